@@ -1,0 +1,18 @@
+/**
+ * The `strand` command. Each subcommand lives in its own file and adds itself to the program
+ * with a `register…Command(program)` function.
+ */
+import { Command } from 'commander';
+import { registerKeysCommand } from './keys.ts';
+import { registerNodeCommand } from './node.ts';
+import { registerTokenCommand } from './token.ts';
+
+export async function main(argv: string[]): Promise<void> {
+  const program = new Command('strand')
+    .description('Strand: a payment-channel network node (Fiber compatible)')
+    .showHelpAfterError();
+  registerNodeCommand(program);
+  registerKeysCommand(program);
+  registerTokenCommand(program);
+  await program.parseAsync(argv);
+}
