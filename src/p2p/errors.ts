@@ -1,0 +1,46 @@
+/**
+ * Typed errors of the P2P layer. Every hostile byte sequence ends in one of these (never an
+ * uncaught exception); the session that received it is dropped and the reason logged.
+ */
+import { StrandError } from '../codec/errors.ts';
+
+export type P2pErrorKind =
+  /** Bytes that do not parse (molecule, yamux header, frame length). */
+  | 'Malformed'
+  /** A frame above a configured limit. */
+  | 'FrameTooLarge'
+  /** secio: no common exchange, cipher or hash. */
+  | 'NoSupportIntersection'
+  /** secio: the remote's static key is ours. */
+  | 'ConnectSelf'
+  /** secio: the Exchange signature does not verify. */
+  | 'SignatureVerificationFailed'
+  /** secio: bad ephemeral key or all-zero shared secret. */
+  | 'SecretGenerationFailed'
+  /** secio: both ordering digests are equal. */
+  | 'InvalidProposition'
+  /** secio: the peer did not echo our nonce. */
+  | 'NonceVerificationFailed'
+  /** AEAD tag mismatch or a frame shorter than the tag. */
+  | 'CryptoError'
+  /** yamux protocol violation. */
+  | 'YamuxProtocol'
+  /** The dialled `/p2p/<id>` does not match the key proven in the handshake. */
+  | 'PeerIdNotMatch'
+  /** A step did not finish in time. */
+  | 'Timeout'
+  /** The connection closed. */
+  | 'Closed';
+
+export class P2pError extends StrandError {
+  constructor(
+    readonly kind: P2pErrorKind,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export function malformed(what: string): P2pError {
+  return new P2pError('Malformed', what);
+}
