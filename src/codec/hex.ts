@@ -24,13 +24,16 @@ export function toHexQuantity(value: bigint | number): string {
 export function parseHexQuantity(input: unknown, field: string, max: bigint = U128_MAX): bigint {
   if (typeof input !== 'string') throw new InvalidParams(`${field}: expected a 0x-prefixed hex string`);
   if (!QUANTITY.test(input)) {
-    throw new InvalidParams(`${field}: invalid hex quantity '${clip(input)}' (0x-prefixed, no leading zeros)`);
+    throw new InvalidParams(
+      `${field}: invalid hex quantity '${clip(input)}' (0x-prefixed, no leading zeros)`,
+    );
   }
   if (input.length > 2 + Math.ceil(max.toString(16).length)) {
     throw new InvalidParams(`${field}: value ${clip(input)} exceeds the maximum ${toHexQuantity(max)}`);
   }
   const v = BigInt(input);
-  if (v > max) throw new InvalidParams(`${field}: value ${clip(input)} exceeds the maximum ${toHexQuantity(max)}`);
+  if (v > max)
+    throw new InvalidParams(`${field}: value ${clip(input)} exceeds the maximum ${toHexQuantity(max)}`);
   return v;
 }
 

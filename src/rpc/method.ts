@@ -23,7 +23,16 @@ export const MODULE_NAMES = [
 export type ModuleName = (typeof MODULE_NAMES)[number];
 
 /** The seed's defaults (watchtower is built in, so it is on by default as in fnn v0.8). */
-export const DEFAULT_MODULES: ModuleName[] = ['info', 'peer', 'channel', 'payment', 'invoice', 'graph', 'cch', 'watchtower'];
+export const DEFAULT_MODULES: ModuleName[] = [
+  'info',
+  'peer',
+  'channel',
+  'payment',
+  'invoice',
+  'graph',
+  'cch',
+  'watchtower',
+];
 
 export interface CallContext {
   /**

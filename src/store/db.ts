@@ -74,7 +74,8 @@ function migrate(db: Db, schemas: DomainSchema[], readonly: boolean): void {
       );
     }
     if (have === known) continue;
-    if (readonly) throw new StoreError(`database schema of '${schema.domain}' needs migration (${have} → ${known})`);
+    if (readonly)
+      throw new StoreError(`database schema of '${schema.domain}' needs migration (${have} → ${known})`);
     const pending = schema.migrations.filter((m) => m.version > have).sort((a, b) => a.version - b.version);
     const run = db.transaction(() => {
       for (const m of pending) {
@@ -92,7 +93,8 @@ function migrate(db: Db, schemas: DomainSchema[], readonly: boolean): void {
 function latestVersion(schema: DomainSchema): number {
   let v = 0;
   for (const [i, m] of schema.migrations.entries()) {
-    if (m.version !== i + 1) throw new Error(`migrations of '${schema.domain}' must be numbered 1..n in order`);
+    if (m.version !== i + 1)
+      throw new Error(`migrations of '${schema.domain}' must be numbered 1..n in order`);
     v = m.version;
   }
   return v;

@@ -1,0 +1,248 @@
+/**
+ * Node configuration: the YAML file of fnn's shape (`fiber:`, `rpc:`, `ckb:`, `services:`),
+ * overridden field by field by environment variables, overridden in turn by command-line flags
+ * (flag > env > file > default). The merged result is validated by one schema; the first bad
+ * field stops start-up with a message that names it.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import YAML from 'yaml';
+import { z } from 'zod';
+import { DEFAULT_MODULES, MODULE_NAMES } from '../rpc/method.ts';
+import { CONFIG_FIELDS, envNames, type FieldDef, flagNames } from './config-fields.ts';
+
+export class ConfigError extends Error {}
+
+const CKB = 100_000_000n;
+
+const uint = z
+  .union([z.bigint(), z.number().int()])
+  .transform((v) => BigInt(v))
+  .pipe(z.bigint().nonnegative());
+const uintNum = uint.pipe(z.bigint().max(BigInt(Number.MAX_SAFE_INTEGER))).transform(Number);
+const hostPort = z
+  .string()
+  .regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, {
+    error: 'expected host:port, e.g. 127.0.0.1:8227',
+  });
+const scriptJson = z.object({
+  code_hash: z.string().regex(/^0x[0-9a-fA-F]{64}$/, { error: 'expected 0x + 32-byte hex' }),
+  hash_type: z.enum(['type', 'data', 'data1', 'data2']),
+  args: z.string(),
+});
+const udtEntry = z.object({
+  name: z.string(),
+  script: scriptJson,
+  cell_deps: z.array(z.unknown()).default([]),
+  auto_accept_amount: uint.optional(),
+});
+
+export const SERVICE_NAMES = ['fiber', 'rpc', 'ckb', 'cch'] as const;
+
+const schema = z.object({
+  services: z
+    .array(
+      z
+        .string()
+        .transform((s) => s.toLowerCase())
+        .pipe(z.enum(SERVICE_NAMES)),
+    )
+    .min(1, { error: 'at least one service is required' })
+    .default(['fiber', 'rpc', 'ckb']),
+  log_level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+  rpc: z
+    .object({
+      listening_addr: hostPort.default('127.0.0.1:8227'),
+      auth_public_key: z
+        .string()
+        .regex(/^ed25519\/[0-9a-fA-F]{64}$/, { error: 'expected ed25519/<64 hex chars>' })
+        .optional(),
+      auth_revoked_ids: z.array(z.string().regex(/^[0-9a-fA-F]+$/)).default([]),
+      enabled_modules: z.array(z.enum(MODULE_NAMES)).default(DEFAULT_MODULES),
+      cors_enabled: z.boolean().default(false),
+      cors_allowed_origins: z.array(z.string()).default([]),
+      max_request_body_size: uintNum.default(10 * 1024 * 1024),
+    })
+    .prefault({}),
+  fiber: z
+    .object({
+      base_dir: z.string().optional(),
+      listening_addr: z.string().default('/ip4/127.0.0.1/tcp/8228'),
+      announce_listening_addr: z.boolean().default(false),
+      announce_private_addr: z.boolean().default(false),
+      announced_addrs: z.array(z.string()).default([]),
+      bootnode_addrs: z.array(z.string()).default([]),
+      announced_node_name: z.string().max(32, { error: 'at most 32 bytes' }).optional(),
+      chain: z.string().default('dev'),
+      scripts: z.array(z.unknown()).default([]),
+      open_channel_auto_accept_min_ckb_funding_amount: uint.default(100n * CKB),
+      auto_accept_channel_ckb_funding_amount: uint.default(99n * CKB),
+      tlc_expiry_delta: uint.default(14_400_000n),
+      tlc_min_value: uint.default(0n),
+      tlc_fee_proportional_millionths: uint.default(1000n),
+      auto_announce_node: z.boolean().default(true),
+      announce_node_interval_seconds: uintNum.default(3600),
+      gossip_network_maintenance_interval_ms: uintNum.default(60_000),
+      gossip_store_maintenance_interval_ms: uintNum.default(20_000),
+      max_inbound_peers: uintNum.default(16),
+      min_outbound_peers: uintNum.default(8),
+      sync_network_graph: z.boolean().default(true),
+      watchtower_check_interval_seconds: uintNum.default(60),
+      standalone_watchtower_rpc_url: z.url().optional(),
+      standalone_watchtower_token: z.string().optional(),
+      disable_built_in_watchtower: z.boolean().default(false),
+      to_be_accepted_channels_number_limit: uintNum.default(20),
+      to_be_accepted_channels_bytes_limit: uintNum.default(51_200),
+      funding_timeout_seconds: uintNum.default(86_400),
+      external_funding_timeout_seconds: uintNum.default(300),
+      reuse_port_for_websocket: z.boolean().default(true),
+    })
+    .prefault({}),
+  ckb: z
+    .object({
+      base_dir: z.string().optional(),
+      rpc_url: z.url().default('http://127.0.0.1:8114'),
+      udt_whitelist: z.array(udtEntry).default([]),
+      tx_tracing_polling_interval_ms: uintNum.default(4000),
+      funding_tx_shell_builder: z.string().optional(),
+    })
+    .prefault({}),
+});
+
+export type Config = z.output<typeof schema> & {
+  /** Resolved base directory (`-d`). */
+  baseDir: string;
+  /** Resolved `fiber.base_dir` and `ckb.base_dir`. */
+  fiberDir: string;
+  ckbDir: string;
+};
+
+export interface LoadOptions {
+  /** `-d`: base directory. */
+  dir: string;
+  /** `-c`: config file; when absent, `<dir>/config.yml` is read if it exists. */
+  configFile?: string;
+  /** Environment (defaults to process.env). */
+  env?: Record<string, string | undefined>;
+  /** Flag values by flag name without dashes (`rpc-listening-addr` → value), as given. */
+  flags?: Record<string, string | boolean | undefined>;
+}
+
+export function loadConfig(opts: LoadOptions): Config {
+  const env = opts.env ?? process.env;
+  const file = opts.configFile ?? path.join(opts.dir, 'config.yml');
+  let raw: Record<string, unknown> = {};
+  if (fs.existsSync(file)) {
+    raw = readYaml(file);
+  } else if (opts.configFile) {
+    throw new ConfigError(`config file ${file} does not exist`);
+  }
+  for (const def of CONFIG_FIELDS) {
+    for (const alias of def.fileAliases ?? []) {
+      const v = getPath(raw, alias);
+      if (v !== undefined && getPath(raw, def.path) === undefined) setPath(raw, def.path, v);
+    }
+    const fromEnv = firstDefined(envNames(def).map((n) => [n, env[n]] as const));
+    if (fromEnv) setPath(raw, def.path, parseText(def, fromEnv[1], `environment variable ${fromEnv[0]}`));
+    const fromFlag = firstDefined(flagNames(def).map((n) => [n, opts.flags?.[n]] as const));
+    if (fromFlag) setPath(raw, def.path, parseText(def, fromFlag[1], `flag --${fromFlag[0]}`));
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const where = issue.path.join('.') || '(root)';
+    throw new ConfigError(`invalid configuration: ${where}: ${issue.message}`);
+  }
+  const cfg = parsed.data;
+  const baseDir = path.resolve(opts.dir);
+  return {
+    ...cfg,
+    baseDir,
+    fiberDir: path.resolve(baseDir, cfg.fiber.base_dir ?? 'fiber'),
+    ckbDir: path.resolve(baseDir, cfg.ckb.base_dir ?? 'ckb'),
+  };
+}
+
+function readYaml(file: string): Record<string, unknown> {
+  let doc: unknown;
+  try {
+    doc = YAML.parse(fs.readFileSync(file, 'utf8'), { intAsBigInt: true });
+  } catch (e) {
+    throw new ConfigError(`config file ${file} is not valid YAML: ${(e as Error).message}`);
+  }
+  if (doc === null || doc === undefined) return {};
+  if (typeof doc !== 'object' || Array.isArray(doc))
+    throw new ConfigError(`config file ${file} must be a mapping`);
+  return bigintsToNumbersWhereSafe(doc) as Record<string, unknown>;
+}
+
+/** Converts bigints that fit to numbers, except that the schema re-widens amount fields. */
+function bigintsToNumbersWhereSafe(v: unknown): unknown {
+  if (typeof v === 'bigint')
+    return v <= BigInt(Number.MAX_SAFE_INTEGER) && v >= -BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
+  if (Array.isArray(v)) return v.map(bigintsToNumbersWhereSafe);
+  if (v && typeof v === 'object') {
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, bigintsToNumbersWhereSafe(x)]));
+  }
+  return v;
+}
+
+function parseText(def: FieldDef, value: string | boolean, source: string): unknown {
+  const fail = (what: string): never => {
+    throw new ConfigError(`invalid configuration: ${def.path}: ${source}: expected ${what}, got '${value}'`);
+  };
+  if (typeof value === 'boolean') return def.kind === 'bool' ? value : fail(def.kind);
+  switch (def.kind) {
+    case 'string':
+      return value;
+    case 'bool':
+      if (/^(true|1|yes)$/i.test(value)) return true;
+      if (/^(false|0|no)$/i.test(value)) return false;
+      return fail('true or false');
+    case 'uint':
+      if (!/^(\d+|0x[0-9a-fA-F]+)$/.test(value)) return fail('a non-negative integer');
+      return BigInt(value);
+    case 'list':
+      return value
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s.length > 0);
+    case 'json':
+      try {
+        return JSON.parse(value);
+      } catch {
+        return fail('JSON');
+      }
+  }
+}
+
+function firstDefined<T>(pairs: (readonly [string, T | undefined])[]): readonly [string, T] | undefined {
+  return pairs.find(([, v]) => v !== undefined) as readonly [string, T] | undefined;
+}
+
+function getPath(obj: Record<string, unknown>, dotted: string): unknown {
+  let cur: unknown = obj;
+  for (const part of dotted.split('.')) {
+    if (!cur || typeof cur !== 'object') return undefined;
+    cur = (cur as Record<string, unknown>)[part];
+  }
+  return cur;
+}
+
+function setPath(obj: Record<string, unknown>, dotted: string, value: unknown): void {
+  const parts = dotted.split('.');
+  let cur = obj;
+  for (const part of parts.slice(0, -1)) {
+    const next = cur[part];
+    if (!next || typeof next !== 'object') cur[part] = {};
+    cur = cur[part] as Record<string, unknown>;
+  }
+  cur[parts.at(-1)!] = value;
+}
+
+/** The invoice currency of a chain setting: fnn's rule. */
+export function currencyOf(chain: string): 'Fibb' | 'Fibt' | 'Fibd' {
+  if (chain === 'mainnet') return 'Fibb';
+  if (chain === 'testnet') return 'Fibt';
+  return 'Fibd';
+}

@@ -1,0 +1,144 @@
+/**
+ * The composition root: builds one node from its configuration — keys, store, services, RPC —
+ * and tears it down in the reverse order. Nothing else imports `node/`.
+ */
+import path from 'node:path';
+import { bytesToHex } from '../codec/hex.ts';
+import { blake160 } from '../crypto/hash.ts';
+import { identityFromSecret, type NodeIdentity, publicKeyOf } from '../crypto/identity.ts';
+import { loadOrCreateNodeKey, loadWalletKey, PASSWORD_ENV } from '../crypto/keyfile.ts';
+import { createAuthorizer, OPEN_ACCESS } from '../rpc/auth.ts';
+import type { MethodSpec } from '../rpc/method.ts';
+import { infoMethods } from '../rpc/modules/info.ts';
+import type { ScriptJson } from '../rpc/schema.ts';
+import { type RpcServer, startRpcServer } from '../rpc/server.ts';
+import { type Db, openDatabase } from '../store/db.ts';
+import { checkNodeOwnership, nodeMetaSchema } from '../store/node-meta.ts';
+import { COMMIT_HASH, VERSION } from './build-info.ts';
+import type { Config } from './config.ts';
+import { createLogger, type Logger } from './log.ts';
+
+/** secp256k1-blake160 sighash-all: the type hash of its code cell, the same on every CKB chain. */
+export const SECP256K1_BLAKE160_CODE_HASH =
+  '0x9bd7e06f3ecf4be0f2fcd2188b23f1b9fcc88e5d4b65a8637b17723bbda3cce8';
+
+/** Genesis hashes of the public chains; a dev chain's hash comes from the chain itself. */
+const KNOWN_CHAIN_HASHES: Record<string, string> = {
+  mainnet: '0x92b197aa1fba0f63633922c61c92375c9c074a93e85963554f5499fe1450d0e5',
+  testnet: '0x10639e0895502b5688a6be8cf69460d76541bfa4821629d86d62ba0aae3f9606',
+};
+
+/** Feature bits this build advertises (names of fiber-rpc.md §2.9). */
+export const NODE_FEATURES: string[] = ['GOSSIP_QUERIES_OPTIONAL'];
+
+export interface StartOptions {
+  env?: Record<string, string | undefined>;
+  logger?: Logger;
+}
+
+export class StrandNode {
+  private rpc?: RpcServer;
+  private stopped = false;
+
+  private constructor(
+    readonly config: Config,
+    readonly identity: NodeIdentity,
+    readonly walletKey: Uint8Array | undefined,
+    readonly db: Db,
+    readonly log: Logger,
+  ) {}
+
+  static async start(config: Config, opts: StartOptions = {}): Promise<StrandNode> {
+    const env = opts.env ?? process.env;
+    const log = opts.logger ?? createLogger(config.log_level);
+    const identity = identityFromSecret(loadOrCreateNodeKey(path.join(config.fiberDir, 'sk')));
+    const walletKey = config.services.includes('ckb')
+      ? loadWalletKey(path.join(config.ckbDir, 'key'), { password: env[PASSWORD_ENV] })
+      : undefined;
+    const db = openDatabase(path.join(config.fiberDir, 'store', 'strand.db'), [nodeMetaSchema]);
+    const node = new StrandNode(config, identity, walletKey, db, log);
+    try {
+      checkNodeOwnership(db, identity.pubkeyHex);
+      if (config.services.includes('rpc')) await node.startRpc();
+    } catch (e) {
+      await node.stop();
+      throw e;
+    }
+    log.info({ pubkey: identity.pubkeyHex, peer_id: identity.peerId, version: VERSION }, 'node started');
+    return node;
+  }
+
+  get rpcUrl(): string | undefined {
+    return this.rpc?.url;
+  }
+
+  private async startRpc(): Promise<void> {
+    const { rpc } = this.config;
+    const auth = rpc.auth_public_key
+      ? await createAuthorizer(rpc.auth_public_key, rpc.auth_revoked_ids)
+      : OPEN_ACCESS;
+    const enabled = new Set(rpc.enabled_modules);
+    const methods = this.allMethods().filter((m) => enabled.has(m.module));
+    this.rpc = await startRpcServer({
+      listeningAddr: rpc.listening_addr,
+      methods,
+      auth,
+      corsEnabled: rpc.cors_enabled,
+      corsAllowedOrigins: rpc.cors_allowed_origins,
+      maxBodySize: rpc.max_request_body_size,
+      logger: this.log,
+    });
+  }
+
+  /** Every method this build implements, of every module; the server keeps the enabled ones. */
+  private allMethods(): MethodSpec[] {
+    return [...infoMethods(this.infoSource())];
+  }
+
+  private infoSource() {
+    const { fiber } = this.config;
+    return {
+      version: VERSION,
+      commitHash: COMMIT_HASH,
+      pubkey: this.identity.pubkeyHex,
+      features: () => NODE_FEATURES,
+      nodeName: fiber.announced_node_name ?? null,
+      addresses: () => this.listeningAddresses(),
+      chainHash: () => KNOWN_CHAIN_HASHES[fiber.chain] ?? '0x' + '00'.repeat(32),
+      openChannelAutoAcceptMinCkbFundingAmount: fiber.open_channel_auto_accept_min_ckb_funding_amount,
+      autoAcceptChannelCkbFundingAmount: fiber.auto_accept_channel_ckb_funding_amount,
+      defaultFundingLockScript: () => this.defaultFundingLockScript(),
+      tlcExpiryDelta: fiber.tlc_expiry_delta,
+      tlcMinValue: fiber.tlc_min_value,
+      tlcFeeProportionalMillionths: fiber.tlc_fee_proportional_millionths,
+      channelCount: () => 0,
+      pendingChannelCount: () => 0,
+      peersCount: () => 0,
+      udtCfgInfos: this.config.ckb.udt_whitelist.map((u) => ({
+        name: u.name,
+        script: u.script,
+        auto_accept_amount: u.auto_accept_amount ?? null,
+        cell_deps: u.cell_deps,
+      })),
+    };
+  }
+
+  private listeningAddresses(): string[] {
+    return [`${this.config.fiber.listening_addr}/p2p/${this.identity.peerId}`];
+  }
+
+  /** The wallet's secp256k1-blake160 lock: where funding comes from and settlement returns. */
+  defaultFundingLockScript(): ScriptJson {
+    const args = this.walletKey ? bytesToHex(blake160(publicKeyOf(this.walletKey))) : '0x';
+    return { code_hash: SECP256K1_BLAKE160_CODE_HASH, hash_type: 'type', args };
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    await this.rpc?.close();
+    this.db.close();
+    this.log.info({}, 'node stopped');
+    this.log.flush();
+  }
+}

@@ -1,0 +1,208 @@
+/**
+ * The JSON-RPC 2.0 envelope, independent of the transport: parse, validate the request shape,
+ * authorise, validate params, call the handler, map errors. HTTP and WebSocket both feed text in
+ * and get text (or nothing, for notifications) out.
+ */
+import type { z } from 'zod';
+import { DomainError, InvalidParams, StrandError } from '../codec/errors.ts';
+import type { Authorizer } from './auth.ts';
+import type { CallContext, MethodSpec } from './method.ts';
+
+export const ERR = {
+  PARSE: -32700,
+  INVALID_REQUEST: -32600,
+  METHOD_NOT_FOUND: -32601,
+  INVALID_PARAMS: -32602,
+  INTERNAL: -32603,
+  DOMAIN: -32000,
+  UNAUTHORIZED: -32999,
+} as const;
+
+type Id = string | number | null;
+
+export interface JsonRpcError {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+export type JsonRpcResponse =
+  | { jsonrpc: '2.0'; result: unknown; id: Id }
+  | { jsonrpc: '2.0'; error: JsonRpcError; id: Id };
+
+export interface DispatchLogger {
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+/** Upper bound on the entries of one batch: a batch must not become a way around rate limits. */
+export const MAX_BATCH = 1000;
+
+export class Dispatcher {
+  private readonly methods = new Map<string, MethodSpec>();
+
+  constructor(
+    specs: MethodSpec[],
+    private readonly auth: Authorizer,
+    private readonly log?: DispatchLogger,
+  ) {
+    for (const spec of specs) {
+      if (this.methods.has(spec.name)) throw new Error(`RPC method ${spec.name} registered twice`);
+      this.methods.set(spec.name, spec);
+    }
+  }
+
+  has(name: string): boolean {
+    return this.methods.has(name);
+  }
+
+  names(): string[] {
+    return [...this.methods.keys()];
+  }
+
+  /**
+   * Handles one HTTP body or WebSocket message. Returns the serialised response, or undefined
+   * when there is nothing to answer (notifications only).
+   */
+  async handleText(
+    text: string,
+    authorization: string | undefined,
+    ctx: CallContext,
+  ): Promise<string | undefined> {
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      return JSON.stringify(failure(null, ERR.PARSE, 'Parse error'));
+    }
+    const out = await this.handleValue(body, authorization, ctx);
+    return out === undefined ? undefined : stringify(out);
+  }
+
+  async handleValue(
+    body: unknown,
+    authorization: string | undefined,
+    ctx: CallContext,
+  ): Promise<JsonRpcResponse | JsonRpcResponse[] | undefined> {
+    if (Array.isArray(body)) {
+      if (body.length === 0) return failure(null, ERR.INVALID_REQUEST, 'Invalid request: empty batch');
+      if (body.length > MAX_BATCH) {
+        return failure(
+          null,
+          ERR.INVALID_REQUEST,
+          `Invalid request: batch of ${body.length} exceeds ${MAX_BATCH} entries`,
+        );
+      }
+      const results = await Promise.all(body.map((entry) => this.handleOne(entry, authorization, ctx)));
+      const answered = results.filter((r): r is JsonRpcResponse => r !== undefined);
+      return answered.length > 0 ? answered : undefined;
+    }
+    return this.handleOne(body, authorization, ctx);
+  }
+
+  private async handleOne(req: unknown, authorization: string | undefined, ctx: CallContext) {
+    if (!req || typeof req !== 'object' || Array.isArray(req)) {
+      return failure(null, ERR.INVALID_REQUEST, 'Invalid request: expected a JSON-RPC request object');
+    }
+    const r = req as Record<string, unknown>;
+    const hasId = 'id' in r;
+    const id = hasId ? r.id : null;
+    if (
+      hasId &&
+      !(id === null || typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)))
+    ) {
+      return failure(null, ERR.INVALID_REQUEST, 'Invalid request: id must be a number, a string or null');
+    }
+    const reqId = id as Id;
+    if (r.jsonrpc !== '2.0')
+      return failure(reqId, ERR.INVALID_REQUEST, 'Invalid request: jsonrpc must be "2.0"');
+    if (typeof r.method !== 'string' || r.method.length === 0) {
+      return failure(reqId, ERR.INVALID_REQUEST, 'Invalid request: method must be a non-empty string');
+    }
+    const response = await this.call(r.method, r.params, reqId, authorization, ctx);
+    // A notification (no id) gets no answer, whatever happened.
+    return hasId ? response : undefined;
+  }
+
+  private async call(
+    name: string,
+    rawParams: unknown,
+    id: Id,
+    authorization: string | undefined,
+    ctx: CallContext,
+  ): Promise<JsonRpcResponse> {
+    const spec = this.methods.get(name);
+    // With auth on, an unauthenticated caller does not even learn which methods exist.
+    if (!spec) {
+      if (!this.auth.authenticate(authorization)) return failure(id, ERR.UNAUTHORIZED, 'Unauthorized');
+      return failure(id, ERR.METHOD_NOT_FOUND, 'Method not found');
+    }
+    const granted = this.auth.check(name, authorization);
+    if (!granted.ok) {
+      if (this.auth.enabled) this.log?.warn({ method: name, reason: granted.reason }, 'rpc call refused');
+      return failure(id, ERR.UNAUTHORIZED, 'Unauthorized');
+    }
+    let params: unknown;
+    try {
+      params = parseParams(spec, rawParams);
+    } catch (e) {
+      return failure(id, ERR.INVALID_PARAMS, (e as Error).message);
+    }
+    try {
+      const result = await spec.handler(params as never, { ...ctx, callerNodeId: granted.callerNodeId });
+      return { jsonrpc: '2.0', result: result === undefined ? null : result, id };
+    } catch (e) {
+      return failure(id, ...this.mapError(name, e));
+    }
+  }
+
+  private mapError(method: string, e: unknown): [number, string, unknown?] {
+    if (e instanceof InvalidParams) return [ERR.INVALID_PARAMS, `Invalid params: ${e.message}`, e.data];
+    if (e instanceof DomainError || e instanceof StrandError) return [ERR.DOMAIN, e.message, e.data];
+    this.log?.error({ method, err: e }, 'rpc handler failed');
+    return [ERR.INTERNAL, 'Internal error'];
+  }
+}
+
+/** `params` is `[]` or `[ {…} ]` (absent counts as `[]`). */
+function parseParams(spec: MethodSpec, raw: unknown): unknown {
+  if (raw !== undefined && !Array.isArray(raw)) {
+    throw new Error('Invalid params: params must be an array holding one object, e.g. [{}] or []');
+  }
+  const list = (raw ?? []) as unknown[];
+  if (list.length > 1) throw new Error('Invalid params: params must hold at most one object');
+  const arg = list[0];
+  if (spec.params === null) {
+    const empty = arg === undefined || (isPlainObject(arg) && Object.keys(arg).length === 0);
+    if (!empty) throw new Error(`Invalid params: ${spec.name} takes no parameters`);
+    return undefined;
+  }
+  if (arg !== undefined && !isPlainObject(arg)) {
+    throw new Error('Invalid params: the element of params must be an object');
+  }
+  const parsed = spec.params.safeParse(arg ?? {});
+  if (!parsed.success) throw new Error(`Invalid params: ${describeIssue(parsed.error)}`);
+  return parsed.data;
+}
+
+function describeIssue(error: z.ZodError): string {
+  const issue = error.issues[0]!;
+  const field = issue.path.length > 0 ? issue.path.join('.') : undefined;
+  let message = issue.message;
+  if (issue.code === 'invalid_type' && /received undefined/.test(message)) message = 'missing required field';
+  return field ? `${field}: ${message}` : message;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function failure(id: Id, code: number, message: string, data?: unknown): JsonRpcResponse {
+  const error: JsonRpcError = data === undefined ? { code, message } : { code, message, data };
+  return { jsonrpc: '2.0', error, id };
+}
+
+/** JSON with bigints written as hex quantities (a handler that forgot to convert still answers). */
+export function stringify(value: unknown): string {
+  return JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? '0x' + v.toString(16) : v));
+}
