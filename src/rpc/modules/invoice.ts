@@ -1,0 +1,120 @@
+/**
+ * `invoice` module: new_invoice, parse_invoice, get_invoice, cancel_invoice, settle_invoice
+ * (`../shared/reference/fiber-rpc.md` §1.5). Business failures carry the reference's texts and,
+ * as fnn does, echo the request params as `error.data`.
+ */
+import { z } from 'zod';
+import { DomainError } from '../../codec/errors.ts';
+import { type AttrStyle, invoiceToJson } from '../../invoice/json.ts';
+import { scriptToMolecule } from '../../invoice/script.ts';
+import type { InvoiceService, StoredInvoice } from '../../invoice/service.ts';
+import type { HashAlgorithm } from '../../invoice/types.ts';
+import { type MethodSpec, method } from '../method.ts';
+import { h256, script, u64, u128 } from '../schema.ts';
+
+/** Optional in the reference's serde sense: absent or null. */
+const opt = <T extends z.ZodType>(t: T) => t.nullish().transform((v) => v ?? undefined);
+
+const currency = z.enum(['Fibb', 'Fibt', 'Fibd'], { error: 'expected one of Fibb, Fibt, Fibd' });
+
+/** v0.8 writes `ckb_hash` / `sha256`; the older PascalCase names are accepted too. */
+const hashAlgorithm = z
+  .enum(['ckb_hash', 'sha256', 'CkbHash', 'Sha256'], { error: 'expected ckb_hash or sha256' })
+  .transform((v): HashAlgorithm => (v === 'sha256' || v === 'Sha256' ? 'sha256' : 'ckb_hash'));
+
+export const newInvoiceParams = z.object({
+  amount: u128,
+  description: opt(z.string()),
+  currency,
+  payment_preimage: opt(h256),
+  payment_hash: opt(h256),
+  expiry: opt(u64),
+  fallback_address: opt(z.string()),
+  final_expiry_delta: opt(u64),
+  udt_type_script: opt(script),
+  hash_algorithm: opt(hashAlgorithm),
+  allow_mpp: opt(z.boolean()),
+  allow_trampoline_routing: opt(z.boolean()),
+  // `final_cltv` (older clients, the seed's examples) is ignored like any unknown key, as fnn v0.8 does.
+});
+
+export const parseInvoiceParams = z.object({ invoice: z.string({ error: 'expected an invoice string' }) });
+export const paymentHashParams = z.object({ payment_hash: h256 });
+export const settleInvoiceParams = z.object({ payment_hash: h256, payment_preimage: h256 });
+
+export interface InvoiceMethodsOptions {
+  /** Attribute keys in results: the seed's PascalCase (default) or v0.8 snake_case. */
+  attrStyle?: AttrStyle;
+}
+
+/** Runs `fn`, attaching the params to a DomainError that has no data yet (fnn's `rpc_error`). */
+function withParams<T>(params: unknown, fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof DomainError && e.data === undefined) throw new DomainError(e.message, params);
+    throw e;
+  }
+}
+
+export function invoiceMethods(svc: InvoiceService, opts: InvoiceMethodsOptions = {}): MethodSpec[] {
+  const style = opts.attrStyle ?? 'seed';
+  const stored = (s: StoredInvoice) => ({
+    invoice_address: s.invoiceAddress,
+    invoice: invoiceToJson(s.invoice, style),
+    status: s.status,
+  });
+  return [
+    method({
+      name: 'new_invoice',
+      module: 'invoice',
+      params: newInvoiceParams,
+      handler: (p) =>
+        withParams(p, () => {
+          const { invoiceAddress, invoice } = svc.newInvoice({
+            amount: p.amount,
+            currency: p.currency,
+            description: p.description,
+            paymentPreimage: p.payment_preimage,
+            paymentHash: p.payment_hash,
+            expiry: p.expiry,
+            fallbackAddress: p.fallback_address,
+            finalExpiryDelta: p.final_expiry_delta,
+            udtTypeScript: p.udt_type_script ? scriptToMolecule(p.udt_type_script) : undefined,
+            hashAlgorithm: p.hash_algorithm,
+            allowMpp: p.allow_mpp,
+            allowTrampolineRouting: p.allow_trampoline_routing,
+          });
+          return { invoice_address: invoiceAddress, invoice: invoiceToJson(invoice, style) };
+        }),
+    }),
+    method({
+      name: 'parse_invoice',
+      module: 'invoice',
+      params: parseInvoiceParams,
+      handler: (p) => withParams(p, () => ({ invoice: invoiceToJson(svc.parseInvoice(p.invoice), style) })),
+    }),
+    method({
+      name: 'get_invoice',
+      module: 'invoice',
+      params: paymentHashParams,
+      handler: (p) => withParams(p, () => stored(svc.getInvoice(p.payment_hash))),
+    }),
+    method({
+      name: 'cancel_invoice',
+      module: 'invoice',
+      params: paymentHashParams,
+      handler: (p) => withParams(p, () => stored(svc.cancelInvoice(p.payment_hash))),
+    }),
+    method({
+      name: 'settle_invoice',
+      module: 'invoice',
+      params: settleInvoiceParams,
+      handler: (p) =>
+        withParams(p, () => {
+          svc.settleInvoice(p.payment_hash, p.payment_preimage);
+          return {};
+        }),
+    }),
+  ];
+}
