@@ -5,7 +5,6 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { ccc } from '@ckb-ccc/core';
 import type { Command } from 'commander';
 import { bytesToHex } from '../codec/hex.ts';
 import { blake160 } from '../crypto/hash.ts';
@@ -38,7 +37,7 @@ export function registerKeysCommand(program: Command): void {
     .description('import a wallet secret key (64 hex chars, or a file holding them) into ckb/key, encrypted')
     .requiredOption('--wallet-key <hex|file>', 'the secret key, or a path to a file holding it')
     .option('-d, --dir <dir>', 'base directory', defaultBaseDir())
-    .action((opts: KeyOpts & { walletKey: string }) => {
+    .action(async (opts: KeyOpts & { walletKey: string }) => {
       const password = passwordOrFail();
       const text = fs.existsSync(opts.walletKey) ? fs.readFileSync(opts.walletKey, 'utf8') : opts.walletKey;
       const hex = text.trim().replace(/^0x/, '');
@@ -49,7 +48,7 @@ export function registerKeysCommand(program: Command): void {
       } catch (e) {
         fail((e as Error).message);
       }
-      show(opts, false);
+      await show(opts, false);
     });
 }
 
@@ -59,7 +58,7 @@ function passwordOrFail(): string {
   return password;
 }
 
-function show(opts: KeyOpts, create: boolean): void {
+async function show(opts: KeyOpts, create: boolean): Promise<void> {
   const skFile = path.join(opts.dir, 'fiber', 'sk');
   const walletFile = path.join(opts.dir, 'ckb', 'key');
   if (!create && !fs.existsSync(skFile)) fail(`${skFile} does not exist (run 'strand keys new')`);
@@ -70,6 +69,8 @@ function show(opts: KeyOpts, create: boolean): void {
       const wallet = loadWalletKey(walletFile, { password: passwordOrFail(), create });
       const args = bytesToHex(blake160(publicKeyOf(wallet)));
       out.wallet_lock_args = args;
+      // Loaded lazily: @ckb-ccc/core is large and only this command needs it here.
+      const { ccc } = await import('@ckb-ccc/core');
       out.wallet_address = ccc.Address.from({
         script: { codeHash: SECP256K1_BLAKE160_CODE_HASH, hashType: 'type', args },
         prefix: opts.mainnet ? 'ckb' : 'ckt',

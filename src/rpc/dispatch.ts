@@ -7,6 +7,7 @@ import type { z } from 'zod';
 import { DomainError, InvalidParams, StrandError } from '../codec/errors.ts';
 import type { Authorizer } from './auth.ts';
 import type { CallContext, MethodSpec } from './method.ts';
+import { PERMISSIONS } from './permissions.ts';
 
 export const ERR = {
   PARSE: -32700,
@@ -48,6 +49,9 @@ export class Dispatcher {
   ) {
     for (const spec of specs) {
       if (this.methods.has(spec.name)) throw new Error(`RPC method ${spec.name} registered twice`);
+      // Fail at start-up, not at call time: a method without a rule could never be authorised.
+      if (!PERMISSIONS[spec.name])
+        throw new Error(`RPC method ${spec.name} has no entry in the permission table`);
       this.methods.set(spec.name, spec);
     }
   }
@@ -132,16 +136,21 @@ export class Dispatcher {
     ctx: CallContext,
   ): Promise<JsonRpcResponse> {
     const spec = this.methods.get(name);
-    // With auth on, an unauthenticated caller does not even learn which methods exist.
-    if (!spec) {
-      if (!this.auth.authenticate(authorization)) return failure(id, ERR.UNAUTHORIZED, 'Unauthorized');
-      return failure(id, ERR.METHOD_NOT_FOUND, 'Method not found');
-    }
-    const granted = this.auth.check(name, authorization);
-    if (!granted.ok) {
-      if (this.auth.enabled) this.log?.warn({ method: name, reason: granted.reason }, 'rpc call refused');
+    // Authorisation comes first: a caller without the right learns nothing, not even whether
+    // the method exists or its module is enabled. Names outside the permission table only need
+    // a valid token to be told that they do not exist.
+    let callerNodeId: string | undefined;
+    if (PERMISSIONS[name]) {
+      const granted = this.auth.check(name, authorization);
+      if (!granted.ok) {
+        if (this.auth.enabled) this.log?.warn({ method: name, reason: granted.reason }, 'rpc call refused');
+        return failure(id, ERR.UNAUTHORIZED, 'Unauthorized');
+      }
+      callerNodeId = granted.callerNodeId;
+    } else if (!this.auth.authenticate(authorization)) {
       return failure(id, ERR.UNAUTHORIZED, 'Unauthorized');
     }
+    if (!spec) return failure(id, ERR.METHOD_NOT_FOUND, 'Method not found');
     let params: unknown;
     try {
       params = parseParams(spec, rawParams);
@@ -149,7 +158,7 @@ export class Dispatcher {
       return failure(id, ERR.INVALID_PARAMS, (e as Error).message);
     }
     try {
-      const result = await spec.handler(params as never, { ...ctx, callerNodeId: granted.callerNodeId });
+      const result = await spec.handler(params as never, { ...ctx, callerNodeId });
       return { jsonrpc: '2.0', result: result === undefined ? null : result, id };
     } catch (e) {
       return failure(id, ...this.mapError(name, e));

@@ -49,15 +49,13 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
   app.addContentTypeParser(/^application\/json(\s*;.*)?$/i, { parseAs: 'string' }, (_req, body, done) =>
     done(null, body),
   );
-  app.setErrorHandler((err: FastifyError, _req, reply) => sendEnvelopeError(reply, err));
+  app.setErrorHandler((err: FastifyError, _req, reply) => sendEnvelopeError(reply, err, opts.maxBodySize));
   app.setNotFoundHandler((_req, reply) =>
-    reply
-      .code(404)
-      .send({
-        jsonrpc: '2.0',
-        error: { code: ERR.INVALID_REQUEST, message: 'Invalid request: POST / only' },
-        id: null,
-      }),
+    reply.code(404).send({
+      jsonrpc: '2.0',
+      error: { code: ERR.INVALID_REQUEST, message: 'Invalid request: POST / only' },
+      id: null,
+    }),
   );
   if (opts.corsEnabled) installCors(app, opts.corsAllowedOrigins);
 
@@ -122,13 +120,13 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
   return { url, dispatcher, close: () => app.close() };
 }
 
-function sendEnvelopeError(reply: FastifyReply, err: FastifyError) {
+function sendEnvelopeError(reply: FastifyReply, err: FastifyError, maxBodySize: number) {
   let status = err.statusCode ?? 500;
   let message = 'Internal error';
   let code: number = ERR.INTERNAL;
   if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
     code = ERR.INVALID_REQUEST;
-    message = `Invalid request: body exceeds the limit of ${err.message.match(/\d+/)?.[0] ?? 'the configured'} bytes`;
+    message = `Invalid request: body exceeds the limit of ${maxBodySize} bytes`;
     status = 413;
   } else if (
     err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ||
