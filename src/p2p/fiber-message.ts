@@ -1,0 +1,132 @@
+/**
+ * The molecule `FiberMessage` union of the reference's `fiber.mol` (wire id = position in the
+ * union, 0-based) carried on protocol `/p2p/42`.
+ *
+ * Adding a message kind is one entry: a line in `FiberMessageBodies` and its codec in `CODECS`
+ * (any `{encode, decode}`, e.g. a `mol.table(...)` from @ckb-ccc/core). Kinds without a codec yet
+ * still decode, as `{type, raw}`, so a handler can be plugged in before its codec exists.
+ */
+import { bytesToHex } from '../codec/hex.ts';
+import { malformed, P2pError } from './errors.ts';
+import {
+  concatBytes,
+  decodeFixed,
+  decodeFixvec,
+  decodeTable,
+  encodeFixvec,
+  encodeTable,
+  readU32le,
+  u32le,
+} from './mol.ts';
+
+export const FIBER_MESSAGE_KINDS = [
+  'Init',
+  'OpenChannel',
+  'AcceptChannel',
+  'TxSignatures',
+  'TxUpdate',
+  'TxComplete',
+  'TxAbort',
+  'TxInitRBF',
+  'TxAckRBF',
+  'CommitmentSigned',
+  'ChannelReady',
+  'UpdateTlcInfo',
+  'AddTlc',
+  'RemoveTlc',
+  'RevokeAndAck',
+  'Shutdown',
+  'ClosingSigned',
+  'ReestablishChannel',
+  'AnnouncementSignatures',
+] as const;
+export type FiberMessageKind = (typeof FIBER_MESSAGE_KINDS)[number];
+
+export interface MessageCodec<T> {
+  encode(value: T): Uint8Array;
+  /** Throws on malformed input; the caller turns that into a typed error. */
+  decode(bytes: Uint8Array): T;
+}
+
+/** `table Init { features: Bytes, chain_hash: Byte32 }` */
+export interface Init {
+  /** Feature bit vector, bit n = byte n/8, bit n%8 (little-endian bit order). */
+  features: Uint8Array;
+  chainHash: Uint8Array;
+}
+
+/** Decoded bodies of the kinds that have a codec. One line per kind. */
+export interface FiberMessageBodies {
+  Init: Init;
+}
+
+export const initCodec: MessageCodec<Init> = {
+  encode: (v) => {
+    if (v.chainHash.length !== 32) throw new P2pError('Malformed', 'Init.chain_hash must be 32 bytes');
+    return encodeTable([encodeFixvec(v.features), v.chainHash]);
+  },
+  decode: (b) => {
+    const f = decodeTable(b, 2, 'Init');
+    return {
+      features: decodeFixvec(f[0]!, 'Init.features').slice(),
+      chainHash: decodeFixed(f[1]!, 32, 'Init.chain_hash').slice(),
+    };
+  },
+};
+
+const CODECS: { [K in keyof FiberMessageBodies]: MessageCodec<FiberMessageBodies[K]> } = {
+  Init: initCodec,
+};
+
+type Known = keyof FiberMessageBodies;
+export type FiberMessage =
+  | { [K in Known]: { type: K; value: FiberMessageBodies[K] } }[Known]
+  | { type: Exclude<FiberMessageKind, Known>; raw: Uint8Array };
+
+export function encodeFiberMessage(msg: FiberMessage): Uint8Array {
+  const id = FIBER_MESSAGE_KINDS.indexOf(msg.type);
+  if (id < 0) throw new P2pError('Malformed', `unknown FiberMessage kind ${String(msg.type)}`);
+  const body =
+    'raw' in msg
+      ? msg.raw
+      : (CODECS[msg.type as Known] as MessageCodec<unknown>).encode((msg as { value: unknown }).value);
+  return concatBytes(u32le(id), body);
+}
+
+/** Decodes one message; every failure is a P2pError('Malformed'), never another exception. */
+export function decodeFiberMessage(bytes: Uint8Array): FiberMessage {
+  if (bytes.length < 4) throw malformed('FiberMessage: shorter than its union header');
+  const id = readU32le(bytes, 0);
+  const type = FIBER_MESSAGE_KINDS[id];
+  if (type === undefined) throw malformed(`FiberMessage: unknown union item ${id}`);
+  const body = bytes.subarray(4);
+  const codec = (CODECS as Partial<Record<FiberMessageKind, MessageCodec<unknown>>>)[type];
+  if (!codec) return { type, raw: body.slice() } as FiberMessage;
+  try {
+    return { type, value: codec.decode(body) } as FiberMessage;
+  } catch (e) {
+    if (e instanceof P2pError) throw e;
+    throw malformed(`FiberMessage.${type}: ${(e as Error).message}`);
+  }
+}
+
+/** The reference's default features: GOSSIP_QUERIES, BASIC_MPP, TRAMPOLINE_ROUTING required. */
+export const DEFAULT_FEATURES = new Uint8Array([0b0001_0101]);
+
+const FEATURE_NAMES = ['GOSSIP_QUERIES', 'BASIC_MPP', 'TRAMPOLINE_ROUTING'];
+
+/** Names of the set feature bits (`GOSSIP_QUERIES_REQUIRED`, …), for node_info and logs. */
+export function featureNames(features: Uint8Array): string[] {
+  const out: string[] = [];
+  for (let bit = 0; bit < features.length * 8; bit++) {
+    if (((features[bit >> 3]! >> (bit & 7)) & 1) === 0) continue;
+    const base = FEATURE_NAMES[bit >> 1];
+    out.push(base ? `${base}_${bit & 1 ? 'OPTIONAL' : 'REQUIRED'}` : `UNKNOWN_${bit}`);
+  }
+  return out;
+}
+
+/** `Hash256(0x…)`, the reference's display form of hashes in error texts. */
+export function hash256Text(h: Uint8Array): string {
+  return `Hash256(${bytesToHex(h)})`;
+}

@@ -1,0 +1,620 @@
+/**
+ * Connection management: the listener, dialing, one session per peer, the `Init` exchange with
+ * its chain-hash check, persisted known peers with reconnection, limits, and the message
+ * dispatcher other layers plug into (`onMessage` / `send` for FiberMessage on /p2p/42,
+ * `onGossip` / `sendGossip` for /p2p/43).
+ */
+import { EventEmitter } from 'node:events';
+import { DomainError } from '../codec/errors.ts';
+import { bytesToHex } from '../codec/hex.ts';
+import { type NodeIdentity, peerIdOf } from '../crypto/identity.ts';
+import type { Db } from '../store/db.ts';
+import type { RawConn } from './conn.ts';
+import type { P2pError } from './errors.ts';
+import {
+  DEFAULT_FEATURES,
+  decodeFiberMessage,
+  encodeFiberMessage,
+  type FiberMessage,
+  type FiberMessageKind,
+  hash256Text,
+  type Init,
+} from './fiber-message.ts';
+import { type DialTarget, formatAddress, parseDialAddress, parseListenAddress } from './multiaddr.ts';
+import { createPeerStore, type PeerStore } from './peer-store.ts';
+import { FIBER_PROTOCOL_ID, GOSSIP_PROTOCOL_ID } from './protocol-select.ts';
+import { secioHandshake } from './secio/handshake.ts';
+import { PeerSession } from './session.ts';
+import { dial, type Listener, listen } from './transport.ts';
+
+/** The subset of pino the P2P layer logs with. */
+export interface P2pLogger {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+const SILENT: P2pLogger = { debug() {}, info() {}, warn() {}, error() {} };
+
+export interface PeerLimits {
+  /** Inbound sessions (fnn `max_inbound_peers`, 16). */
+  maxInbound?: number;
+  /** Outbound sessions (dials) at once. */
+  maxOutbound?: number;
+}
+
+export interface PeerTimeouts {
+  /** secio handshake (tentacle: 10 s). */
+  handshakeMs?: number;
+  /** Each protocol selection and "no protocol open" (tentacle: 10 s). */
+  selectMs?: number;
+  /** Peer must send Init within this (Fiber: 20 s). */
+  initMs?: number;
+  /** yamux ping interval and answer limit (tentacle: 30 s). */
+  keepAliveMs?: number;
+  /** TCP connect / WebSocket upgrade (10 s). */
+  dialMs?: number;
+}
+
+export interface ReconnectPolicy {
+  baseMs?: number;
+  maxMs?: number;
+}
+
+export interface PeerManagerOptions {
+  identity: NodeIdentity;
+  /** e.g. `/ip4/127.0.0.1/tcp/8228`; WebSocket is served on the same port. Absent: no listener. */
+  listenAddr?: string;
+  /** Genesis hash of the chain this node is on (32 bytes, or 0x-hex). */
+  chainHash: Uint8Array | string;
+  /** Node database (with `peerSchema` applied) for known peers; in-memory when absent. */
+  db?: Db;
+  /** `fiber.bootnode_addrs`: dialled at start and kept connected. */
+  bootnodes?: string[];
+  /** Feature bit vector sent in Init. */
+  features?: Uint8Array;
+  limits?: PeerLimits;
+  timeouts?: PeerTimeouts;
+  reconnect?: ReconnectPolicy;
+  logger?: P2pLogger;
+  /** Extra addresses for `connectByPubkey` (e.g. from the network graph). */
+  resolveAddresses?: (pubkey: string) => string[];
+}
+
+export interface PeerInfo {
+  pubkey: string;
+  peerId: string;
+  /** The session's address, with `/p2p/<peer id>`. */
+  address: string;
+  outbound: boolean;
+  /** The peer's Init, once received and accepted. */
+  init?: Init;
+}
+
+export type MessageHandler<K extends FiberMessageKind = FiberMessageKind> = (
+  pubkey: string,
+  message: Extract<FiberMessage, { type: K }>,
+) => void | Promise<void>;
+export type GossipHandler = (pubkey: string, payload: Uint8Array) => void | Promise<void>;
+
+interface Peer extends PeerInfo {
+  session: PeerSession;
+  initTimer?: NodeJS.Timeout;
+  /** Dialled address to come back to if the session drops. */
+  redial?: string;
+  closeReason?: string;
+  onClosed: (() => void)[];
+}
+
+export interface PeerManagerEvents {
+  /** The peer's Init arrived and matched our chain. */
+  connected: [PeerInfo];
+  disconnected: [PeerInfo, string];
+}
+
+export class PeerManager extends EventEmitter<PeerManagerEvents> {
+  readonly identity: NodeIdentity;
+  private readonly chainHash: Uint8Array;
+  private readonly features: Uint8Array;
+  private readonly log: P2pLogger;
+  private readonly store: PeerStore;
+  private readonly peers = new Map<string, Peer>();
+  private readonly dialing = new Map<string, Promise<PeerInfo>>();
+  private readonly handlers = new Map<FiberMessageKind, Set<MessageHandler>>();
+  private readonly gossipHandlers = new Set<GossipHandler>();
+  /** Addresses to keep connected (bootnodes, saved peers) → backoff state. */
+  private readonly wanted = new Map<string, { attempts: number; timer?: NodeJS.Timeout }>();
+  private readonly pendingInbound = new Set<RawConn>();
+  private listener?: Listener;
+  private started = false;
+  private stopping = false;
+  private readonly t: Required<PeerTimeouts>;
+  private readonly maxInbound: number;
+  private readonly maxOutbound: number;
+  private readonly backoff: Required<ReconnectPolicy>;
+
+  constructor(private readonly opts: PeerManagerOptions) {
+    super();
+    this.identity = opts.identity;
+    this.chainHash =
+      typeof opts.chainHash === 'string'
+        ? Buffer.from(opts.chainHash.replace(/^0x/, ''), 'hex')
+        : opts.chainHash;
+    if (this.chainHash.length !== 32) throw new Error('chainHash must be 32 bytes');
+    this.features = opts.features ?? DEFAULT_FEATURES;
+    this.log = opts.logger ?? SILENT;
+    this.store = createPeerStore(opts.db);
+    const t = opts.timeouts ?? {};
+    this.t = {
+      handshakeMs: t.handshakeMs ?? 10_000,
+      selectMs: t.selectMs ?? 10_000,
+      initMs: t.initMs ?? 20_000,
+      keepAliveMs: t.keepAliveMs ?? 30_000,
+      dialMs: t.dialMs ?? 10_000,
+    };
+    this.maxInbound = opts.limits?.maxInbound ?? 16;
+    this.maxOutbound = opts.limits?.maxOutbound ?? 32;
+    this.backoff = { baseMs: opts.reconnect?.baseMs ?? 1_000, maxMs: opts.reconnect?.maxMs ?? 60_000 };
+  }
+
+  // ---- lifecycle ----
+
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    if (this.opts.listenAddr) {
+      const { host, port } = parseListenAddress(this.opts.listenAddr);
+      this.listener = await listen(host, port, (c) => this.onInbound(c));
+      this.log.info({ addresses: this.listeningAddrs() }, 'p2p listening');
+    }
+    for (const b of this.opts.bootnodes ?? []) this.want(b);
+    for (const k of this.store.all()) this.want(k.address);
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    for (const w of this.wanted.values()) clearTimeout(w.timer);
+    this.wanted.clear();
+    for (const c of this.pendingInbound) c.destroy();
+    const closing = [...this.peers.values()].map(
+      (p) => new Promise<void>((resolve) => this.closeSession(p, 'node stopping', resolve)),
+    );
+    await Promise.allSettled([...this.dialing.values()]);
+    await Promise.race([Promise.all(closing), new Promise((r) => setTimeout(r, 2_000).unref())]);
+    await this.listener?.close();
+    this.listener = undefined;
+  }
+
+  /** Listening multiaddrs with `/p2p/<peer id>`: TCP, then WebSocket on the same port. */
+  listeningAddrs(): string[] {
+    if (!this.listener) return [];
+    const { host, port } = this.listener;
+    return [
+      formatAddress(host, port, false, this.identity.peerId),
+      formatAddress(host, port, true, this.identity.peerId),
+    ];
+  }
+
+  get listenPort(): number | undefined {
+    return this.listener?.port;
+  }
+
+  get peersCount(): number {
+    return this.peers.size;
+  }
+
+  list(): PeerInfo[] {
+    return [...this.peers.values()].map(({ pubkey, peerId, address, outbound, init }) => ({
+      pubkey,
+      peerId,
+      address,
+      outbound,
+      init,
+    }));
+  }
+
+  isConnected(pubkey: string): boolean {
+    return this.peers.has(normalisePubkey(pubkey));
+  }
+
+  /** The peer's Init features, or undefined before Init (channel opening checks this). */
+  peerInit(pubkey: string): Init | undefined {
+    return this.peers.get(normalisePubkey(pubkey))?.init;
+  }
+
+  // ---- connecting ----
+
+  /**
+   * Dials `address` and resolves once the Fiber protocol is open (Init follows asynchronously).
+   * Errors are DomainErrors with the reference's texts where it has one.
+   */
+  async connect(address: string, { save = true }: { save?: boolean } = {}): Promise<PeerInfo> {
+    if (address === '') {
+      throw new DomainError('address must not be empty, expected a multiaddr like /ip4/1.2.3.4/tcp/8080');
+    }
+    let target: DialTarget;
+    try {
+      target = parseDialAddress(address);
+    } catch (e) {
+      throw new DomainError((e as Error).message);
+    }
+    if (target.peerId === this.identity.peerId) throw new DomainError('cannot connect to self');
+    if (target.peerId && [...this.peers.values()].some((p) => p.peerId === target.peerId)) {
+      throw new DomainError('Peer already connected');
+    }
+    const info = await this.dialOnce(target);
+    if (save) {
+      this.store.save(info.pubkey, info.peerId, withPeerId(target.address, info.peerId));
+      this.want(withPeerId(target.address, info.peerId), false);
+    }
+    return info;
+  }
+
+  /** Dials a known address of `pubkey` (saved peers, then `resolveAddresses`). */
+  async connectByPubkey(pubkey: string): Promise<PeerInfo> {
+    const pk = normalisePubkey(pubkey);
+    if (pk === this.identity.pubkeyHex) throw new DomainError('cannot connect to self');
+    if (this.peers.has(pk)) throw new DomainError('Peer already connected');
+    const addrs = [...this.store.addressesOf(pk), ...(this.opts.resolveAddresses?.(pk) ?? [])];
+    if (addrs.length === 0) throw new DomainError(`Peer not found error: Pubkey(${pk})`);
+    let last: unknown;
+    for (const a of addrs) {
+      try {
+        return await this.connect(a, { save: false });
+      } catch (e) {
+        last = e;
+      }
+    }
+    throw last;
+  }
+
+  /** Closes the session with `pubkey`; it is not redialled until connected again explicitly. */
+  disconnect(pubkey: string, reason = 'requested'): Promise<void> {
+    const pk = normalisePubkey(pubkey);
+    const peer = this.peers.get(pk);
+    if (!peer) return Promise.reject(new DomainError(`peer Pubkey(${pk}) is not connected`));
+    if (peer.redial) this.unwant(peer.redial);
+    return new Promise((resolve) => this.closeSession(peer, reason, resolve));
+  }
+
+  private dialOnce(target: DialTarget): Promise<PeerInfo> {
+    const key = target.address;
+    const existing = this.dialing.get(key);
+    if (existing) return existing;
+    const outbound = [...this.peers.values()].filter((p) => p.outbound).length + this.dialing.size;
+    if (outbound >= this.maxOutbound) {
+      return Promise.reject(new DomainError(`outbound peer limit (${this.maxOutbound}) reached`));
+    }
+    const p = this.doDial(target).finally(() => this.dialing.delete(key));
+    this.dialing.set(key, p);
+    return p;
+  }
+
+  private async doDial(target: DialTarget): Promise<PeerInfo> {
+    if (this.stopping) throw new DomainError('node is stopping');
+    let raw: RawConn;
+    try {
+      raw = await dial(target, this.t.dialMs);
+    } catch (e) {
+      throw new DomainError((e as Error).message);
+    }
+    let secure: Awaited<ReturnType<typeof secioHandshake>>;
+    try {
+      secure = await secioHandshake(raw, this.handshakeOptions());
+    } catch (e) {
+      const err = e as P2pError;
+      this.log.warn({ address: target.address, err: err.message }, 'p2p handshake failed');
+      if (err.kind === 'ConnectSelf') throw new DomainError('cannot connect to self');
+      throw new DomainError(`handshake error: ${err.message}`);
+    }
+    const pubkey = bytesToHex(secure.remotePubkey, false);
+    const peerId = peerIdOf(secure.remotePubkey);
+    if (target.peerId && target.peerId !== peerId) {
+      secure.destroy();
+      this.log.warn({ address: target.address, proven: peerId }, 'p2p peer id not match');
+      throw new DomainError(`peer id not match: ${target.address} is ${peerId}`);
+    }
+    if (this.peers.has(pubkey)) {
+      secure.destroy();
+      throw new DomainError('Peer already connected');
+    }
+    const address = withPeerId(target.address, peerId);
+    const redial = this.wanted.has(target.address)
+      ? target.address
+      : this.wanted.has(address)
+        ? address
+        : undefined;
+    return this.runSession(secure, { pubkey, peerId, address, outbound: true, redial, onClosed: [] });
+  }
+
+  private handshakeOptions() {
+    return {
+      secretKey: this.identity.secretKey,
+      publicKey: this.identity.publicKey,
+      timeoutMs: this.t.handshakeMs,
+    };
+  }
+
+  private onInbound(raw: RawConn): void {
+    if (this.stopping) {
+      raw.destroy();
+      return;
+    }
+    const inbound = [...this.peers.values()].filter((p) => !p.outbound).length + this.pendingInbound.size;
+    if (inbound >= this.maxInbound) {
+      this.log.warn({ address: raw.remoteAddr }, 'p2p inbound limit reached, dropping connection');
+      raw.destroy();
+      return;
+    }
+    this.pendingInbound.add(raw);
+    secioHandshake(raw, this.handshakeOptions())
+      .then((secure) => {
+        this.pendingInbound.delete(raw);
+        if (this.stopping) return secure.destroy();
+        const pubkey = bytesToHex(secure.remotePubkey, false);
+        if (this.peers.has(pubkey)) {
+          this.log.debug({ pubkey }, 'p2p repeated connection dropped');
+          return secure.destroy();
+        }
+        const peerId = peerIdOf(secure.remotePubkey);
+        const address = withPeerId(raw.remoteAddr, peerId);
+        this.runSession(secure, { pubkey, peerId, address, outbound: false, onClosed: [] }).catch((e) =>
+          this.log.debug({ pubkey, err: (e as Error).message }, 'p2p inbound session ended before opening'),
+        );
+      })
+      .catch((e) => {
+        this.pendingInbound.delete(raw);
+        this.log.warn({ address: raw.remoteAddr, err: (e as Error).message }, 'p2p inbound handshake failed');
+      });
+  }
+
+  /** Runs a session until protocol 42 opens (resolve) or the session ends first (reject). */
+  private runSession(
+    secure: Awaited<ReturnType<typeof secioHandshake>>,
+    base: Omit<Peer, 'session'>,
+  ): Promise<PeerInfo> {
+    return new Promise((resolve, reject) => {
+      let peer: Peer | undefined;
+      const session = new PeerSession(secure, {
+        outbound: base.outbound,
+        protocols: [FIBER_PROTOCOL_ID, GOSSIP_PROTOCOL_ID],
+        selectTimeoutMs: this.t.selectMs,
+        keepAliveMs: this.t.keepAliveMs,
+        handlers: {
+          protocolOpen: (id) => {
+            if (id !== FIBER_PROTOCOL_ID || peer) return;
+            if (this.peers.has(base.pubkey)) {
+              session.close('repeated connection');
+              return;
+            }
+            peer = { ...base, session };
+            this.peers.set(base.pubkey, peer);
+            this.onPeerOpen(peer);
+            resolve(publicInfo(peer));
+          },
+          message: (id, payload) => {
+            if (peer) this.onPayload(peer, id, payload);
+          },
+          protocolClosed: (id, reason) => {
+            // Fiber treats the peer as gone when its protocol closes.
+            if (id === FIBER_PROTOCOL_ID && peer) session.close(`fiber protocol closed: ${reason}`);
+          },
+          close: (reason, err) => {
+            if (!peer) {
+              reject(new DomainError(`session closed: ${reason}`));
+              return;
+            }
+            this.onPeerClosed(peer, peer.closeReason ?? reason, err);
+          },
+        },
+      });
+      session.start();
+    });
+  }
+
+  private onPeerOpen(peer: Peer): void {
+    this.log.info({ pubkey: peer.pubkey, address: peer.address }, 'p2p peer session open');
+    if (peer.redial) {
+      const w = this.wanted.get(peer.redial);
+      if (w) w.attempts = 0;
+      this.store.touch(peer.pubkey, peer.redial);
+    }
+    try {
+      peer.session.send(
+        FIBER_PROTOCOL_ID,
+        encodeFiberMessage({ type: 'Init', value: { features: this.features, chainHash: this.chainHash } }),
+      );
+    } catch (e) {
+      this.closeSession(peer, `sending Init failed: ${(e as Error).message}`);
+      return;
+    }
+    peer.initTimer = setTimeout(() => {
+      if (!peer.init) this.closeSession(peer, 'Init message timeout', undefined, false);
+    }, this.t.initMs);
+    peer.initTimer.unref();
+  }
+
+  private onPeerClosed(peer: Peer, reason: string, err?: Error): void {
+    clearTimeout(peer.initTimer);
+    if (this.peers.get(peer.pubkey) === peer) this.peers.delete(peer.pubkey);
+    this.log.info({ pubkey: peer.pubkey, reason, err: err?.message }, 'p2p peer disconnected');
+    for (const f of peer.onClosed.splice(0)) f();
+    this.emit('disconnected', publicInfo(peer), reason);
+    if (peer.redial && !this.stopping) this.scheduleRedial(peer.redial);
+  }
+
+  private closeSession(peer: Peer, reason: string, done?: () => void, redial = true): void {
+    if (!redial && peer.redial) this.unwant(peer.redial);
+    peer.closeReason ??= reason;
+    if (peer.session.isClosed) {
+      done?.();
+      return;
+    }
+    if (done) peer.onClosed.push(done);
+    peer.session.close(reason);
+  }
+
+  // ---- messages ----
+
+  private onPayload(peer: Peer, protocolId: number, payload: Uint8Array): void {
+    if (protocolId === GOSSIP_PROTOCOL_ID) {
+      if (!peer.init) return;
+      for (const h of this.gossipHandlers) this.invoke(peer, 'gossip', () => h(peer.pubkey, payload));
+      return;
+    }
+    let msg: FiberMessage;
+    try {
+      msg = decodeFiberMessage(payload);
+    } catch (e) {
+      this.log.warn({ pubkey: peer.pubkey, err: (e as Error).message }, 'p2p malformed FiberMessage');
+      this.closeSession(peer, `malformed message: ${(e as Error).message}`);
+      return;
+    }
+    if (msg.type === 'Init') {
+      this.onInit(peer, msg.value);
+      return;
+    }
+    if (!peer.init) {
+      this.log.warn({ pubkey: peer.pubkey, type: msg.type }, 'p2p message before Init ignored');
+      return;
+    }
+    for (const h of this.handlers.get(msg.type) ?? []) this.invoke(peer, msg.type, () => h(peer.pubkey, msg));
+  }
+
+  private onInit(peer: Peer, init: Init): void {
+    if (!equalBytes(init.chainHash, this.chainHash)) {
+      const reason = `Invalid chain hash: ${hash256Text(init.chainHash)} (expecting ${hash256Text(this.chainHash)})`;
+      this.log.error({ pubkey: peer.pubkey }, `chain hash mismatch with peer: ${reason}, disconnect now`);
+      this.closeSession(peer, reason, undefined, false);
+      return;
+    }
+    const first = !peer.init;
+    peer.init = init;
+    clearTimeout(peer.initTimer);
+    if (first) this.emit('connected', publicInfo(peer));
+  }
+
+  private invoke(peer: Peer, what: string, fn: () => void | Promise<void>): void {
+    const report = (e: unknown) =>
+      this.log.error(
+        { pubkey: peer.pubkey, type: what, err: (e as Error)?.message },
+        'p2p message handler failed',
+      );
+    try {
+      const r = fn();
+      if (r && typeof (r as Promise<void>).catch === 'function') (r as Promise<void>).catch(report);
+    } catch (e) {
+      report(e);
+    }
+  }
+
+  /** Registers a handler for one FiberMessage kind; returns an unsubscribe function. */
+  onMessage<K extends FiberMessageKind>(kind: K, handler: MessageHandler<K>): () => void {
+    let set = this.handlers.get(kind);
+    if (!set) {
+      set = new Set();
+      this.handlers.set(kind, set);
+    }
+    const h = handler as unknown as MessageHandler;
+    set.add(h);
+    return () => set.delete(h);
+  }
+
+  /** Sends a FiberMessage to a connected peer. */
+  send(pubkey: string, message: FiberMessage): void {
+    this.sendRaw(pubkey, FIBER_PROTOCOL_ID, encodeFiberMessage(message));
+  }
+
+  onGossip(handler: GossipHandler): () => void {
+    this.gossipHandlers.add(handler);
+    return () => this.gossipHandlers.delete(handler);
+  }
+
+  /** Sends one gossip message (an encoded GossipMessage) on /p2p/43. */
+  sendGossip(pubkey: string, payload: Uint8Array): void {
+    this.sendRaw(pubkey, GOSSIP_PROTOCOL_ID, payload);
+  }
+
+  private sendRaw(pubkey: string, protocolId: number, payload: Uint8Array): void {
+    const pk = normalisePubkey(pubkey);
+    const peer = this.peers.get(pk);
+    if (!peer || peer.session.isClosed) throw new DomainError(`peer Pubkey(${pk}) is not connected`);
+    if (!peer.session.isOpen(protocolId)) {
+      throw new DomainError(`peer Pubkey(${pk}) has no open protocol /p2p/${protocolId}`);
+    }
+    peer.session.send(protocolId, payload);
+  }
+
+  // ---- reconnection ----
+
+  /** Keeps `address` connected; dials now unless `dialNow` is false. */
+  private want(address: string, dialNow = true): void {
+    if (this.wanted.has(address) || this.stopping) return;
+    this.wanted.set(address, { attempts: 0 });
+    // A session to this address that is already up adopts it for redialing.
+    for (const p of this.peers.values()) if (p.outbound && p.address === address) p.redial = address;
+    if (dialNow) this.redial(address);
+  }
+
+  private unwant(address: string): void {
+    const w = this.wanted.get(address);
+    if (w) clearTimeout(w.timer);
+    this.wanted.delete(address);
+    for (const p of this.peers.values()) if (p.redial === address) p.redial = undefined;
+  }
+
+  private scheduleRedial(address: string): void {
+    const w = this.wanted.get(address);
+    if (!w || w.timer) return;
+    const delay = Math.min(this.backoff.maxMs, this.backoff.baseMs * 2 ** Math.min(w.attempts, 16));
+    const jittered = Math.round(delay * (0.75 + Math.random() * 0.5));
+    w.timer = setTimeout(() => {
+      w.timer = undefined;
+      this.redial(address);
+    }, jittered);
+    w.timer.unref();
+  }
+
+  private redial(address: string): void {
+    const w = this.wanted.get(address);
+    if (!w || this.stopping) return;
+    let target: DialTarget;
+    try {
+      target = parseDialAddress(address);
+    } catch {
+      this.unwant(address);
+      return;
+    }
+    if (target.peerId && [...this.peers.values()].some((p) => p.peerId === target.peerId)) return;
+    w.attempts++;
+    this.dialOnce(target).catch((e) => {
+      this.log.debug({ address, attempt: w.attempts, err: (e as Error).message }, 'p2p redial failed');
+      const msg = (e as Error).message;
+      // A wrong identity will not fix itself; stop trying.
+      if (msg.startsWith('peer id not match') || msg === 'cannot connect to self') this.unwant(address);
+      else this.scheduleRedial(address);
+    });
+  }
+}
+
+export function createPeerManager(opts: PeerManagerOptions): PeerManager {
+  return new PeerManager(opts);
+}
+
+function publicInfo(p: Peer): PeerInfo {
+  return { pubkey: p.pubkey, peerId: p.peerId, address: p.address, outbound: p.outbound, init: p.init };
+}
+
+function withPeerId(address: string, peerId: string): string {
+  return /\/p2p\/[^/]+$/.test(address) ? address : `${address}/p2p/${peerId}`;
+}
+
+function normalisePubkey(pk: string): string {
+  return (pk.startsWith('0x') ? pk.slice(2) : pk).toLowerCase();
+}
+
+function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((v, i) => v === b[i]);
+}
