@@ -142,8 +142,9 @@ export function recoverPayee(inv: Invoice): Uint8Array {
 }
 
 function recoverWith(signature: Uint8Array, hash: Uint8Array): Uint8Array {
+  // A recovery id above 3 fails the reference's signature parsing, reported as InvalidSignature.
   const recid = signature[64];
-  if (recid > 3) throw new InvoiceError('InvalidRecoveryId', 'Invalid recovery id');
+  if (recid > 3) throw new InvoiceError('InvalidSignature', 'Invalid signature');
   try {
     const sig = secp256k1.Signature.fromBytes(signature.subarray(0, 64), 'compact').addRecoveryBit(recid);
     return sig.recoverPublicKey(hash).toBytes(true);
