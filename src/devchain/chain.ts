@@ -1,0 +1,712 @@
+/**
+ * The embedded dev chain: one process-local ledger with a mempool, blocks on demand or on a timer,
+ * persisted in SQLite (`devchain.sqlite` in its directory) so a restarted chain keeps its state.
+ *
+ * Start-up builds the genesis from a CKB dev spec (byte-identical to CKB's) and then commits a
+ * setup block: one ordinary signed transaction from the spec's well-known dev account that deploys
+ * Strand's script cells (funding lock, commitment lock, simple UDT, xUDT) and funds the configured
+ * accounts with CKB and the test UDT. Every later block holds a cellbase without outputs (no
+ * rewards: total capacity only shrinks by fees) followed by the pending transactions.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { ccc } from '@ckb-ccc/core';
+import { bytesToHex, hexToBytes } from '../codec/hex.ts';
+import { lockArgsOf } from '../crypto/secp256k1.ts';
+import { signSighashAll } from '../crypto/sighash.ts';
+import type { Db } from '../store/db.ts';
+import { type Block, type Header, makeBlock, ZERO_HASH } from './block.ts';
+import { ChainTxError } from './errors.ts';
+import { buildGenesis, cellbaseInput, cellbaseWitness } from './genesis.ts';
+import { DEV_SCRIPTS, type DevScript, devScriptCodeHash } from './scripts/registry.ts';
+import {
+  epochFromFull,
+  epochOfBlock,
+  epochRational,
+  MEDIAN_TIME_BLOCK_COUNT,
+  medianOf,
+  rationalLess,
+  type SinceEnv,
+} from './since.ts';
+import { type ChainSpec, parseChainSpec } from './spec.ts';
+import { type CellRow, openChainDb, scriptColumns } from './store.ts';
+import { type ChainView, dataHashOf, outPointKey, type ViewCell, verifyTransaction } from './validate.ts';
+
+export const SIGHASH_TYPE_HASH =
+  '0x9bd7e06f3ecf4be0f2fcd2188b23f1b9fcc88e5d4b65a8637b17723bbda3cce8' as ccc.Hex;
+/** Private key of the dev spec's 20-billion-CKB issued cell (CKB's documented dev-chain account). */
+export const DEV_FAUCET_KEY = '0xd00c06bfd800d27397002dca6fb0993d5ba6399b4238b2f29ee9deb97593d2bc';
+export const DEFAULT_SPEC_TOML = fs.readFileSync(new URL('./dev-spec.toml', import.meta.url), 'utf8');
+
+export interface DevAccount {
+  lock: ccc.ScriptLike;
+  /** Shannons of CKB. */
+  capacity: bigint;
+  /** Test-UDT amount (a separate cell with 142 CKB of its own). */
+  udt?: bigint;
+}
+
+export interface DevChainOptions {
+  dir: string;
+  specToml?: string;
+  /** Blocks per epoch after genesis (default: the spec's genesis_epoch_length). */
+  epochLength?: bigint;
+  faucetKey?: ccc.Hex;
+  accounts?: DevAccount[];
+  /** Milliseconds clock, for tests. */
+  now?: () => bigint;
+  logger?: { info(msg: string): void; warn(msg: string): void };
+}
+
+export interface ScriptInfo {
+  codeHash: ccc.Hex;
+  hashType: ccc.HashType;
+  cellDeps: { outPoint: { txHash: ccc.Hex; index: number }; depType: 'code' | 'depGroup' }[];
+}
+
+export interface DevScripts {
+  secp256k1_blake160_sighash_all: ScriptInfo;
+  funding_lock: ScriptInfo;
+  commitment_lock: ScriptInfo;
+  simple_udt: ScriptInfo;
+  xudt: ScriptInfo;
+  /** The test UDT's type script (simple UDT owned by the faucet). */
+  test_udt: { codeHash: ccc.Hex; hashType: ccc.HashType; args: ccc.Hex };
+}
+
+export interface TxRecord {
+  tx: ccc.Transaction;
+  status: 'pending' | 'committed';
+  blockHash?: ccc.Hex;
+  blockNumber?: bigint;
+  txIndex?: number;
+}
+
+interface PoolEntry {
+  tx: ccc.Transaction;
+  hash: ccc.Hex;
+  fee: bigint;
+  size: number;
+  addedAt: bigint;
+}
+
+const UDT_CELL_CAPACITY = 142n * 100_000_000n;
+
+export class DevChain {
+  readonly db: Db;
+  readonly genesisHash: ccc.Hex;
+  readonly epochLength: bigint;
+  readonly scripts: DevScripts;
+  private readonly headers: Header[] = [];
+  private readonly hashes: ccc.Hex[] = [];
+  private readonly byHash = new Map<string, number>();
+  private readonly live = new Map<string, ViewCell>();
+  private readonly pool = new Map<string, PoolEntry>();
+  private readonly poolSpent = new Map<string, string>();
+  private readonly poolCells = new Map<string, ViewCell>();
+  private readonly now: () => bigint;
+  private genesisBlock?: Block;
+  private timer?: NodeJS.Timeout;
+  private closed = false;
+
+  private constructor(db: Db, now: () => bigint) {
+    this.db = db;
+    this.now = now;
+    for (const row of db.prepare('SELECT number, hash, header FROM dc_blocks ORDER BY number').all() as {
+      number: number;
+      hash: string;
+      header: string;
+    }[]) {
+      this.pushHeader(headerFromJson(row.header), row.hash as ccc.Hex);
+    }
+    for (const row of db
+      .prepare('SELECT * FROM dc_cells WHERE spent_by IS NULL')
+      .iterate() as Iterable<CellRow>) {
+      this.live.set(`${row.tx_hash}:${row.idx}`, this.cellFromRow(row));
+    }
+    const meta = (k: string) =>
+      (db.prepare('SELECT value FROM dc_meta WHERE key = ?').get(k) as { value: string })?.value;
+    this.genesisHash = this.hashes[0] as ccc.Hex;
+    this.epochLength = BigInt(meta('epoch_length'));
+    this.scripts = JSON.parse(meta('scripts'));
+  }
+
+  /** Opens the chain in `dir`, creating genesis and the setup block on first use. */
+  static open(opts: DevChainOptions): DevChain {
+    fs.mkdirSync(opts.dir, { recursive: true });
+    const db = openChainDb(path.join(opts.dir, 'devchain.sqlite'));
+    const now = opts.now ?? (() => BigInt(Date.now()));
+    try {
+      const has = db.prepare("SELECT value FROM dc_meta WHERE key = 'scripts'").get();
+      if (!has) initialise(db, opts, now);
+      return new DevChain(db, now);
+    } catch (e) {
+      db.close();
+      throw e;
+    }
+  }
+
+  // ---- queries -------------------------------------------------------------------------------
+
+  get tip(): Header {
+    return this.headers[this.headers.length - 1] as Header;
+  }
+
+  get tipHash(): ccc.Hex {
+    return this.hashes[this.hashes.length - 1] as ccc.Hex;
+  }
+
+  headerByNumber(n: bigint): { header: Header; hash: ccc.Hex } | undefined {
+    if (n < 0n || n >= BigInt(this.headers.length)) return undefined;
+    return { header: this.headers[Number(n)] as Header, hash: this.hashes[Number(n)] as ccc.Hex };
+  }
+
+  headerByHash(hash: string): { header: Header; hash: ccc.Hex } | undefined {
+    const n = this.byHash.get(hash.toLowerCase());
+    return n === undefined ? undefined : this.headerByNumber(BigInt(n));
+  }
+
+  blockByNumber(n: bigint): Block | undefined {
+    const h = this.headerByNumber(n);
+    if (!h) return undefined;
+    if (n === 0n && this.genesisBlock) return this.genesisBlock;
+    const rows = this.db
+      .prepare('SELECT raw FROM dc_txs WHERE block_number = ? ORDER BY tx_index')
+      .all(Number(n)) as {
+      raw: Buffer;
+    }[];
+    const block = {
+      header: h.header,
+      hash: h.hash,
+      transactions: rows.map((r) => ccc.Transaction.fromBytes(r.raw)),
+    };
+    if (n === 0n) this.genesisBlock = block;
+    return block;
+  }
+
+  /** Median of the timestamps of up to 37 blocks ending at `hash`. */
+  medianTime(hash: string): bigint | undefined {
+    const n = this.byHash.get(hash.toLowerCase());
+    if (n === undefined) return undefined;
+    const from = Math.max(0, n - MEDIAN_TIME_BLOCK_COUNT + 1);
+    return medianOf(this.headers.slice(from, n + 1).map((h) => h.timestamp));
+  }
+
+  transaction(hash: string): TxRecord | undefined {
+    const p = this.pool.get(hash.toLowerCase());
+    if (p) return { tx: p.tx, status: 'pending' };
+    const row = this.db
+      .prepare('SELECT block_number, tx_index, raw FROM dc_txs WHERE hash = ?')
+      .get(hash.toLowerCase()) as { block_number: number; tx_index: number; raw: Buffer } | undefined;
+    if (!row) return undefined;
+    return {
+      tx: ccc.Transaction.fromBytes(row.raw),
+      status: 'committed',
+      blockNumber: BigInt(row.block_number),
+      blockHash: this.hashes[row.block_number] as ccc.Hex,
+      txIndex: row.tx_index,
+    };
+  }
+
+  /** A committed live cell ('dead' if spent on chain, undefined if never seen). */
+  liveCell(op: ccc.OutPointLike): ViewCell | 'dead' | undefined {
+    const c = this.live.get(outPointKey(op));
+    if (c) return c;
+    const row = this.db
+      .prepare('SELECT 1 FROM dc_cells WHERE tx_hash = ? AND idx = ?')
+      .get(ccc.hexFrom(op.txHash), Number(op.index));
+    return row ? 'dead' : undefined;
+  }
+
+  pendingCount(): number {
+    return this.pool.size;
+  }
+
+  /** The position a transaction submitted now is checked against. */
+  nextEnv(): SinceEnv {
+    const number = this.tip.number + 1n;
+    return {
+      blockNumber: number,
+      epoch: epochOfBlock(number, this.epochLength),
+      medianTime: this.medianTime(this.tipHash) as bigint,
+    };
+  }
+
+  // ---- commands ------------------------------------------------------------------------------
+
+  /** Verifies and queues a transaction; returns its hash or throws ChainTxError. */
+  sendTransaction(tx: ccc.Transaction): ccc.Hex {
+    const hash = tx.hash();
+    if (this.pool.has(hash) || this.db.prepare('SELECT 1 FROM dc_txs WHERE hash = ?').get(hash)) {
+      throw new ChainTxError(
+        'PoolRejectedDuplicatedTransaction',
+        `Transaction(Byte32(${hash})) already exists in transaction_pool`,
+      );
+    }
+    const v = verifyTransaction(tx, this.view(), this.nextEnv());
+    const entry: PoolEntry = { tx, hash, fee: v.fee, size: v.size, addedAt: this.now() };
+    this.pool.set(hash, entry);
+    for (const input of tx.inputs) this.poolSpent.set(outPointKey(input.previousOutput), hash);
+    tx.outputs.forEach((output, index) => {
+      const data = ccc.bytesFrom(tx.outputsData[index] ?? '0x');
+      this.poolCells.set(`${hash}:${index}`, {
+        outPoint: ccc.OutPoint.from({ txHash: hash, index }),
+        output,
+        data,
+        dataHash: dataHashOf(data),
+      });
+    });
+    return hash;
+  }
+
+  /** Verifies without queueing (dry run); returns the fee. */
+  dryRun(tx: ccc.Transaction): { fee: bigint; size: number } {
+    const v = verifyTransaction(tx, this.view(), this.nextEnv());
+    return { fee: v.fee, size: v.size };
+  }
+
+  /** Commits a new block with every pending transaction; returns its hash. */
+  generateBlock(): ccc.Hex {
+    const number = this.tip.number + 1n;
+    const timestamp = this.now() > this.tip.timestamp ? this.now() : this.tip.timestamp + 1n;
+    const cellbase = ccc.Transaction.from({
+      version: 0,
+      inputs: [cellbaseInput(number)],
+      outputs: [],
+      outputsData: [],
+      witnesses: [cellbaseWitness(ccc.Script.from({ codeHash: ZERO_HASH, hashType: 'data', args: '0x' }))],
+    });
+    const txs = [cellbase, ...[...this.pool.values()].map((p) => p.tx)];
+    const block = makeBlock(
+      {
+        version: 0,
+        compactTarget: this.tip.compactTarget,
+        timestamp,
+        number,
+        epoch: epochOfBlock(number, this.epochLength),
+        parentHash: this.tipHash,
+        proposalsHash: ZERO_HASH,
+        extraHash: ZERO_HASH,
+        dao: this.tip.dao,
+        nonce: 0n,
+      },
+      txs,
+    );
+    commitBlock(this.db, block, (op) => this.live.get(outPointKey(op)));
+    this.applyBlock(block);
+    return block.hash;
+  }
+
+  /** Generates blocks until the tip has advanced by `epochs` (an EpochNumberWithFraction value). */
+  generateEpochs(epochs: bigint): bigint {
+    const start = epochRational(epochFromFull(epochOfBlock(this.tip.number, this.epochLength)));
+    const add = epochRational(epochFromFull(epochs));
+    const target: [bigint, bigint] = [start[0] * add[1] + add[0] * start[1], start[1] * add[1]];
+    let current = epochOfBlock(this.tip.number, this.epochLength);
+    while (rationalLess(epochRational(epochFromFull(current)), target)) {
+      this.generateBlock();
+      current = this.tip.epoch;
+    }
+    return current;
+  }
+
+  /** Produces a block every `ms` (0 = never) until `close()`. */
+  startMining(ms: number): void {
+    this.stopMining();
+    if (ms > 0) this.timer = setInterval(() => this.generateBlock(), ms);
+  }
+
+  stopMining(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Sends `capacity` shannons (and optionally test-UDT) from the faucet account to `lock`. */
+  faucet(lock: ccc.ScriptLike, capacity: bigint, udt = 0n): ccc.Hex {
+    const key = (
+      this.db.prepare("SELECT value FROM dc_meta WHERE key = 'faucet_key'").get() as { value: string }
+    ).value;
+    const tx = buildFunding(
+      this,
+      key as ccc.Hex,
+      [{ lock, capacity, udt }],
+      [],
+      (op) => !this.poolSpent.has(outPointKey(op)),
+    );
+    return this.sendTransaction(tx);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.stopMining();
+    this.db.close();
+  }
+
+  /** Live cells with this lock (committed, not spent by a pending tx), for the faucet. */
+  liveCellsByLock(lock: ccc.Script): ViewCell[] {
+    const rows = this.db
+      .prepare(
+        'SELECT * FROM dc_cells WHERE lock_code_hash = ? AND lock_hash_type = ? AND lock_args = ? AND type_code_hash IS NULL AND spent_by IS NULL ORDER BY block_number, tx_index, idx',
+      )
+      .all(lock.codeHash, lock.hashType, lock.args) as CellRow[];
+    return rows.map((r) => this.cellFromRow(r));
+  }
+
+  // ---- internals -----------------------------------------------------------------------------
+
+  private view(): ChainView {
+    return {
+      cell: (op) => {
+        const key = outPointKey(op);
+        if (this.poolSpent.has(key)) return 'dead';
+        return (
+          this.live.get(key) ?? this.poolCells.get(key) ?? (this.liveCell(op) === 'dead' ? 'dead' : undefined)
+        );
+      },
+      hasHeader: (h) => this.byHash.has(h.toLowerCase()),
+    };
+  }
+
+  private pushHeader(h: Header, hash: ccc.Hex): void {
+    this.byHash.set(hash, this.headers.length);
+    this.headers.push(h);
+    this.hashes.push(hash);
+  }
+
+  private applyBlock(block: Block): void {
+    this.pushHeader(block.header, block.hash);
+    const commit = {
+      blockNumber: block.header.number,
+      epoch: block.header.epoch,
+      timestamp: block.header.timestamp,
+    };
+    block.transactions.forEach((tx, txIndex) => {
+      const hash = tx.hash();
+      if (txIndex > 0) for (const input of tx.inputs) this.live.delete(outPointKey(input.previousOutput));
+      tx.outputs.forEach((output, index) => {
+        const key = `${hash}:${index}`;
+        const data = ccc.bytesFrom(tx.outputsData[index] ?? '0x');
+        const pooled = this.poolCells.get(key);
+        this.live.set(key, {
+          outPoint: ccc.OutPoint.from({ txHash: hash, index }),
+          output,
+          data,
+          dataHash: pooled?.dataHash ?? dataHashOf(data),
+          commit,
+        });
+        this.poolCells.delete(key);
+      });
+      if (this.pool.delete(hash))
+        for (const input of tx.inputs) this.poolSpent.delete(outPointKey(input.previousOutput));
+    });
+  }
+
+  private cellFromRow(row: CellRow): ViewCell {
+    const header = this.headers[row.block_number] as Header;
+    return {
+      outPoint: ccc.OutPoint.from({ txHash: row.tx_hash, index: row.idx }),
+      output: ccc.CellOutput.from({
+        capacity: BigInt(row.capacity),
+        lock: {
+          codeHash: row.lock_code_hash,
+          hashType: row.lock_hash_type as ccc.HashType,
+          args: row.lock_args,
+        },
+        type: row.type_code_hash
+          ? {
+              codeHash: row.type_code_hash,
+              hashType: row.type_hash_type as ccc.HashType,
+              args: row.type_args as string,
+            }
+          : undefined,
+      }),
+      data: new Uint8Array(row.data),
+      dataHash: row.data_hash as ccc.Hex,
+      commit: { blockNumber: BigInt(row.block_number), epoch: header.epoch, timestamp: header.timestamp },
+    };
+  }
+}
+
+// ---- creation ----------------------------------------------------------------------------------
+
+const genesisCache = new Map<string, Block>();
+
+function initialise(db: Db, opts: DevChainOptions, now: () => bigint): void {
+  const specToml = opts.specToml ?? DEFAULT_SPEC_TOML;
+  const spec: ChainSpec = parseChainSpec(specToml);
+  let genesis = genesisCache.get(specToml);
+  if (!genesis) {
+    genesis = buildGenesis(spec).block;
+    genesisCache.set(specToml, genesis);
+  }
+  const epochLength = opts.epochLength ?? spec.params.genesisEpochLength;
+  if (epochLength <= 0n || epochLength > 0xffffn)
+    throw new Error('epoch length must be between 1 and 65535 blocks');
+  const faucetKey = (opts.faucetKey ?? DEV_FAUCET_KEY) as ccc.Hex;
+  db.transaction(() => {
+    const live = new Map<string, ViewCell>();
+    commitBlock(db, genesis, () => undefined);
+    const setMeta = db.prepare('INSERT INTO dc_meta (key, value) VALUES (?, ?)');
+    setMeta.run('epoch_length', epochLength.toString());
+    setMeta.run('faucet_key', faucetKey);
+    setMeta.run('spec', specToml);
+    const commit = { blockNumber: 0n, epoch: 0n, timestamp: genesis.header.timestamp };
+    genesis.transactions.forEach((tx) => {
+      const hash = tx.hash();
+      tx.outputs.forEach((output, index) => {
+        const data = ccc.bytesFrom(tx.outputsData[index] ?? '0x');
+        live.set(`${hash}:${index}`, {
+          outPoint: ccc.OutPoint.from({ txHash: hash, index }),
+          output,
+          data,
+          dataHash: dataHashOf(data),
+          commit,
+        });
+      });
+    });
+    const tx1Hash = (genesis.transactions[1] as ccc.Transaction).hash();
+    for (const input of (genesis.transactions[1] as ccc.Transaction).inputs)
+      live.delete(outPointKey(input.previousOutput));
+
+    // The setup block: deploy the script cells and fund the accounts in one signed transaction.
+    const sighashDeps: ScriptInfo['cellDeps'] = [
+      { outPoint: { txHash: tx1Hash, index: 0 }, depType: 'depGroup' },
+    ];
+    const faucetLock = ccc.Script.from({
+      codeHash: SIGHASH_TYPE_HASH,
+      hashType: 'type',
+      args: bytesToHex(lockArgsOf(hexToBytes(faucetKey))),
+    });
+    const udtCodeHash = devScriptCodeHash('simple_udt') as ccc.Hex;
+    const testUdt = { codeHash: udtCodeHash, hashType: 'data2' as const, args: faucetLock.hash() };
+    const view = {
+      liveCellsByLock: (lock: ccc.Script) =>
+        [...live.values()].filter((c) => c.output.lock.eq(lock) && !c.output.type),
+      scripts: { secp256k1_blake160_sighash_all: { cellDeps: sighashDeps }, test_udt: testUdt },
+    };
+    const deploy = DEV_SCRIPTS.map((s: DevScript) => ({
+      lock: { codeHash: ZERO_HASH, hashType: 'data' as const, args: '0x' },
+      data: s.data,
+    }));
+    const deployTx = buildFunding(view, faucetKey, [], deploy, () => true);
+    const setupHash = deployTx.hash();
+    const scriptInfo = (i: number): ScriptInfo => ({
+      codeHash: devScriptCodeHash((DEV_SCRIPTS[i] as DevScript).id) as ccc.Hex,
+      hashType: 'data2',
+      cellDeps: [{ outPoint: { txHash: setupHash, index: i }, depType: 'code' }],
+    });
+    const scripts: DevScripts = {
+      secp256k1_blake160_sighash_all: {
+        codeHash: SIGHASH_TYPE_HASH,
+        hashType: 'type',
+        cellDeps: sighashDeps,
+      },
+      funding_lock: scriptInfo(0),
+      commitment_lock: scriptInfo(1),
+      simple_udt: scriptInfo(2),
+      xudt: scriptInfo(3),
+      test_udt: testUdt,
+    };
+    setMeta.run('scripts', JSON.stringify(scripts));
+    const t = now();
+    const header1 = {
+      version: 0,
+      compactTarget: genesis.header.compactTarget,
+      timestamp: t > genesis.header.timestamp ? t : genesis.header.timestamp + 1n,
+      number: 1n,
+      epoch: epochOfBlock(1n, epochLength),
+      parentHash: genesis.hash,
+      proposalsHash: ZERO_HASH,
+      extraHash: ZERO_HASH,
+      dao: genesis.header.dao,
+      nonce: 0n,
+    };
+    // Each setup transaction is verified like any other, so a bad account config fails loudly.
+    const env = { blockNumber: 1n, epoch: header1.epoch, medianTime: genesis.header.timestamp };
+    const apply = (tx: ccc.Transaction) => {
+      verifyTransaction(
+        tx,
+        { cell: (op) => live.get(outPointKey(op)), hasHeader: (h) => h === genesis.hash },
+        env,
+      );
+      for (const input of tx.inputs) live.delete(outPointKey(input.previousOutput));
+      const hash = tx.hash();
+      tx.outputs.forEach((output, index) => {
+        const data = ccc.bytesFrom(tx.outputsData[index] ?? '0x');
+        live.set(`${hash}:${index}`, {
+          outPoint: ccc.OutPoint.from({ txHash: hash, index }),
+          output,
+          data,
+          dataHash: dataHashOf(data),
+        });
+      });
+    };
+    const spentBySetup = new Map(live);
+    apply(deployTx);
+    const setupTxs = [deployTx];
+    if ((opts.accounts ?? []).length > 0) {
+      const fundTx = buildFunding({ ...view, scripts }, faucetKey, opts.accounts ?? [], [], () => true);
+      apply(fundTx);
+      setupTxs.push(fundTx);
+    }
+    const cellbase = ccc.Transaction.from({
+      version: 0,
+      inputs: [cellbaseInput(1n)],
+      outputs: [],
+      outputsData: [],
+      witnesses: [cellbaseWitness(ccc.Script.from({ codeHash: ZERO_HASH, hashType: 'data', args: '0x' }))],
+    });
+    const block1 = makeBlock(header1, [cellbase, ...setupTxs]);
+    commitBlock(db, block1, (op) => spentBySetup.get(outPointKey(op)) ?? live.get(outPointKey(op)));
+  })();
+}
+
+interface FundingSource {
+  liveCellsByLock(lock: ccc.Script): ViewCell[];
+  scripts: Pick<DevScripts, 'test_udt'> & {
+    secp256k1_blake160_sighash_all: Pick<ScriptInfo, 'cellDeps'>;
+    simple_udt?: Pick<ScriptInfo, 'cellDeps'>;
+  };
+}
+
+/**
+ * A transaction from the faucet key's plain cells paying each account (and a UDT cell when asked)
+ * plus extra outputs, with change back to the faucet; fee 1000 shannons/KB.
+ */
+function buildFunding(
+  src: FundingSource,
+  faucetKey: ccc.Hex,
+  accounts: DevAccount[],
+  extra: { lock: ccc.ScriptLike; data: Uint8Array }[],
+  usable: (op: ccc.OutPoint) => boolean,
+): ccc.Transaction {
+  const sk = hexToBytes(faucetKey, 'faucet key', 32);
+  const faucetLock = ccc.Script.from({
+    codeHash: SIGHASH_TYPE_HASH,
+    hashType: 'type',
+    args: bytesToHex(lockArgsOf(sk)),
+  });
+  const tx = ccc.Transaction.from({ version: 0 });
+  for (const d of src.scripts.secp256k1_blake160_sighash_all.cellDeps) tx.cellDeps.push(ccc.CellDep.from(d));
+  let needUdt = false;
+  for (const e of extra) {
+    const out = ccc.CellOutput.from({ lock: e.lock }, ccc.hexFrom(e.data));
+    tx.addOutput(out, ccc.hexFrom(e.data));
+  }
+  for (const a of accounts) {
+    tx.addOutput({ lock: a.lock, capacity: a.capacity }, '0x');
+    if (a.udt && a.udt > 0n) {
+      needUdt = true;
+      tx.addOutput(
+        { lock: a.lock, type: src.scripts.test_udt, capacity: UDT_CELL_CAPACITY },
+        ccc.hexFrom(ccc.numLeToBytes(a.udt, 16)),
+      );
+    }
+  }
+  if (needUdt) {
+    const deps = src.scripts.simple_udt?.cellDeps;
+    if (!deps) throw new Error('the test UDT is not deployed yet');
+    for (const d of deps) tx.cellDeps.push(ccc.CellDep.from(d));
+  }
+  const outSum = tx.outputs.reduce((s, o) => s + o.capacity, 0n);
+  const cells = src.liveCellsByLock(faucetLock).filter((c) => usable(c.outPoint));
+  let inSum = 0n;
+  for (const c of cells) {
+    tx.inputs.push(ccc.CellInput.from({ previousOutput: c.outPoint, since: 0n }));
+    inSum += c.output.capacity;
+    if (inSum >= outSum + 62n * 100_000_000n) break;
+  }
+  const change = ccc.CellOutput.from({ lock: faucetLock, capacity: 0n });
+  tx.addOutput(change, '0x');
+  // Placeholder witness so the size (and fee) is final before signing.
+  tx.witnesses = [ccc.hexFrom(ccc.WitnessArgs.from({ lock: ccc.hexFrom(new Uint8Array(65)) }).toBytes())];
+  const fee = (BigInt(tx.toBytes().length + 4) * 1000n + 999n) / 1000n;
+  if (inSum < outSum + fee + 61n * 100_000_000n) {
+    throw new Error(`faucet has too little CKB: needs ${outSum + fee} shannons plus change, has ${inSum}`);
+  }
+  (tx.outputs[tx.outputs.length - 1] as ccc.CellOutput).capacity = inSum - outSum - fee;
+  signSighashAll(
+    tx,
+    tx.inputs.map((_, i) => i),
+    sk,
+  );
+  return tx;
+}
+
+// ---- persistence -------------------------------------------------------------------------------
+
+function commitBlock(db: Db, block: Block, spentCell: (op: ccc.OutPoint) => ViewCell | undefined): void {
+  const insBlock = db.prepare('INSERT INTO dc_blocks (number, hash, header, timestamp) VALUES (?, ?, ?, ?)');
+  const insTx = db.prepare('INSERT INTO dc_txs (hash, block_number, tx_index, raw) VALUES (?, ?, ?, ?)');
+  const insCell = db.prepare(
+    `INSERT INTO dc_cells (tx_hash, idx, block_number, tx_index, capacity, lock_code_hash, lock_hash_type, lock_args,
+       type_code_hash, type_hash_type, type_args, data, data_hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+  );
+  const spend = db.prepare('UPDATE dc_cells SET spent_by = ?, spent_block = ? WHERE tx_hash = ? AND idx = ?');
+  const insIo = db.prepare(
+    `INSERT INTO dc_io (tx_hash, block_number, tx_index, io_type, io_index, lock_code_hash, lock_hash_type, lock_args,
+       type_code_hash, type_hash_type, type_args) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
+  );
+  const n = Number(block.header.number);
+  db.transaction(() => {
+    insBlock.run(n, block.hash, headerToJson(block.header), Number(block.header.timestamp));
+    block.transactions.forEach((tx, txIndex) => {
+      const hash = tx.hash();
+      insTx.run(hash, n, txIndex, Buffer.from(tx.toBytes()));
+      // A cellbase (tx 0 of every block) spends nothing.
+      if (txIndex !== 0) {
+        tx.inputs.forEach((input, i) => {
+          const cell = spentCell(input.previousOutput);
+          spend.run(hash, n, input.previousOutput.txHash, Number(input.previousOutput.index));
+          if (cell)
+            insIo.run(
+              hash,
+              n,
+              txIndex,
+              0,
+              i,
+              ...scriptColumns(cell.output.lock),
+              ...scriptColumns(cell.output.type),
+            );
+        });
+      }
+      tx.outputs.forEach((o, i) => {
+        const data = ccc.bytesFrom(tx.outputsData[i] ?? '0x');
+        insCell.run(
+          hash,
+          i,
+          n,
+          txIndex,
+          o.capacity.toString(),
+          ...scriptColumns(o.lock),
+          ...scriptColumns(o.type),
+          Buffer.from(data),
+          dataHashOf(data),
+        );
+        insIo.run(hash, n, txIndex, 1, i, ...scriptColumns(o.lock), ...scriptColumns(o.type));
+      });
+    });
+  })();
+}
+
+function headerToJson(h: Header): string {
+  return JSON.stringify({
+    ...h,
+    timestamp: h.timestamp.toString(),
+    number: h.number.toString(),
+    epoch: h.epoch.toString(),
+    nonce: h.nonce.toString(),
+  });
+}
+
+function headerFromJson(s: string): Header {
+  const o = JSON.parse(s);
+  return {
+    ...o,
+    timestamp: BigInt(o.timestamp),
+    number: BigInt(o.number),
+    epoch: BigInt(o.epoch),
+    nonce: BigInt(o.nonce),
+  };
+}

@@ -1,0 +1,43 @@
+import fs from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { buildGenesis } from '../../src/devchain/genesis.ts';
+import { parseChainSpec, SpecError } from '../../src/devchain/spec.ts';
+
+const spec = (name: string) =>
+  fs.readFileSync(new URL(`../fixtures/genesis/${name}.toml`, import.meta.url), 'utf8');
+
+describe('genesis from a CKB dev chain spec', () => {
+  it('reproduces the reference chain hash of dev.toml', () => {
+    const { block } = buildGenesis(parseChainSpec(spec('dev')));
+    expect(block.hash).toBe('0x677c33a40ddd906cdb6ca996d80081a0a6da2ff40050525da640d5c24d557614');
+    expect(block.transactions[0]?.hash()).toBe(
+      '0x47429e7332e2b5d8c3fdf1264e6e625afc42e0e3b4291e41bab056da8e094fdf',
+    );
+    expect(block.transactions[1]?.hash()).toBe(
+      '0x154518a71076c327a5dd3945cd6250deeca8051fa08ec7da2a6078ef1ad5fcba',
+    );
+    expect(block.header.dao).toBe('0x5f05317f3735a12e0000c16ff2862300ba73e3e094050000005be15701fbfe06');
+    expect(block.transactions[0]?.outputs[1]?.type?.hash()).toBe(
+      '0x9bd7e06f3ecf4be0f2fcd2188b23f1b9fcc88e5d4b65a8637b17723bbda3cce8',
+    );
+  });
+
+  it('reproduces the variant spec (no capacity, typed issued cell, epoch length 7)', () => {
+    const { block } = buildGenesis(parseChainSpec(spec('variant')));
+    expect(block.hash).toBe('0x6412224f266611e8481d7459163b545c195d2f575de2143624a13c65bd8e4ca4');
+    expect(block.transactions[0]?.hash()).toBe(
+      '0x6ff6df0f208d042a363552bd14eae0ec576400b1e2744bb1c248c1a2a241e4a7',
+    );
+    expect(block.transactions[1]?.hash()).toBe(
+      '0x068260f25550b93f716bccc376d48a5718c96b3c072d993820726583ea3d599f',
+    );
+  });
+
+  it('rejects malformed specs with a SpecError', () => {
+    expect(() => parseChainSpec('name = "x"')).toThrow(SpecError);
+    expect(() => parseChainSpec('not toml [')).toThrow(SpecError);
+    expect(() => parseChainSpec(spec('dev').replace('hash_type = "data"', 'hash_type = "bogus"'))).toThrow(
+      /hash_type/,
+    );
+  });
+});
