@@ -161,14 +161,28 @@ export function checkSignature(inv: Invoice): void {
   if (!inv.signature) return;
   const hash = signingHash(inv);
   const recovered = recoverWith(inv.signature, hash);
-  const key = findAttr(inv, 'PayeePublicKey')?.pubkey ?? recovered;
+  const payee = findAttr(inv, 'PayeePublicKey')?.pubkey;
+  const compact = inv.signature.subarray(0, 64);
+  // A low-S signature always verifies under the key it recovers to, so the common case needs no
+  // second curve operation; otherwise verify in full (a payee key may still verify with the
+  // other R parity, which the reference accepts).
+  if (
+    !secp256k1.Signature.fromBytes(compact, 'compact').hasHighS() &&
+    (!payee || sameBytes(payee, recovered))
+  ) {
+    return;
+  }
   let ok = false;
   try {
-    ok = secp256k1.verify(inv.signature.subarray(0, 64), hash, key, { prehash: false, lowS: true });
+    ok = secp256k1.verify(compact, hash, payee ?? recovered, { prehash: false, lowS: true });
   } catch {
     ok = false;
   }
   if (!ok) throw new InvoiceError('InvalidSignature', 'Invalid signature');
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 /** The payee of a signed invoice: its PayeePublicKey attribute, else the recovered key. */

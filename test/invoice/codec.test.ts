@@ -225,6 +225,20 @@ describe('decoder errors', () => {
     );
   });
 
+  it('rejects a high-S signature even though it recovers the payee key (libsecp256k1 verify)', async () => {
+    const { secp256k1 } = await import('@noble/curves/secp256k1.js');
+    const inv = decodeInvoice(V.V1);
+    const sig = inv.signature!;
+    const n = secp256k1.Point.CURVE().n;
+    const s = BigInt('0x' + hex(sig.subarray(32, 64)));
+    const high = Uint8Array.from(sig);
+    high.set(Buffer.from((n - s).toString(16).padStart(64, '0'), 'hex'), 32);
+    high[64] = sig[64] ^ 1; // the negated s recovers the same key with the other parity
+    const tampered = { ...inv, signature: high };
+    expect(hex(recoverPayee(tampered))).toBe(V.V1_V2_PAYEE);
+    expect(errorOf(() => decodeInvoice(encodeInvoice(tampered))).message).toBe('Invalid signature');
+  });
+
   it('rejects a bad recovery id', async () => {
     const { bech32m } = await import('@scure/base');
     const { prefix, words } = bech32m.decode(V.V1 as `${string}1${string}`, false);

@@ -29,8 +29,9 @@ let svc: InvoiceService;
 let clock = Date.now();
 
 interface Reply {
+  // biome-ignore lint/suspicious/noExplicitAny: JSON results are inspected field by field
   result?: any;
-  error?: { code: number; message: string; data?: any };
+  error?: { code: number; message: string; data?: unknown };
 }
 
 async function call(method: string, params: unknown[] = []): Promise<Reply> {
