@@ -7,15 +7,18 @@ import { bytesToHex } from '../codec/hex.ts';
 import { blake160 } from '../crypto/hash.ts';
 import { identityFromSecret, type NodeIdentity, publicKeyOf } from '../crypto/identity.ts';
 import { loadOrCreateNodeKey, loadWalletKey, PASSWORD_ENV } from '../crypto/keyfile.ts';
+import { createInvoiceService, type InvoiceService } from '../invoice/service.ts';
+import { invoiceSchema } from '../invoice/store.ts';
 import { createAuthorizer, OPEN_ACCESS } from '../rpc/auth.ts';
 import type { MethodSpec } from '../rpc/method.ts';
 import { infoMethods } from '../rpc/modules/info.ts';
+import { invoiceMethods } from '../rpc/modules/invoice.ts';
 import type { ScriptJson } from '../rpc/schema.ts';
 import { type RpcServer, startRpcServer } from '../rpc/server.ts';
 import { type Db, openDatabase } from '../store/db.ts';
 import { checkNodeOwnership, nodeMetaSchema } from '../store/node-meta.ts';
 import { COMMIT_HASH, VERSION } from './build-info.ts';
-import type { Config } from './config.ts';
+import { type Config, currencyOf } from './config.ts';
 import { createLogger, type Logger } from './log.ts';
 
 /** secp256k1-blake160 sighash-all: the type hash of its code cell, the same on every CKB chain. */
@@ -39,6 +42,7 @@ export interface StartOptions {
 export class StrandNode {
   private rpc?: RpcServer;
   private stopped = false;
+  private invoiceService?: InvoiceService;
 
   private constructor(
     readonly config: Config,
@@ -55,7 +59,10 @@ export class StrandNode {
     const walletKey = config.services.includes('ckb')
       ? loadWalletKey(path.join(config.ckbDir, 'key'), { password: env[PASSWORD_ENV] })
       : undefined;
-    const db = openDatabase(path.join(config.fiberDir, 'store', 'strand.db'), [nodeMetaSchema]);
+    const db = openDatabase(path.join(config.fiberDir, 'store', 'strand.db'), [
+      nodeMetaSchema,
+      invoiceSchema,
+    ]);
     const node = new StrandNode(config, identity, walletKey, db, log);
     try {
       checkNodeOwnership(db, identity.pubkeyHex);
@@ -92,7 +99,17 @@ export class StrandNode {
 
   /** Every method this build implements, of every module; the server keeps the enabled ones. */
   private allMethods(): MethodSpec[] {
-    return [...infoMethods(this.infoSource())];
+    return [...infoMethods(this.infoSource()), ...invoiceMethods(this.invoices)];
+  }
+
+  /** The node's invoices (signed with the node key, in the node's store). */
+  get invoices(): InvoiceService {
+    this.invoiceService ??= createInvoiceService({
+      db: this.db,
+      nodeSecretKey: this.identity.secretKey,
+      currency: currencyOf(this.config.fiber.chain),
+    });
+    return this.invoiceService;
   }
 
   private infoSource() {
