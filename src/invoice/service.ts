@@ -11,7 +11,7 @@ import { bytesToHex, hexToBytes } from '../codec/hex.ts';
 import { publicKeyOf } from '../crypto/identity.ts';
 import type { Db } from '../store/db.ts';
 import { buildInvoice } from './builder.ts';
-import { decodeInvoice, encodeInvoice, hashPreimage, signInvoice } from './codec.ts';
+import { decodeInvoice, encodeInvoice, hashPreimage, MAX_INVOICE_LENGTH, signInvoice } from './codec.ts';
 import { type InvoiceStatus, nextStatus, type StatusEvent } from './status.ts';
 import { invoiceTables } from './store.ts';
 import {
@@ -51,6 +51,8 @@ export interface InvoiceServiceOptions {
    * layer fulfils the held TLCs and then calls `markPaid`. Without it, settle marks Paid at once.
    */
   onSettle?: (paymentHash: Uint8Array, preimage: Uint8Array) => void;
+  /** Called after cancel_invoice committed, so that the payment layer fails any held TLCs. */
+  onCancel?: (paymentHash: Uint8Array) => void;
 }
 
 export interface NewInvoiceRequest {
@@ -129,7 +131,7 @@ export function createInvoiceService(opts: InvoiceServiceOptions): InvoiceServic
   function load(hash: Uint8Array): StoredInvoice | undefined {
     const row = tables.get(hash);
     if (!row) return undefined;
-    const invoice = decodeInvoice(row.invoice);
+    const invoice = decodeInvoice(row.invoice, { trusted: true });
     const out: StoredInvoice = {
       invoiceAddress: row.invoice,
       invoice,
@@ -146,7 +148,11 @@ export function createInvoiceService(opts: InvoiceServiceOptions): InvoiceServic
     const result = tables.transaction(() => {
       const row = tables.get(hash);
       if (!row) throw new DomainError(notFound);
-      const t = nextStatus(row.status, event, isExpired(decodeInvoice(row.invoice), now()));
+      const t = nextStatus(
+        row.status,
+        event,
+        isExpired(decodeInvoice(row.invoice, { trusted: true }), now()),
+      );
       if (!t.ok) throw new DomainError(t.error);
       const changed = t.status !== row.status;
       if (changed || receivedAmount !== undefined) tables.setStatus(hash, t.status, now(), receivedAmount);
@@ -212,6 +218,12 @@ export function createInvoiceService(opts: InvoiceServiceOptions): InvoiceServic
     });
     const invoice = signInvoice(unsigned, opts.nodeSecretKey);
     const invoiceAddress = encodeInvoice(invoice);
+    if (invoiceAddress.length > MAX_INVOICE_LENGTH) {
+      // Only a huge fallback address or script can get here; refuse what no one could parse.
+      throw new DomainError(
+        `Invoice string is too long: ${invoiceAddress.length} > ${MAX_INVOICE_LENGTH} characters`,
+      );
+    }
     const hash = invoice.data.paymentHash;
     const inserted = tables.transaction(() => {
       if (!tables.insert(hash, invoiceAddress, now())) return false;
@@ -237,6 +249,7 @@ export function createInvoiceService(opts: InvoiceServiceOptions): InvoiceServic
     cancelInvoice(paymentHash) {
       const hash = hash32(paymentHash, 'payment_hash');
       apply(hash, 'cancel', 'invoice not found');
+      opts.onCancel?.(hash);
       return load(hash)!;
     },
     settleInvoice(paymentHash, preimageIn) {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -177,6 +178,20 @@ describe('new invoices', () => {
     ).toBe('Node does not support trampoline routing, please enable trampoline routing feature');
   });
 
+  it('refuse an invoice whose string no one could parse (huge fallback address)', () => {
+    const svc = service();
+    expect(
+      domainError(() =>
+        svc.newInvoice({
+          amount: 1n,
+          currency: 'Fibd',
+          fallbackAddress: randomBytes(10_000).toString('hex'),
+        }),
+      ),
+    ).toMatch(/^Invoice string is too long: \d+ > 8192 characters$/);
+    expect(changes).toEqual([]);
+  });
+
   it('survive a restart: a new service on a reopened database finds them', () => {
     const { invoice, invoiceAddress } = service().newInvoice({ amount: 7n, currency: 'Fibd' });
     db.close();
@@ -209,7 +224,8 @@ describe('statuses', () => {
   });
 
   it('cancel: Open → Cancelled; refused when Cancelled or Paid', () => {
-    const svc = service();
+    const cancelled: string[] = [];
+    const svc = service({ onCancel: (h) => cancelled.push(bytesToHex(h)) });
     const a = svc.newInvoice({ amount: 1n, currency: 'Fibd' }).invoice.data.paymentHash;
     changes = [];
     expect(svc.cancelInvoice(a).status).toBe('Cancelled');
