@@ -11,7 +11,7 @@ import { bytesToHex, hexToBytes } from '../codec/hex.ts';
 import { publicKeyOf } from '../crypto/identity.ts';
 import type { Db } from '../store/db.ts';
 import { buildInvoice } from './builder.ts';
-import { decodeInvoice, encodeInvoice, hashPreimage, MAX_INVOICE_LENGTH, signInvoice } from './codec.ts';
+import { decodeInvoice, encodeInvoice, hashPreimage, signInvoice } from './codec.ts';
 import { type InvoiceStatus, nextStatus, type StatusEvent } from './status.ts';
 import { invoiceTables } from './store.ts';
 import {
@@ -218,11 +218,12 @@ export function createInvoiceService(opts: InvoiceServiceOptions): InvoiceServic
     });
     const invoice = signInvoice(unsigned, opts.nodeSecretKey);
     const invoiceAddress = encodeInvoice(invoice);
-    if (invoiceAddress.length > MAX_INVOICE_LENGTH) {
-      // Only a huge fallback address or script can get here; refuse what no one could parse.
-      throw new DomainError(
-        `Invoice string is too long: ${invoiceAddress.length} > ${MAX_INVOICE_LENGTH} characters`,
-      );
+    try {
+      // What this node issues must be readable back (by itself and by payers): only a huge
+      // fallback address or script can fail here (string or molecule size limits).
+      decodeInvoice(invoiceAddress, { trusted: true });
+    } catch (e) {
+      throw new DomainError(`Invoice can not be encoded: ${(e as Error).message}`);
     }
     const hash = invoice.data.paymentHash;
     const inserted = tables.transaction(() => {

@@ -188,7 +188,14 @@ describe('new invoices', () => {
           fallbackAddress: randomBytes(10_000).toString('hex'),
         }),
       ),
-    ).toMatch(/^Invoice string is too long: \d+ > 8192 characters$/);
+    ).toMatch(/^Invoice can not be encoded: Invoice string is too long: \d+ > 8192 characters$/);
+    expect(
+      domainError(() =>
+        svc.newInvoice({ amount: 1n, currency: 'Fibd', fallbackAddress: 'a'.repeat(20_000) }),
+      ),
+    ).toBe(
+      'Invoice can not be encoded: Failed to decompress invoice data: decompressed data exceeds 16384 bytes',
+    );
     expect(changes).toEqual([]);
   });
 
