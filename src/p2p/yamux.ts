@@ -80,6 +80,7 @@ export class YamuxStream {
   private recvWindow = INITIAL_WINDOW;
   private consumed = 0;
   private pending: Uint8Array[] = [];
+  private flushScheduled = false;
   pendingBytes = 0;
   /** SYN (opener) or ACK (acceptor) still to ride on the first frame we send. */
   private firstFlags: number;
@@ -110,6 +111,10 @@ export class YamuxStream {
     this.session.send(encodeHeader(TYPE_WINDOW_UPDATE, this.takeFlags(), this.id, 0));
   }
 
+  /**
+   * Queues data; writes made in the same tick leave as few Data frames as the window allows
+   * (one header for many small messages).
+   */
   write(data: Uint8Array): void {
     if (this.localFin || this.reset)
       throw new P2pError('Closed', `yamux: stream ${this.id} is closed for writing`);
@@ -117,24 +122,38 @@ export class YamuxStream {
     this.pending.push(data);
     this.pendingBytes += data.length;
     this.session.addPending(data.length);
-    this.flush();
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      queueMicrotask(() => {
+        this.flushScheduled = false;
+        this.flush();
+      });
+    }
   }
 
   /** Sends as much pending data as the peer's window allows. */
   flush(): void {
-    while (this.pending.length > 0 && this.sendWindow > 0 && !this.reset) {
-      const head = this.pending[0]!;
-      const n = Math.min(head.length, this.sendWindow);
-      const body = n === head.length ? head : head.subarray(0, n);
-      if (n === head.length) this.pending.shift();
-      else this.pending[0] = head.subarray(n);
+    while (this.pendingBytes > 0 && this.sendWindow > 0 && !this.reset && !this.session.isClosed) {
+      const n = Math.min(this.pendingBytes, this.sendWindow, INITIAL_WINDOW);
+      this.session.send(encodeHeader(TYPE_DATA, this.takeFlags(), this.id, n));
+      let left = n;
+      while (left > 0) {
+        const head = this.pending[0]!;
+        if (head.length <= left) {
+          this.pending.shift();
+          this.session.send(head);
+          left -= head.length;
+        } else {
+          this.session.send(head.subarray(0, left));
+          this.pending[0] = head.subarray(left);
+          left = 0;
+        }
+      }
       this.sendWindow -= n;
       this.pendingBytes -= n;
       this.session.addPending(-n);
-      this.session.send(encodeHeader(TYPE_DATA, this.takeFlags(), this.id, n));
-      this.session.send(body);
     }
-    if (this.finQueued && this.pending.length === 0 && !this.localFin && !this.reset) {
+    if (this.finQueued && this.pendingBytes === 0 && !this.localFin && !this.reset) {
       this.localFin = true;
       this.session.send(encodeHeader(TYPE_WINDOW_UPDATE, this.takeFlags(FLAG_FIN), this.id, 0));
       this.maybeForget();

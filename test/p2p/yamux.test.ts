@@ -97,7 +97,7 @@ describe('yamux', () => {
     expect(s.isClosed).toBe(true);
   });
 
-  it('respects the peer’s window and resumes on a window update', () => {
+  it('respects the peer’s window and resumes on a window update', async () => {
     const { a, b, pump } = pair();
     const st = a.s.openStream();
     pump();
@@ -105,7 +105,9 @@ describe('yamux', () => {
     b.streams[0]!.onData = (d) => {
       received += d.length;
     };
-    st.write(new Uint8Array(INITIAL_WINDOW + 1000));
+    st.write(new Uint8Array(INITIAL_WINDOW - 1000));
+    st.write(new Uint8Array(2000));
+    await Promise.resolve(); // writes of one tick are flushed together
     // Only the window goes out until b's update arrives.
     const sent = a.out.reduce((n, x) => n + (x.length === 12 ? 0 : x.length), 0);
     expect(sent).toBe(INITIAL_WINDOW);
