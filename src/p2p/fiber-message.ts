@@ -81,7 +81,10 @@ const CODECS: { [K in keyof FiberMessageBodies]: MessageCodec<FiberMessageBodies
 type Known = keyof FiberMessageBodies;
 export type FiberMessage =
   | { [K in Known]: { type: K; value: FiberMessageBodies[K] } }[Known]
-  | { type: Exclude<FiberMessageKind, Known>; raw: Uint8Array };
+  | { [K in Exclude<FiberMessageKind, Known>]: { type: K; raw: Uint8Array } }[Exclude<
+      FiberMessageKind,
+      Known
+    >];
 
 export function encodeFiberMessage(msg: FiberMessage): Uint8Array {
   const id = FIBER_MESSAGE_KINDS.indexOf(msg.type);
