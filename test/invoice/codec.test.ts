@@ -259,3 +259,56 @@ describe('decoder errors', () => {
     expect(errorOf(() => decodeInvoice('fibt1' + 'q'.repeat(9000))).kind).toBe('TooLong');
   });
 });
+
+describe('molecule RawInvoiceData', () => {
+  const mol = () => Uint8Array.from(Buffer.from(V.V1_MOLECULE, 'hex'));
+
+  function moleculeError(b: Uint8Array): string {
+    try {
+      decodeRawInvoiceData(b);
+    } catch (e) {
+      expect(e).toBeInstanceOf(InvoiceError);
+      return (e as Error).message;
+    }
+    throw new Error('expected an error');
+  }
+
+  it('verifies sizes, offsets and union ids as the generated Rust code', () => {
+    expect(moleculeError(new Uint8Array(3))).toBe(
+      'Molecule error: RawInvoiceData header is broken, expect 4 but got 3',
+    );
+    expect(moleculeError(mol().subarray(0, 100))).toBe(
+      "Molecule error: RawInvoiceData total size doesn't match, expect 205, actual 100",
+    );
+    expect(moleculeError(Uint8Array.of(4, 0, 0, 0))).toBe(
+      "Molecule error: RawInvoiceData field count doesn't match, expect 3, actual 0",
+    );
+    const badId = mol();
+    badId[0x40 + 0x14] = 10; // item id of the first attribute (Description = 1) → 10
+    expect(moleculeError(badId)).toBe(
+      'Molecule error: InvoiceAttr unknown item, expect less than 10 but got 10',
+    );
+    const badOffset = mol();
+    badOffset[8] = 0x50; // payment_hash offset beyond attrs offset
+    expect(moleculeError(badOffset)).toBe('Molecule error: RawInvoiceData offsets not match');
+  });
+
+  it('gives typed errors where the reference would panic (invalid UTF-8, invalid key)', () => {
+    const badUtf8 = mol();
+    const at = Buffer.from(badUtf8).indexOf(Buffer.from('test invoice'));
+    badUtf8[at] = 0xff;
+    expect(moleculeError(badUtf8)).toBe('Description is not valid UTF-8');
+    const badKey = mol();
+    badKey[badKey.length - 1] ^= 0xff;
+    badKey[badKey.length - 33] = 0x05;
+    expect(moleculeError(badKey)).toBe('PayeePublicKey is not a valid public key');
+  });
+
+  it('decodes an unknown hash algorithm byte as ckb_hash, as the reference does', () => {
+    const m = mol();
+    const at = m.length - 49 - 1; // HashAlgorithm struct byte (id 8) precedes the PayeePublicKey item
+    expect(m[at]).toBe(1);
+    m[at] = 7;
+    expect(decodeRawInvoiceData(m).attrs[2]).toEqual({ kind: 'HashAlgorithm', value: 'ckb_hash' });
+  });
+});
