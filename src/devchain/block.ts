@@ -6,6 +6,7 @@
 import { ccc } from '@ckb-ccc/core';
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
 import { ckbHash } from '../crypto/hash.ts';
+import { txHashOf } from './txcache.ts';
 
 export const ZERO_HASH = `0x${'00'.repeat(32)}` as ccc.Hex;
 
@@ -64,7 +65,7 @@ export function merkleRoot(leaves: Uint8Array[]): Uint8Array {
 }
 
 export function transactionsRoot(txs: ccc.Transaction[]): ccc.Hex {
-  const hashes = txs.map((tx) => ccc.bytesFrom(tx.hash()));
+  const hashes = txs.map((tx) => ccc.bytesFrom(txHashOf(tx)));
   const witnessHashes = txs.map((tx) => ccc.bytesFrom(tx.hashFull()));
   return bytesToHex(ckbHash(merkleRoot(hashes), merkleRoot(witnessHashes))) as ccc.Hex;
 }

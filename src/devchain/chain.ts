@@ -30,7 +30,15 @@ import {
 } from './since.ts';
 import { type ChainSpec, parseChainSpec } from './spec.ts';
 import { type CellRow, openChainDb, scriptColumns } from './store.ts';
-import { type ChainView, dataHashOf, outPointKey, type ViewCell, verifyTransaction } from './validate.ts';
+import { txBytesOf, txHashOf } from './txcache.ts';
+import {
+  type ChainView,
+  checkShape,
+  dataHashOf,
+  outPointKey,
+  type ViewCell,
+  verifyTransaction,
+} from './validate.ts';
 
 export const SIGHASH_TYPE_HASH =
   '0x9bd7e06f3ecf4be0f2fcd2188b23f1b9fcc88e5d4b65a8637b17723bbda3cce8' as ccc.Hex;
@@ -236,7 +244,8 @@ export class DevChain {
 
   /** Verifies and queues a transaction; returns its hash or throws ChainTxError. */
   sendTransaction(tx: ccc.Transaction): ccc.Hex {
-    const hash = tx.hash();
+    checkShape(tx);
+    const hash = txHashOf(tx);
     if (this.pool.has(hash) || this.db.prepare('SELECT 1 FROM dc_txs WHERE hash = ?').get(hash)) {
       throw new ChainTxError(
         'PoolRejectedDuplicatedTransaction',
@@ -382,7 +391,7 @@ export class DevChain {
       timestamp: block.header.timestamp,
     };
     block.transactions.forEach((tx, txIndex) => {
-      const hash = tx.hash();
+      const hash = txHashOf(tx);
       if (txIndex > 0) for (const input of tx.inputs) this.live.delete(outPointKey(input.previousOutput));
       tx.outputs.forEach((output, index) => {
         const key = `${hash}:${index}`;
@@ -453,7 +462,7 @@ function initialise(db: Db, opts: DevChainOptions, now: () => bigint): void {
     setMeta.run('spec', specToml);
     const commit = { blockNumber: 0n, epoch: 0n, timestamp: genesis.header.timestamp };
     genesis.transactions.forEach((tx) => {
-      const hash = tx.hash();
+      const hash = txHashOf(tx);
       tx.outputs.forEach((output, index) => {
         const data = ccc.bytesFrom(tx.outputsData[index] ?? '0x');
         live.set(`${hash}:${index}`, {
@@ -465,7 +474,7 @@ function initialise(db: Db, opts: DevChainOptions, now: () => bigint): void {
         });
       });
     });
-    const tx1Hash = (genesis.transactions[1] as ccc.Transaction).hash();
+    const tx1Hash = txHashOf(genesis.transactions[1] as ccc.Transaction);
     for (const input of (genesis.transactions[1] as ccc.Transaction).inputs)
       live.delete(outPointKey(input.previousOutput));
 
@@ -490,7 +499,7 @@ function initialise(db: Db, opts: DevChainOptions, now: () => bigint): void {
       data: s.data,
     }));
     const deployTx = buildFunding(view, faucetKey, [], deploy, () => true);
-    const setupHash = deployTx.hash();
+    const setupHash = txHashOf(deployTx);
     const scriptInfo = (i: number): ScriptInfo => ({
       codeHash: devScriptCodeHash((DEV_SCRIPTS[i] as DevScript).id) as ccc.Hex,
       hashType: 'data2',
@@ -531,7 +540,7 @@ function initialise(db: Db, opts: DevChainOptions, now: () => bigint): void {
         env,
       );
       for (const input of tx.inputs) live.delete(outPointKey(input.previousOutput));
-      const hash = tx.hash();
+      const hash = txHashOf(tx);
       tx.outputs.forEach((output, index) => {
         const data = ccc.bytesFrom(tx.outputsData[index] ?? '0x');
         live.set(`${hash}:${index}`, {
@@ -652,8 +661,8 @@ function commitBlock(db: Db, block: Block, spentCell: (op: ccc.OutPoint) => View
   db.transaction(() => {
     insBlock.run(n, block.hash, headerToJson(block.header), Number(block.header.timestamp));
     block.transactions.forEach((tx, txIndex) => {
-      const hash = tx.hash();
-      insTx.run(hash, n, txIndex, Buffer.from(tx.toBytes()));
+      const hash = txHashOf(tx);
+      insTx.run(hash, n, txIndex, Buffer.from(txBytesOf(tx)));
       // A cellbase (tx 0 of every block) spends nothing.
       if (txIndex !== 0) {
         tx.inputs.forEach((input, i) => {

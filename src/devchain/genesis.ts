@@ -14,6 +14,7 @@ import { compressedPubkey, signRecoverable } from '../crypto/secp256k1.ts';
 import { type Block, makeBlock, ZERO_HASH } from './block.ts';
 import type { ChainSpec, SpecFile } from './spec.ts';
 import { bundledCell } from './system-cells.ts';
+import { txHashOf } from './txcache.ts';
 
 const SHANNONS = 100_000_000n;
 export const TYPE_ID_CODE_HASH =
@@ -59,7 +60,7 @@ export function buildGenesis(spec: ChainSpec, specDir?: string): GenesisResult {
     const tx0 = cellbaseTx(spec, systemData, specialCapacity);
     // The first pass only needs tx1's capacities, which do not depend on tx0's hash; hashing
     // the 1 MB cellbase is the slow part, so it is done once.
-    const tx0Hash = firstPass ? ZERO_HASH : tx0.hash();
+    const tx0Hash = firstPass ? ZERO_HASH : txHashOf(tx0);
     const tx1 = depGroupTx(spec, tx0Hash, dataHashes, loadFile);
     return { tx0, tx1 };
   };

@@ -25,6 +25,7 @@ import {
 import { SCRIPT_VERIFIERS } from './scripts/registry.ts';
 import { typeId } from './scripts/type-id.ts';
 import { checkSince, type SinceEnv } from './since.ts';
+import { txBytesOf, txHashOf } from './txcache.ts';
 
 const SHANNONS = 100_000_000n;
 /** CKB's max block bytes; one transaction must stay below it. */
@@ -55,7 +56,7 @@ export function outPointKey(op: ccc.OutPointLike): string {
 
 export function verifyTransaction(tx: ccc.Transaction, view: ChainView, env: SinceEnv): Verified {
   checkShape(tx);
-  const size = tx.toBytes().length + 4;
+  const size = txBytesOf(tx).length + 4;
   if (size > MAX_TX_BYTES) {
     throw new ChainTxError(
       'PoolRejectedTransactionBySizeLimit',
@@ -99,10 +100,11 @@ export function verifyTransaction(tx: ccc.Transaction, view: ChainView, env: Sin
     }
   });
   runScripts(tx, inputs, deps);
-  return { txHash: tx.hash(), fee: inSum - outSum, size, inputs };
+  return { txHash: txHashOf(tx), fee: inSum - outSum, size, inputs };
 }
 
-function checkShape(tx: ccc.Transaction): void {
+/** Context-free checks; also guarantees the transaction can be serialised and hashed. */
+export function checkShape(tx: ccc.Transaction): void {
   if (tx.version !== 0n) throw txError(`MismatchedVersion: expected 0, got ${tx.version}`);
   if (tx.inputs.length === 0) throw txError('Empty(Inputs)');
   if (tx.outputs.length === 0) throw txError('Empty(Outputs)');
@@ -118,15 +120,26 @@ function checkShape(tx: ccc.Transaction): void {
     deps.add(k);
   }
   if (new Set(tx.headerDeps).size !== tx.headerDeps.length) throw txError('DuplicateHeaderDeps');
-  for (const input of tx.inputs) {
+  tx.inputs.forEach((input, index) => {
     if (
       input.previousOutput.txHash === `0x${'00'.repeat(32)}` &&
       input.previousOutput.index === 0xffffffffn
     ) {
       throw malformedError('cellbase-like');
     }
+    // Flags are checked here (CKB does it with the maturity): ccc cannot encode an invalid since.
+    if (input.since !== 0n && checkSince(input.since, FAR_FUTURE, undefined) === 'invalid') {
+      throw txError(`InvalidSince(Inputs[${index}]): the since field is invalid`);
+    }
+  });
+  try {
+    txBytesOf(tx);
+  } catch (e) {
+    throw malformedError(`unencodable (${(e as Error).message.slice(0, 200)})`);
   }
 }
+
+const FAR_FUTURE: SinceEnv = { blockNumber: 0n, epoch: 0n, medianTime: 0n };
 
 function resolveDeps(tx: ccc.Transaction, view: ChainView): ViewCell[] {
   const out: ViewCell[] = [];

@@ -6,6 +6,7 @@
 import { ccc } from '@ckb-ccc/core';
 import { ckbHash } from '../../crypto/hash.ts';
 import type { CellCommit } from '../since.ts';
+import { txHashOf } from '../txcache.ts';
 
 export interface ResolvedCell {
   outPoint: ccc.OutPoint;
@@ -43,7 +44,7 @@ export function makeTxContext(tx: ccc.Transaction, inputs: ResolvedCell[]): TxCo
   let noDeps: Uint8Array | undefined;
   return {
     tx,
-    txHash: ccc.bytesFrom(tx.hash()),
+    txHash: ccc.bytesFrom(txHashOf(tx)),
     inputs,
     // Plain copies: ccc may hand out Buffers, whose slice() is a view, not a copy.
     outputsData: tx.outputsData.map((d) => new Uint8Array(ccc.bytesFrom(d))),
