@@ -59,6 +59,7 @@ const compressed = arCompress(molecule);
 
 const rows: [string, number][] = [
   ['decode V1 (verify signature)', rate(() => decodeInvoice(V1))],
+  ['decode V1 trusted (no signature)', rate(() => decodeInvoice(V1, { trusted: true }))],
   ['encode V1 (already signed)', rate(() => encodeInvoice(v1))],
   ['sign + encode (node-made)', rate(() => encodeInvoice(signInvoice(made, SK)))],
   ['decode node-made', rate(() => decodeInvoice(madeString))],

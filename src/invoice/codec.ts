@@ -209,12 +209,13 @@ function splitBech32(s: string): Bech32Parts {
   if (sep < 0) throw bech32Error('missing human-readable separator, "1"');
   const rawHrp = s.slice(0, sep);
   const rawData = s.slice(sep + 1);
-  if (rawHrp.length === 0 || rawHrp.length > 83) throw bech32Error('invalid length');
+  // The hrp is checked byte by byte (UTF-8), as bech32 0.9 does; a bad byte shows as its Latin-1 char.
+  const hrpBytes = new TextEncoder().encode(rawHrp);
+  if (hrpBytes.length === 0 || hrpBytes.length > 83) throw bech32Error('invalid length');
   let lower = false;
   let upper = false;
-  for (const ch of rawHrp) {
-    const c = ch.codePointAt(0)!;
-    if (c < 33 || c > 126) throw bech32Error(`invalid character (code=${ch})`);
+  for (const c of hrpBytes) {
+    if (c < 33 || c > 126) throw bech32Error(`invalid character (code=${String.fromCharCode(c)})`);
     if (c >= 97 && c <= 122) lower = true;
     else if (c >= 65 && c <= 90) upper = true;
     if (lower && upper) throw bech32Error('mixed-case strings not allowed');
