@@ -9,10 +9,13 @@ import { identityFromSecret, type NodeIdentity, publicKeyOf } from '../crypto/id
 import { loadOrCreateNodeKey, loadWalletKey, PASSWORD_ENV } from '../crypto/keyfile.ts';
 import { createInvoiceService, type InvoiceService } from '../invoice/service.ts';
 import { invoiceSchema } from '../invoice/store.ts';
+import { createPeerManager, type PeerManager } from '../p2p/peer-manager.ts';
+import { peerSchema } from '../p2p/peer-store.ts';
 import { createAuthorizer, OPEN_ACCESS } from '../rpc/auth.ts';
 import type { MethodSpec } from '../rpc/method.ts';
 import { infoMethods } from '../rpc/modules/info.ts';
 import { invoiceMethods } from '../rpc/modules/invoice.ts';
+import { peerMethods } from '../rpc/modules/peer.ts';
 import type { ScriptJson } from '../rpc/schema.ts';
 import { type RpcServer, startRpcServer } from '../rpc/server.ts';
 import { type Db, openDatabase } from '../store/db.ts';
@@ -43,6 +46,8 @@ export class StrandNode {
   private rpc?: RpcServer;
   private stopped = false;
   private invoiceService?: InvoiceService;
+  /** P2P: sessions with peers (present when the `fiber` service runs). */
+  peers?: PeerManager;
 
   private constructor(
     readonly config: Config,
@@ -62,10 +67,12 @@ export class StrandNode {
     const db = openDatabase(path.join(config.fiberDir, 'store', 'strand.db'), [
       nodeMetaSchema,
       invoiceSchema,
+      peerSchema,
     ]);
     const node = new StrandNode(config, identity, walletKey, db, log);
     try {
       checkNodeOwnership(db, identity.pubkeyHex);
+      if (config.services.includes('fiber')) await node.startPeers();
       if (config.services.includes('rpc')) await node.startRpc();
     } catch (e) {
       await node.stop();
@@ -77,6 +84,24 @@ export class StrandNode {
 
   get rpcUrl(): string | undefined {
     return this.rpc?.url;
+  }
+
+  private async startPeers(): Promise<void> {
+    const { fiber } = this.config;
+    this.peers = createPeerManager({
+      identity: this.identity,
+      listenAddr: fiber.listening_addr,
+      chainHash: this.chainHash(),
+      db: this.db,
+      bootnodes: fiber.bootnode_addrs,
+      limits: { maxInbound: fiber.max_inbound_peers },
+      logger: this.log,
+    });
+    await this.peers.start();
+  }
+
+  private chainHash(): string {
+    return KNOWN_CHAIN_HASHES[this.config.fiber.chain] ?? '0x' + '00'.repeat(32);
   }
 
   private async startRpc(): Promise<void> {
@@ -99,7 +124,11 @@ export class StrandNode {
 
   /** Every method this build implements, of every module; the server keeps the enabled ones. */
   private allMethods(): MethodSpec[] {
-    return [...infoMethods(this.infoSource()), ...invoiceMethods(this.invoices)];
+    return [
+      ...infoMethods(this.infoSource()),
+      ...invoiceMethods(this.invoices),
+      ...(this.peers ? peerMethods(this.peers) : []),
+    ];
   }
 
   /** The node's invoices (signed with the node key, in the node's store). */
@@ -121,7 +150,7 @@ export class StrandNode {
       features: () => NODE_FEATURES,
       nodeName: fiber.announced_node_name ?? null,
       addresses: () => this.listeningAddresses(),
-      chainHash: () => KNOWN_CHAIN_HASHES[fiber.chain] ?? '0x' + '00'.repeat(32),
+      chainHash: () => this.chainHash(),
       openChannelAutoAcceptMinCkbFundingAmount: fiber.open_channel_auto_accept_min_ckb_funding_amount,
       autoAcceptChannelCkbFundingAmount: fiber.auto_accept_channel_ckb_funding_amount,
       defaultFundingLockScript: () => this.defaultFundingLockScript(),
@@ -130,7 +159,7 @@ export class StrandNode {
       tlcFeeProportionalMillionths: fiber.tlc_fee_proportional_millionths,
       channelCount: () => 0,
       pendingChannelCount: () => 0,
-      peersCount: () => 0,
+      peersCount: () => this.peers?.peersCount ?? 0,
       udtCfgInfos: this.config.ckb.udt_whitelist.map((u) => ({
         name: u.name,
         script: u.script,
@@ -141,6 +170,8 @@ export class StrandNode {
   }
 
   private listeningAddresses(): string[] {
+    // The TCP form (the seed's shape); WebSocket is served on the same port at `…/ws/p2p/<id>`.
+    if (this.peers) return this.peers.listeningAddrs().filter((a) => !a.includes('/ws/'));
     return [`${this.config.fiber.listening_addr}/p2p/${this.identity.peerId}`];
   }
 
@@ -154,6 +185,7 @@ export class StrandNode {
     if (this.stopped) return;
     this.stopped = true;
     await this.rpc?.close();
+    await this.peers?.stop();
     this.db.close();
     this.log.info({}, 'node stopped');
     this.log.flush();
