@@ -12,7 +12,7 @@ import { publicKeyOf } from '../crypto/identity.ts';
 import type { Db } from '../store/db.ts';
 import { buildInvoice } from './builder.ts';
 import { decodeInvoice, encodeInvoice, hashPreimage, signInvoice } from './codec.ts';
-import { type InvoiceStatus, nextStatus, type StatusEvent } from './status.ts';
+import { effectiveStatus, type InvoiceStatus, nextStatus, type StatusEvent } from './status.ts';
 import { invoiceTables } from './store.ts';
 import {
   type Currency,
@@ -135,7 +135,7 @@ export function createInvoiceService(opts: InvoiceServiceOptions): InvoiceServic
     const out: StoredInvoice = {
       invoiceAddress: row.invoice,
       invoice,
-      status: isExpired(invoice, now()) && row.status === 'Open' ? 'Expired' : row.status,
+      status: effectiveStatus(row.status, isExpired(invoice, now())),
     };
     if (row.receivedAmount !== undefined) out.receivedAmount = row.receivedAmount;
     const preimage = tables.getPreimage(hash);
