@@ -46,7 +46,7 @@ function fixBytes(data: Uint8Array): Uint8Array {
 }
 
 /** Table and dynvec share one layout: total size, offsets, items. */
-function table(fields: Uint8Array[]): Uint8Array {
+function packTable(fields: Uint8Array[]): Uint8Array {
   const header = 4 + 4 * fields.length;
   let offset = header;
   const offsets: Uint8Array[] = [];
@@ -75,16 +75,16 @@ function encodeAttr(attr: InvoiceAttr): Uint8Array {
       break;
     case 'Description':
     case 'FallbackAddr':
-      body = table([fixBytes(utf8.encode(attr.value))]);
+      body = packTable([fixBytes(utf8.encode(attr.value))]);
       break;
     case 'Feature':
-      body = table([fixBytes(attr.bytes)]);
+      body = packTable([fixBytes(attr.bytes)]);
       break;
     case 'UdtScript':
-      body = table([attr.script]);
+      body = packTable([attr.script]);
       break;
     case 'PayeePublicKey':
-      body = table([fixBytes(attr.pubkey)]);
+      body = packTable([fixBytes(attr.pubkey)]);
       break;
     case 'HashAlgorithm':
       body = Uint8Array.of(attr.value === 'sha256' ? 1 : 0);
@@ -98,7 +98,7 @@ function encodeAttr(attr: InvoiceAttr): Uint8Array {
 
 export function encodeRawInvoiceData(data: InvoiceData): Uint8Array {
   if (data.paymentHash.length !== 32) throw new RangeError('payment hash must be 32 bytes');
-  return table([uintLe(data.timestamp, 16), data.paymentHash, table(data.attrs.map(encodeAttr))]);
+  return packTable([uintLe(data.timestamp, 16), data.paymentHash, packTable(data.attrs.map(encodeAttr))]);
 }
 
 // ---------------------------------------------------------------- reading
@@ -113,18 +113,19 @@ function readUintLe(b: Uint8Array): bigint {
   return v;
 }
 
-/** Splits a table or dynvec into its items, verifying the header as molecule does. */
-function items(name: string, b: Uint8Array, fieldCount?: number): Uint8Array[] {
+// Verification mirrors the generated Rust readers (`verify`, non-compatible mode), names and
+// texts included (`ExpiryTimeReader total size doesn't match, expect 8, actual 16`).
+
+function header(name: string, b: Uint8Array): number {
   if (b.length < 4) throw moleculeError(`${name} header is broken, expect 4 but got ${b.length}`);
   const total = readU32(b, 0);
-  if (total !== b.length) {
+  if (total !== b.length)
     throw moleculeError(`${name} total size doesn't match, expect ${total}, actual ${b.length}`);
-  }
-  if (b.length === 4) {
-    if (fieldCount === undefined || fieldCount === 0) return [];
-    throw moleculeError(`${name} field count doesn't match, expect ${fieldCount}, actual 0`);
-  }
-  if (b.length < 8) throw moleculeError(`${name} header is broken, expect 8 but got ${b.length}`);
+  return total;
+}
+
+/** Offsets after the total size, checked for alignment, bounds and order; returns the items. */
+function split(name: string, b: Uint8Array, total: number, fieldCount?: number): Uint8Array[] {
   const first = readU32(b, 4);
   if (first % 4 !== 0 || first < 8) throw moleculeError(`${name} offsets not match`);
   if (b.length < first) throw moleculeError(`${name} header is broken, expect ${first} but got ${b.length}`);
@@ -135,12 +136,23 @@ function items(name: string, b: Uint8Array, fieldCount?: number): Uint8Array[] {
   const offsets: number[] = [];
   for (let i = 0; i < count; i++) offsets.push(readU32(b, 4 + 4 * i));
   offsets.push(total);
-  const out: Uint8Array[] = [];
   for (let i = 0; i < count; i++) {
     if (offsets[i] > offsets[i + 1]) throw moleculeError(`${name} offsets not match`);
-    out.push(b.subarray(offsets[i], offsets[i + 1]));
   }
-  return out;
+  return offsets.slice(0, count).map((o, i) => b.subarray(o, offsets[i + 1]));
+}
+
+function table(name: string, b: Uint8Array, fieldCount: number): Uint8Array[] {
+  const total = header(name, b);
+  if (b.length < 8) throw moleculeError(`${name} header is broken, expect 8 but got ${b.length}`);
+  return split(name, b, total, fieldCount);
+}
+
+function dynvec(name: string, b: Uint8Array): Uint8Array[] {
+  const total = header(name, b);
+  if (b.length === 4) return [];
+  if (b.length < 8) throw moleculeError(`${name} total size doesn't match, expect 8, actual ${b.length}`);
+  return split(name, b, total);
 }
 
 function struct(name: string, b: Uint8Array, size: number): Uint8Array {
@@ -149,20 +161,21 @@ function struct(name: string, b: Uint8Array, size: number): Uint8Array {
   return b;
 }
 
-function bytesField(name: string, b: Uint8Array): Uint8Array {
-  if (b.length < 4) throw moleculeError(`${name} header is broken, expect 4 but got ${b.length}`);
+/** Molecule `Bytes` (fixvec of byte): its content. */
+function bytesField(b: Uint8Array): Uint8Array {
+  if (b.length < 4) throw moleculeError(`BytesReader header is broken, expect 4 but got ${b.length}`);
   const n = readU32(b, 0);
   if (4 + n !== b.length)
-    throw moleculeError(`${name} total size doesn't match, expect ${4 + n}, actual ${b.length}`);
+    throw moleculeError(`BytesReader total size doesn't match, expect ${4 + n}, actual ${b.length}`);
   return b.subarray(4);
 }
 
 /** Verifies a molecule `Script` table (code_hash, hash_type, args) and returns it unchanged. */
 export function verifyScript(b: Uint8Array): Uint8Array {
-  const [codeHash, hashType, args] = items('Script', b, 3);
-  struct('Byte32', codeHash, 32);
-  struct('byte', hashType, 1);
-  bytesField('Bytes', args);
+  const [codeHash, hashType, args] = table('ScriptReader', b, 3);
+  struct('Byte32Reader', codeHash, 32);
+  struct('ByteReader', hashType, 1);
+  bytesField(args);
   return b;
 }
 
@@ -176,58 +189,73 @@ function text(kind: string, b: Uint8Array): string {
   }
 }
 
-function decodeAttr(b: Uint8Array): InvoiceAttr {
-  if (b.length < 4) throw moleculeError(`InvoiceAttr header is broken, expect 4 but got ${b.length}`);
+/** A verified attribute whose conversion (UTF-8, key parsing) is still to do. */
+type VerifiedAttr = () => InvoiceAttr;
+
+/** Phase 1, as the reference's `from_slice`: verify the whole union item. */
+function verifyAttr(b: Uint8Array): VerifiedAttr {
+  if (b.length < 4) throw moleculeError(`InvoiceAttrReader header is broken, expect 4 but got ${b.length}`);
   const id = readU32(b, 0);
   const body = b.subarray(4);
   switch (ATTR_KINDS[id]) {
-    case 'ExpiryTime':
+    case 'ExpiryTime': {
       if (body.length === 16) {
-        // Fiber ≤ v0.4 wrote a Duration {seconds: Uint64, nanos: Uint64}; real invoices of that
-        // era are still in circulation (the testnet guide's examples), so they are accepted.
-        return {
+        // Fiber ≤ v0.4 wrote a Duration {seconds: Uint64, nanos: Uint64} (fnn v0.8 refuses it);
+        // real invoices of that era circulate (the testnet guide's examples), so Strand reads them.
+        return () => ({
           kind: 'ExpiryTime',
           seconds: readUintLe(body.subarray(0, 8)),
           legacyNanos: readUintLe(body.subarray(8)),
-        };
+        });
       }
-      return { kind: 'ExpiryTime', seconds: readUintLe(struct('ExpiryTime', body, 8)) };
-    case 'Description':
-      return {
-        kind: 'Description',
-        value: text('Description', bytesField('Bytes', items('Description', body, 1)[0])),
-      };
-    case 'FinalHtlcTimeout':
-      return { kind: 'FinalHtlcTimeout', value: readUintLe(struct('FinalHtlcTimeout', body, 8)) };
-    case 'FinalHtlcMinimumExpiryDelta':
-      return {
-        kind: 'FinalHtlcMinimumExpiryDelta',
-        value: readUintLe(struct('FinalHtlcMinimumExpiryDelta', body, 8)),
-      };
-    case 'FallbackAddr':
-      return {
-        kind: 'FallbackAddr',
-        value: text('FallbackAddr', bytesField('Bytes', items('FallbackAddr', body, 1)[0])),
-      };
-    case 'Feature':
-      return { kind: 'Feature', bytes: bytesField('Bytes', items('Feature', body, 1)[0]).slice() };
-    case 'UdtScript':
-      return { kind: 'UdtScript', script: verifyScript(items('UdtScript', body, 1)[0]).slice() };
+      const v = readUintLe(struct('ExpiryTimeReader', body, 8));
+      return () => ({ kind: 'ExpiryTime', seconds: v });
+    }
+    case 'Description': {
+      const raw = bytesField(table('DescriptionReader', body, 1)[0]);
+      return () => ({ kind: 'Description', value: text('Description', raw) });
+    }
+    case 'FinalHtlcTimeout': {
+      const v = readUintLe(struct('FinalHtlcTimeoutReader', body, 8));
+      return () => ({ kind: 'FinalHtlcTimeout', value: v });
+    }
+    case 'FinalHtlcMinimumExpiryDelta': {
+      const v = readUintLe(struct('FinalHtlcMinimumExpiryDeltaReader', body, 8));
+      return () => ({ kind: 'FinalHtlcMinimumExpiryDelta', value: v });
+    }
+    case 'FallbackAddr': {
+      const raw = bytesField(table('FallbackAddrReader', body, 1)[0]);
+      return () => ({ kind: 'FallbackAddr', value: text('FallbackAddr', raw) });
+    }
+    case 'Feature': {
+      const raw = bytesField(table('FeatureReader', body, 1)[0]).slice();
+      return () => ({ kind: 'Feature', bytes: raw });
+    }
+    case 'UdtScript': {
+      const script = verifyScript(table('UdtScriptReader', body, 1)[0]).slice();
+      return () => ({ kind: 'UdtScript', script });
+    }
     case 'PayeePublicKey': {
-      const key = compressedPubkey(bytesField('Bytes', items('PayeePublicKey', body, 1)[0]));
-      if (!key) throw new InvoiceError('InvalidPubkey', 'PayeePublicKey is not a valid public key');
-      return { kind: 'PayeePublicKey', pubkey: key };
+      const raw = bytesField(table('PayeePublicKeyReader', body, 1)[0]);
+      return () => {
+        const pubkey = compressedPubkey(raw);
+        if (!pubkey) throw new InvoiceError('InvalidPubkey', 'PayeePublicKey is not a valid public key');
+        return { kind: 'PayeePublicKey', pubkey };
+      };
     }
     case 'HashAlgorithm': {
       // Unknown algorithm bytes decode as the default (ckb hash), as the reference does.
-      const v = struct('HashAlgorithm', body, 1)[0];
-      const value: HashAlgorithm = v === 1 ? 'sha256' : 'ckb_hash';
-      return { kind: 'HashAlgorithm', value };
+      const value: HashAlgorithm = struct('HashAlgorithmReader', body, 1)[0] === 1 ? 'sha256' : 'ckb_hash';
+      return () => ({ kind: 'HashAlgorithm', value });
     }
-    case 'PaymentSecret':
-      return { kind: 'PaymentSecret', value: struct('PaymentSecret', body, 32).slice() };
+    case 'PaymentSecret': {
+      const value = struct('PaymentSecretReader', body, 32).slice();
+      return () => ({ kind: 'PaymentSecret', value });
+    }
     default:
-      throw moleculeError(`InvoiceAttr unknown item, expect less than ${ATTR_KINDS.length} but got ${id}`);
+      throw moleculeError(
+        `InvoiceAttrReader unknown item, expect less than ${ATTR_KINDS.length} but got ${id}`,
+      );
   }
 }
 
@@ -245,10 +273,10 @@ function compressedPubkey(key: Uint8Array): Uint8Array | undefined {
 }
 
 export function decodeRawInvoiceData(b: Uint8Array): InvoiceData {
-  const [ts, hash, attrs] = items('RawInvoiceData', b, 3);
-  return {
-    timestamp: readUintLe(struct('Uint128', ts, 16)),
-    paymentHash: struct('PaymentHash', hash, 32).slice(),
-    attrs: items('InvoiceAttrsVec', attrs).map(decodeAttr),
-  };
+  const [ts, hash, attrs] = table('RawInvoiceDataReader', b, 3);
+  const timestamp = readUintLe(struct('Uint128Reader', ts, 16));
+  const paymentHash = struct('PaymentHashReader', hash, 32).slice();
+  // The whole structure is verified before any attribute is converted, as in the reference.
+  const verified = dynvec('InvoiceAttrsVecReader', attrs).map(verifyAttr);
+  return { timestamp, paymentHash, attrs: verified.map((convert) => convert()) };
 }
