@@ -20,11 +20,9 @@ const uint = z
   .transform((v) => BigInt(v))
   .pipe(z.bigint().nonnegative());
 const uintNum = uint.pipe(z.bigint().max(BigInt(Number.MAX_SAFE_INTEGER))).transform(Number);
-const hostPort = z
-  .string()
-  .regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, {
-    error: 'expected host:port, e.g. 127.0.0.1:8227',
-  });
+const hostPort = z.string().regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, {
+  error: 'expected host:port, e.g. 127.0.0.1:8227',
+});
 const scriptJson = z.object({
   code_hash: z.string().regex(/^0x[0-9a-fA-F]{64}$/, { error: 'expected 0x + 32-byte hex' }),
   hash_type: z.enum(['type', 'data', 'data1', 'data2']),

@@ -45,6 +45,7 @@ export interface StartOptions {
 export class StrandNode {
   private rpc?: RpcServer;
   private stopped = false;
+  private fundingLock?: ScriptJson;
   private invoiceService?: InvoiceService;
   /** P2P: sessions with peers (present when the `fiber` service runs). */
   peers?: PeerManager;
@@ -175,10 +176,16 @@ export class StrandNode {
     return [`${this.config.fiber.listening_addr}/p2p/${this.identity.peerId}`];
   }
 
-  /** The wallet's secp256k1-blake160 lock: where funding comes from and settlement returns. */
+  /**
+   * The wallet's secp256k1-blake160 lock: where funding comes from and settlement returns.
+   * Computed once: deriving the public key is an EC multiplication (~1 ms), too dear per call.
+   */
   defaultFundingLockScript(): ScriptJson {
-    const args = this.walletKey ? bytesToHex(blake160(publicKeyOf(this.walletKey))) : '0x';
-    return { code_hash: SECP256K1_BLAKE160_CODE_HASH, hash_type: 'type', args };
+    if (!this.fundingLock) {
+      const args = this.walletKey ? bytesToHex(blake160(publicKeyOf(this.walletKey))) : '0x';
+      this.fundingLock = { code_hash: SECP256K1_BLAKE160_CODE_HASH, hash_type: 'type', args };
+    }
+    return this.fundingLock;
   }
 
   async stop(): Promise<void> {

@@ -211,7 +211,15 @@ function failure(id: Id, code: number, message: string, data?: unknown): JsonRpc
   return { jsonrpc: '2.0', error, id };
 }
 
-/** JSON with bigints written as hex quantities (a handler that forgot to convert still answers). */
+/**
+ * JSON with bigints written as hex quantities (a handler that forgot to convert still answers).
+ * The replacer is only used when needed: it costs a call per key on the hot path.
+ */
 export function stringify(value: unknown): string {
-  return JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? '0x' + v.toString(16) : v));
+  try {
+    return JSON.stringify(value);
+  } catch (e) {
+    if (!(e instanceof TypeError)) throw e;
+    return JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? '0x' + v.toString(16) : v));
+  }
 }
