@@ -99,6 +99,7 @@ interface PoolEntry {
 }
 
 const UDT_CELL_CAPACITY = 142n * 100_000_000n;
+export const MIN_FEE_RATE = 1000n;
 
 export class DevChain {
   readonly db: Db;
@@ -253,6 +254,14 @@ export class DevChain {
       );
     }
     const v = verifyTransaction(tx, this.view(), this.nextEnv());
+    // CKB's pool minimum: 1000 shannons per 1000 bytes (weight = size with no cycles counted).
+    const minFee = (BigInt(v.size) * MIN_FEE_RATE) / 1000n;
+    if (v.fee < minFee) {
+      throw new ChainTxError(
+        'PoolRejectedTransactionByMinFeeRate',
+        `The min fee rate is ${MIN_FEE_RATE} shannons/KW, requiring a transaction fee of at least ${minFee} shannons, but the fee provided is only ${v.fee}`,
+      );
+    }
     const entry: PoolEntry = { tx, hash, fee: v.fee, size: v.size, addedAt: this.now() };
     this.pool.set(hash, entry);
     for (const input of tx.inputs) this.poolSpent.set(outPointKey(input.previousOutput), hash);

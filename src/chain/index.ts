@@ -1,0 +1,12 @@
+/** The node's chain layer: CKB JSON-RPC client, wallet, confirmation tracking, addresses. */
+export { addressToScript, SIGHASH_ALL_TYPE_HASH, scriptToAddress, sighashLock } from './address.ts';
+export {
+  type ChainClient,
+  type ChainClientOptions,
+  ChainUnreachableError,
+  CkbRpcError,
+  createChainClient,
+  scriptToJson,
+} from './client.ts';
+export { DEFAULT_CONFIRMATIONS, txConfirmation, waitForConfirmations } from './tracker.ts';
+export { createWallet, feeFor, InsufficientFunds, type Wallet, type WalletOptions } from './wallet.ts';

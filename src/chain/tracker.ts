@@ -1,0 +1,64 @@
+/**
+ * Confirmation tracking: a transaction counts as confirmed once it is committed and the tip is
+ * `confirmations` blocks past its block (the reference node traces funding transactions to
+ * CKB_TX_TRACING_CONFIRMATIONS = 4). Polls the chain; a transaction the chain drops or rejects
+ * ends the wait with an error instead of hanging.
+ */
+import { DomainError } from '../codec/errors.ts';
+import type { ChainClient } from './client.ts';
+
+export const DEFAULT_CONFIRMATIONS = 4;
+
+export interface TxConfirmation {
+  status: 'unknown' | 'pending' | 'proposed' | 'committed' | 'rejected';
+  blockNumber?: bigint;
+  blockHash?: string;
+  /** Blocks past the committing block (0 when just committed). */
+  depth: number;
+}
+
+export class TxRejected extends DomainError {}
+
+export async function txConfirmation(client: ChainClient, hash: string): Promise<TxConfirmation> {
+  const r = await client.getTransaction(hash);
+  if (!r) return { status: 'unknown', depth: 0 };
+  const s = r.tx_status;
+  if (s.status !== 'committed' || !s.block_number) return { status: s.status, depth: 0 };
+  const blockNumber = BigInt(s.block_number);
+  const tip = await client.tipBlockNumber();
+  return {
+    status: 'committed',
+    blockNumber,
+    blockHash: s.block_hash ?? undefined,
+    depth: Number(tip - blockNumber),
+  };
+}
+
+export interface WaitOptions {
+  confirmations?: number;
+  pollMs?: number;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+/** Resolves when `hash` is `confirmations` blocks deep; rejects on rejection, timeout or abort. */
+export async function waitForConfirmations(
+  client: ChainClient,
+  hash: string,
+  opts: WaitOptions = {},
+): Promise<TxConfirmation> {
+  const need = opts.confirmations ?? DEFAULT_CONFIRMATIONS;
+  const pollMs = opts.pollMs ?? 1000;
+  const deadline = opts.timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + opts.timeoutMs;
+  for (;;) {
+    opts.signal?.throwIfAborted();
+    const c = await txConfirmation(client, hash);
+    if (c.status === 'rejected') throw new TxRejected(`transaction ${hash} was rejected by the chain`);
+    if (c.status === 'committed' && c.depth >= need) return c;
+    if (Date.now() > deadline)
+      throw new DomainError(
+        `transaction ${hash} not confirmed in time (status ${c.status}, depth ${c.depth})`,
+      );
+    await new Promise((r) => setTimeout(r, pollMs));
+  }
+}

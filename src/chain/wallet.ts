@@ -1,0 +1,198 @@
+/**
+ * The node's wallet: one secp256k1 key, its default lock (secp256k1-blake160 sighash-all), cells
+ * collected through the indexer, transactions built with a fee of `feeRate` shannons per 1000
+ * bytes of the serialised transaction (as it sits in a block: + 4 bytes), signed sighash-all, sent.
+ * Cells spent by transactions this wallet sent are skipped until the indexer stops listing them.
+ * Sends are serialised so two transfers never pick the same cells.
+ */
+import { ccc } from '@ckb-ccc/core';
+import { DomainError } from '../codec/errors.ts';
+import { bytesToHex } from '../codec/hex.ts';
+import { lockArgsOf } from '../crypto/secp256k1.ts';
+import { signSighashAll } from '../crypto/sighash.ts';
+import { scriptToAddress, sighashLock } from './address.ts';
+import { type ChainClient, type IndexerCell, scriptToJson } from './client.ts';
+
+export const SHANNONS_PER_CKB = 100_000_000n;
+/** Occupied capacity of a plain secp256k1-blake160 cell: 8 + 32 + 1 + 20 bytes. */
+export const MIN_SIGHASH_CELL = 61n * SHANNONS_PER_CKB;
+
+export class InsufficientFunds extends DomainError {}
+
+const PLACEHOLDER_WITNESS = ccc.hexFrom(
+  ccc.WitnessArgs.from({ lock: ccc.hexFrom(new Uint8Array(65)) }).toBytes(),
+);
+
+export interface WalletOptions {
+  client: ChainClient;
+  secretKey: Uint8Array;
+  /** Shannons per 1000 bytes (default 1000, CKB's minimum relay rate). */
+  feeRate?: bigint;
+  /** Address prefix: `ckt` (default) or `ckb` for mainnet. */
+  addressPrefix?: string;
+}
+
+export interface Wallet {
+  readonly lockScript: ccc.Script;
+  readonly address: string;
+  /** Capacity of all live cells under the wallet lock, in shannons. */
+  balance(): Promise<bigint>;
+  /** Sends `amount` shannons to `toLock`; resolves to the transaction hash once accepted by the pool. */
+  transfer(toLock: ccc.ScriptLike, amount: bigint): Promise<ccc.Hex>;
+  /**
+   * Adds wallet cells as inputs to cover the outputs plus the fee and appends change (when the
+   * change would be too small to stand as a cell, it goes to the fee). Does not sign.
+   */
+  fund(tx: ccc.Transaction): Promise<ccc.Transaction>;
+  /** Signs every input locked by the wallet lock (one sighash-all group). */
+  sign(tx: ccc.Transaction): ccc.Transaction;
+  /** The cell deps a transaction spending wallet cells needs. */
+  cellDeps(): Promise<ccc.CellDep[]>;
+}
+
+export function feeFor(sizeInBlock: number, feeRate: bigint): bigint {
+  return (BigInt(sizeInBlock) * feeRate + 999n) / 1000n;
+}
+
+export function createWallet(opts: WalletOptions): Wallet {
+  const { client } = opts;
+  const feeRate = opts.feeRate ?? 1000n;
+  const lockScript = sighashLock(bytesToHex(lockArgsOf(opts.secretKey)));
+  const address = scriptToAddress(lockScript, opts.addressPrefix ?? 'ckt');
+  const searchKey = {
+    script: scriptToJson(lockScript),
+    script_type: 'lock' as const,
+    script_search_mode: 'exact' as const,
+  };
+  const pendingSpent = new Set<string>();
+  let deps: ccc.CellDep[] | undefined;
+  let queue: Promise<unknown> = Promise.resolve();
+
+  async function cellDeps(): Promise<ccc.CellDep[]> {
+    if (deps) return deps;
+    // Strand's dev chain names them; otherwise CKB's dev-chain convention: genesis tx 1, output 0.
+    try {
+      const s = await client.call<{ secp256k1_blake160_sighash_all: { cellDeps: ccc.CellDepLike[] } }>(
+        'get_dev_scripts',
+      );
+      deps = s.secp256k1_blake160_sighash_all.cellDeps.map((d) => ccc.CellDep.from(d));
+    } catch {
+      const block = await client.call<{ transactions: { hash: string }[] }>('get_block_by_number', ['0x0']);
+      const tx1 = block.transactions[1];
+      if (!tx1) throw new DomainError('the chain has no dep-group transaction in its genesis block');
+      deps = [ccc.CellDep.from({ outPoint: { txHash: tx1.hash, index: 0 }, depType: 'depGroup' })];
+    }
+    return deps;
+  }
+
+  /** Plain cells (no type, no data) of the wallet, oldest first, minus those we already spent. */
+  async function* spendable(): AsyncGenerator<IndexerCell> {
+    const seen = new Set<string>();
+    let cursor: string | undefined;
+    const key = {
+      ...searchKey,
+      filter: { script_len_range: ['0x0', '0x1'], output_data_len_range: ['0x0', '0x1'] },
+      with_data: false,
+    };
+    for (;;) {
+      const page = await client.getCells(key, 'asc', 100, cursor);
+      for (const c of page.objects) {
+        const k = `${c.out_point.tx_hash}:${Number(c.out_point.index)}`;
+        seen.add(k);
+        if (!pendingSpent.has(k)) yield c;
+      }
+      if (page.objects.length < 100) break;
+      cursor = page.last_cursor;
+    }
+    // A full scan: anything we marked that the indexer no longer lists is spent on chain.
+    for (const k of pendingSpent) if (!seen.has(k)) pendingSpent.delete(k);
+  }
+
+  async function fund(tx: ccc.Transaction): Promise<ccc.Transaction> {
+    for (const d of await cellDeps()) if (!tx.cellDeps.some((x) => x.eq(d))) tx.cellDeps.push(d);
+    // Inputs already present (e.g. a peer's, in a shared funding transaction) are not ours to
+    // count: we cover our outputs against our own inputs only.
+    const outSum = tx.outputs.reduce((s, o) => s + o.capacity, 0n);
+    const firstOwn = tx.inputs.length;
+    const change = ccc.CellOutput.from({ lock: lockScript, capacity: 0n });
+    const fee = (withChange: boolean) => {
+      const t = tx.clone();
+      if (withChange) t.addOutput(change, '0x');
+      while (t.witnesses.length < t.inputs.length) t.witnesses.push('0x');
+      t.witnesses[firstOwn] = PLACEHOLDER_WITNESS;
+      return feeFor(t.toBytes().length + 4, feeRate);
+    };
+    let inSum = 0n;
+    for await (const c of spendable()) {
+      tx.inputs.push(
+        ccc.CellInput.from({
+          previousOutput: { txHash: c.out_point.tx_hash, index: c.out_point.index },
+          since: 0n,
+        }),
+      );
+      inSum += BigInt(c.output.capacity);
+      const withChange = fee(true);
+      if (inSum >= outSum + withChange + MIN_SIGHASH_CELL) {
+        change.capacity = inSum - outSum - withChange;
+        tx.addOutput(change, '0x');
+        return tx;
+      }
+    }
+    // No change cell possible: accept only if the remainder is what the fee needs anyway.
+    if (tx.inputs.length > firstOwn && inSum >= outSum + fee(false) && inSum - outSum < MIN_SIGHASH_CELL)
+      return tx;
+    tx.inputs.splice(firstOwn);
+    throw new InsufficientFunds(
+      `insufficient CKB in wallet ${address}: need ${outSum} shannons plus fee, have ${inSum} spendable`,
+    );
+  }
+
+  function sign(tx: ccc.Transaction): ccc.Transaction {
+    // Our inputs are the ones fund() added (remembered by out point).
+    const ours = tx.inputs.map((_, i) => i).filter((i) => ownInputs.has(key(tx.inputs[i] as ccc.CellInput)));
+    if (ours.length) signSighashAll(tx, ours, opts.secretKey);
+    return tx;
+  }
+
+  const ownInputs = new Set<string>();
+  const key = (i: ccc.CellInput) => `${i.previousOutput.txHash}:${Number(i.previousOutput.index)}`;
+
+  async function fundAndRemember(tx: ccc.Transaction): Promise<ccc.Transaction> {
+    const before = tx.inputs.length;
+    await fund(tx);
+    for (const i of tx.inputs.slice(before)) ownInputs.add(key(i));
+    return tx;
+  }
+
+  function serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = queue.then(fn, fn);
+    queue = run.catch(() => undefined);
+    return run;
+  }
+
+  return {
+    lockScript,
+    address,
+    balance: () => client.getCellsCapacity(searchKey),
+    fund: (tx) => serial(() => fundAndRemember(tx)),
+    sign,
+    cellDeps,
+    transfer(toLock, amount) {
+      return serial(async () => {
+        if (amount < MIN_SIGHASH_CELL) {
+          throw new DomainError(`transfer amount ${amount} is below the 61 CKB a cell needs`);
+        }
+        const tx = ccc.Transaction.from({
+          version: 0,
+          outputs: [{ lock: toLock, capacity: amount }],
+          outputsData: ['0x'],
+        });
+        await fundAndRemember(tx);
+        sign(tx);
+        const hash = await client.sendTransaction(tx);
+        for (const i of tx.inputs) pendingSpent.add(key(i));
+        return hash;
+      });
+    },
+  };
+}
