@@ -117,7 +117,8 @@ function readUintLe(b: Uint8Array): bigint {
 // texts included (`ExpiryTimeReader total size doesn't match, expect 8, actual 16`).
 
 function header(name: string, b: Uint8Array): number {
-  if (b.length < 4) throw moleculeError(`${name} header is broken, expect 4 but got ${b.length}`);
+  if (b.length < 4)
+    throw moleculeError(`${name} total size is not enough for header, expect 4, actual ${b.length}`);
   const total = readU32(b, 0);
   if (total !== b.length)
     throw moleculeError(`${name} total size doesn't match, expect ${total}, actual ${b.length}`);
@@ -127,8 +128,9 @@ function header(name: string, b: Uint8Array): number {
 /** Offsets after the total size, checked for alignment, bounds and order; returns the items. */
 function split(name: string, b: Uint8Array, total: number, fieldCount?: number): Uint8Array[] {
   const first = readU32(b, 4);
-  if (first % 4 !== 0 || first < 8) throw moleculeError(`${name} offsets not match`);
-  if (b.length < first) throw moleculeError(`${name} header is broken, expect ${first} but got ${b.length}`);
+  if (first % 4 !== 0 || first < 8) throw moleculeError(`${name} some offsets is not match`);
+  if (b.length < first)
+    throw moleculeError(`${name} total size is not enough for header, expect ${first}, actual ${b.length}`);
   const count = first / 4 - 1;
   if (fieldCount !== undefined && count !== fieldCount) {
     throw moleculeError(`${name} field count doesn't match, expect ${fieldCount}, actual ${count}`);
@@ -137,14 +139,15 @@ function split(name: string, b: Uint8Array, total: number, fieldCount?: number):
   for (let i = 0; i < count; i++) offsets.push(readU32(b, 4 + 4 * i));
   offsets.push(total);
   for (let i = 0; i < count; i++) {
-    if (offsets[i] > offsets[i + 1]) throw moleculeError(`${name} offsets not match`);
+    if (offsets[i] > offsets[i + 1]) throw moleculeError(`${name} some offsets is not match`);
   }
   return offsets.slice(0, count).map((o, i) => b.subarray(o, offsets[i + 1]));
 }
 
 function table(name: string, b: Uint8Array, fieldCount: number): Uint8Array[] {
   const total = header(name, b);
-  if (b.length < 8) throw moleculeError(`${name} header is broken, expect 8 but got ${b.length}`);
+  if (b.length < 8)
+    throw moleculeError(`${name} total size is not enough for header, expect 8, actual ${b.length}`);
   return split(name, b, total, fieldCount);
 }
 
@@ -163,7 +166,8 @@ function struct(name: string, b: Uint8Array, size: number): Uint8Array {
 
 /** Molecule `Bytes` (fixvec of byte): its content. */
 function bytesField(b: Uint8Array): Uint8Array {
-  if (b.length < 4) throw moleculeError(`BytesReader header is broken, expect 4 but got ${b.length}`);
+  if (b.length < 4)
+    throw moleculeError(`BytesReader total size is not enough for header, expect 4, actual ${b.length}`);
   const n = readU32(b, 0);
   if (4 + n !== b.length)
     throw moleculeError(`BytesReader total size doesn't match, expect ${4 + n}, actual ${b.length}`);
@@ -194,7 +198,10 @@ type VerifiedAttr = () => InvoiceAttr;
 
 /** Phase 1, as the reference's `from_slice`: verify the whole union item. */
 function verifyAttr(b: Uint8Array): VerifiedAttr {
-  if (b.length < 4) throw moleculeError(`InvoiceAttrReader header is broken, expect 4 but got ${b.length}`);
+  if (b.length < 4)
+    throw moleculeError(
+      `InvoiceAttrReader total size is not enough for header, expect 4, actual ${b.length}`,
+    );
   const id = readU32(b, 0);
   const body = b.subarray(4);
   switch (ATTR_KINDS[id]) {
@@ -254,7 +261,7 @@ function verifyAttr(b: Uint8Array): VerifiedAttr {
     }
     default:
       throw moleculeError(
-        `InvoiceAttrReader unknown item, expect less than ${ATTR_KINDS.length} but got ${id}`,
+        `InvoiceAttrReader item id (=${id}) is an unknown id, only has ${ATTR_KINDS.length} kind of items`,
       );
   }
 }

@@ -275,22 +275,22 @@ describe('molecule RawInvoiceData', () => {
 
   it('verifies sizes, offsets and union ids as the generated Rust code', () => {
     expect(moleculeError(new Uint8Array(3))).toBe(
-      'Molecule error: RawInvoiceDataReader header is broken, expect 4 but got 3',
+      'Molecule error: RawInvoiceDataReader total size is not enough for header, expect 4, actual 3',
     );
     expect(moleculeError(mol().subarray(0, 100))).toBe(
       "Molecule error: RawInvoiceDataReader total size doesn't match, expect 205, actual 100",
     );
     expect(moleculeError(Uint8Array.of(4, 0, 0, 0))).toBe(
-      'Molecule error: RawInvoiceDataReader header is broken, expect 8 but got 4',
+      'Molecule error: RawInvoiceDataReader total size is not enough for header, expect 8, actual 4',
     );
     const badId = mol();
     badId[0x40 + 0x14] = 10; // item id of the first attribute (Description = 1) → 10
     expect(moleculeError(badId)).toBe(
-      'Molecule error: InvoiceAttrReader unknown item, expect less than 10 but got 10',
+      'Molecule error: InvoiceAttrReader item id (=10) is an unknown id, only has 10 kind of items',
     );
     const badOffset = mol();
     badOffset[8] = 0x50; // payment_hash offset beyond attrs offset
-    expect(moleculeError(badOffset)).toBe('Molecule error: RawInvoiceDataReader offsets not match');
+    expect(moleculeError(badOffset)).toBe('Molecule error: RawInvoiceDataReader some offsets is not match');
   });
 
   it('gives typed errors where the reference would panic (invalid UTF-8, invalid key)', () => {
