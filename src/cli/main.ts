@@ -3,6 +3,7 @@
  * with a `register…Command(program)` function.
  */
 import { Command } from 'commander';
+import { registerDevchainCommand } from './devchain.ts';
 import { registerKeysCommand } from './keys.ts';
 import { registerNodeCommand } from './node.ts';
 import { registerTokenCommand } from './token.ts';
@@ -14,5 +15,6 @@ export async function main(argv: string[]): Promise<void> {
   registerNodeCommand(program);
   registerKeysCommand(program);
   registerTokenCommand(program);
+  registerDevchainCommand(program);
   await program.parseAsync(argv);
 }
