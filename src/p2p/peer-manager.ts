@@ -104,6 +104,7 @@ interface Peer extends PeerInfo {
   /** Dialled address to come back to if the session drops. */
   redial?: string;
   closeReason?: string;
+  initSent?: boolean;
   onClosed: (() => void)[];
 }
 
@@ -111,6 +112,10 @@ export interface PeerManagerEvents {
   /** The peer's Init arrived and matched our chain. */
   connected: [PeerInfo];
   disconnected: [PeerInfo, string];
+  /** A tentacle protocol stream opened on a session (42 Fiber, 43 gossip). */
+  protocol: [pubkey: string, protocolId: number];
+  /** An Init arrived, before its chain hash is checked. */
+  init: [PeerInfo, Init];
 }
 
 export class PeerManager extends EventEmitter<PeerManagerEvents> {
@@ -384,6 +389,8 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
         keepAliveMs: this.t.keepAliveMs,
         handlers: {
           protocolOpen: (id) => {
+            this.log.debug({ pubkey: base.pubkey, protocol: id }, 'p2p protocol open');
+            this.emit('protocol', base.pubkey, id);
             if (id !== FIBER_PROTOCOL_ID || peer) return;
             if (this.peers.has(base.pubkey)) {
               session.close('repeated connection');
@@ -421,19 +428,30 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
       if (w) w.attempts = 0;
       this.store.touch(peer.pubkey, peer.redial);
     }
+    // The dialer speaks first; the listener answers once it has read the dialer's Init. Both
+    // orders are valid for the reference (each side sends Init on connect and checks the other's),
+    // but this way a listener always gets to decode and check the dialer's chain hash before a
+    // dialer on another chain, having read ours, can drop the session.
+    if (peer.outbound && !this.sendInit(peer)) return;
+    peer.initTimer = setTimeout(() => {
+      if (!peer.init) this.closeSession(peer, 'Init message timeout', undefined, false);
+    }, this.t.initMs);
+    peer.initTimer.unref();
+  }
+
+  private sendInit(peer: Peer): boolean {
+    if (peer.initSent) return true;
+    peer.initSent = true;
     try {
       peer.session.send(
         FIBER_PROTOCOL_ID,
         encodeFiberMessage({ type: 'Init', value: { features: this.features, chainHash: this.chainHash } }),
       );
+      return true;
     } catch (e) {
       this.closeSession(peer, `sending Init failed: ${(e as Error).message}`);
-      return;
+      return false;
     }
-    peer.initTimer = setTimeout(() => {
-      if (!peer.init) this.closeSession(peer, 'Init message timeout', undefined, false);
-    }, this.t.initMs);
-    peer.initTimer.unref();
   }
 
   private onPeerClosed(peer: Peer, reason: string, err?: Error): void {
@@ -484,6 +502,9 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
   }
 
   private onInit(peer: Peer, init: Init): void {
+    this.emit('init', publicInfo(peer), init);
+    // Our answer goes out even on a mismatch, so that the dialer can log the reason too.
+    if (!this.sendInit(peer)) return;
     if (!equalBytes(init.chainHash, this.chainHash)) {
       const reason = `Invalid chain hash: ${hash256Text(init.chainHash)} (expecting ${hash256Text(this.chainHash)})`;
       this.log.error({ pubkey: peer.pubkey }, `chain hash mismatch with peer: ${reason}, disconnect now`);

@@ -1,0 +1,76 @@
+/**
+ * Interop level 1: the reference node (fiber-js 0.8.1 in headless Chromium) dials Strand over
+ * WebSocket. The secio handshake and the yamux session complete, both protocols open, Strand
+ * decodes the reference's Init and — the chains differing — closes the session with a reason
+ * naming the reference's chain hash, checked against the reference's own node_info.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bytesToHex } from '../../src/codec/hex.ts';
+import { identityFromSecret } from '../../src/crypto/identity.ts';
+import type { Init } from '../../src/p2p/fiber-message.ts';
+import { createPeerManager, type PeerManager } from '../../src/p2p/peer-manager.ts';
+import { type ReferenceNode, referenceAvailable, startReferenceNode } from './reference-node.ts';
+
+const FIXTURES = path.resolve(import.meta.dirname, '../fixtures');
+const read = (p: string) => new Uint8Array(fs.readFileSync(path.join(FIXTURES, p)));
+
+describe.skipIf(!referenceAvailable())('reference node (fiber-js 0.8.1) dials Strand over WebSocket', () => {
+  let ref: ReferenceNode;
+  let strand: PeerManager;
+  const events: string[] = [];
+  const inits: Init[] = [];
+  const reasons: string[] = [];
+
+  beforeAll(async () => {
+    strand = createPeerManager({
+      identity: identityFromSecret(read('fiber-test-nodes/1/fiber/sk')),
+      listenAddr: '/ip4/127.0.0.1/tcp/0',
+      // Deliberately not the reference's chain: the session must end on the chain-hash check.
+      chainHash: new Uint8Array(32).fill(0x5a),
+      logger: {
+        debug: (o, m) => events.push(`debug ${m} ${JSON.stringify(o)}`),
+        info: (o, m) => events.push(`info ${m} ${JSON.stringify(o)}`),
+        warn: (o, m) => events.push(`warn ${m} ${JSON.stringify(o)}`),
+        error: (o, m) => events.push(`error ${m} ${JSON.stringify(o)}`),
+      },
+    });
+    strand.on('init', (_p, init) => inits.push(init));
+    strand.on('protocol', (_pk, id) => events.push(`protocol ${id}`));
+    strand.on('disconnected', (_p, reason) => reasons.push(reason));
+    await strand.start();
+    ref = await startReferenceNode({
+      fiberSecretKey: read('fiber-test-nodes/2/fiber/sk'),
+      ckbSecretKey: Buffer.from(
+        fs.readFileSync(path.join(FIXTURES, 'fiber-test-nodes/2/ckb/plain_key'), 'utf8').trim(),
+        'hex',
+      ),
+      chainSpec: fs.readFileSync(path.join(FIXTURES, 'genesis/dev.toml'), 'utf8'),
+      // Nothing listens there: the node needs no chain calls to start and to connect.
+      ckbRpcUrl: 'http://127.0.0.1:9/',
+    });
+  });
+
+  afterAll(async () => {
+    await ref?.close();
+    await strand?.stop();
+  });
+
+  it('completes secio and yamux, opens both protocols, and refuses the other chain by its hash', async () => {
+    const refInfo = await ref.call('node_info');
+    const ws = strand.listeningAddrs()[1]!;
+    await ref.call('connect_peer', [{ address: ws }]);
+    for (let i = 0; i < 400 && reasons.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(events).toContain('protocol 42');
+    expect(events).toContain('protocol 43');
+    expect(inits.length).toBe(1);
+    expect(bytesToHex(inits[0]!.chainHash)).toBe(refInfo.chain_hash);
+    expect(reasons[0]).toBe(
+      `Invalid chain hash: Hash256(${refInfo.chain_hash}) (expecting Hash256(0x${'5a'.repeat(32)}))`,
+    );
+    const session = events.find((e) => e.startsWith('info p2p peer session open'))!;
+    expect(session).toContain(refInfo.pubkey);
+    expect(ref.errors).toEqual([]);
+  });
+});

@@ -1,0 +1,153 @@
+/**
+ * The reference node (@nervosnetwork/fiber-js 0.8.1, the Rust node compiled to WebAssembly) in
+ * headless Chromium, as a test peer (`../shared/reference/reference-node-harness.md`). It can
+ * only dial, over WebSocket.
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { type Browser, chromium, type Page } from 'playwright-core';
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const FIBER_JS = path.join(ROOT, 'node_modules/@nervosnetwork/fiber-js/dist/index.js');
+
+export function referenceAvailable(): boolean {
+  return fs.existsSync(CHROMIUM) && fs.existsSync(FIBER_JS);
+}
+
+const PAGE = `<!doctype html><html><body><script type="module">
+import { Fiber } from '/fiber.js';
+window.Fiber = Fiber;
+window.ready = true;
+</script></body></html>`;
+
+export interface ReferenceNode {
+  /** An RPC call on the reference node; results are its JSON. */
+  call(method: string, params?: unknown[]): Promise<Record<string, unknown>>;
+  errors: string[];
+  logs: string[];
+  close(): Promise<void>;
+}
+
+/** Serves the page with the cross-origin isolation the wasm node's SharedArrayBuffers need. */
+function serve(): Promise<{ url: string; close(): Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    const headers = {
+      'Cross-Origin-Opener-Policy': 'same-origin',
+      'Cross-Origin-Embedder-Policy': 'require-corp',
+      'Cross-Origin-Resource-Policy': 'same-origin',
+    };
+    if (req.url === '/fiber.js') {
+      res.writeHead(200, { ...headers, 'Content-Type': 'text/javascript' });
+      fs.createReadStream(FIBER_JS).pipe(res);
+      return;
+    }
+    res.writeHead(200, { ...headers, 'Content-Type': 'text/html' });
+    res.end(PAGE);
+  });
+  return new Promise((resolve) => {
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as { port: number }).port;
+      resolve({
+        url: `http://127.0.0.1:${port}/`,
+        close: () => new Promise<void>((r) => server.close(() => r())),
+      });
+    });
+  });
+}
+
+export async function startReferenceNode(opts: {
+  fiberSecretKey: Uint8Array;
+  ckbSecretKey: Uint8Array;
+  chainSpec: string;
+  ckbRpcUrl: string;
+}): Promise<ReferenceNode> {
+  const site = await serve();
+  let browser: Browser | undefined;
+  try {
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        // Playwright already gives every launch a fresh profile directory.
+      ],
+    });
+    const page: Page = await browser.newPage();
+    const errors: string[] = [];
+    const logs: string[] = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    page.on('console', (m) => logs.push(m.text()));
+    await page.goto(site.url);
+    await page.waitForFunction('window.ready === true');
+    const config = [
+      'fiber:',
+      '  listening_addr: "/ip4/127.0.0.1/tcp/8228"',
+      '  announce_listening_addr: false',
+      '  announce_private_addr: true',
+      '  chain: dev',
+      'ckb:',
+      `  rpc_url: "${opts.ckbRpcUrl}"`,
+      '  tx_tracing_polling_interval_ms: 1000',
+      'services: [fiber, rpc, ckb]',
+    ].join('\n');
+    await page.evaluate(
+      async ([config, sk, ckb, spec, prefix]) => {
+        type FiberLike = { start(...a: unknown[]): Promise<void> };
+        const w = globalThis as unknown as { Fiber: new () => FiberLike; fiber: FiberLike };
+        w.fiber = new w.Fiber();
+        // start() may not settle promptly on failure (the error surfaces as a page error), so the
+        // caller polls node_info instead of awaiting it.
+        w.fiber.start(config, new Uint8Array(sk), new Uint8Array(ckb), spec, 'info', prefix).catch(() => {});
+      },
+      [
+        config,
+        [...opts.fiberSecretKey],
+        [...opts.ckbSecretKey],
+        opts.chainSpec,
+        `/strand-${Date.now()}`,
+      ] as const,
+    );
+    const call = (method: string, params: unknown[] = []) =>
+      page.evaluate(
+        async ([m, p]) => {
+          const w = globalThis as unknown as {
+            fiber: { invokeCommand(n: string, a: unknown[]): Promise<unknown> };
+          };
+          return (await w.fiber.invokeCommand(m, p)) as Record<string, unknown>;
+        },
+        [method, params] as const,
+      );
+    for (let i = 0; ; i++) {
+      try {
+        await call('node_info');
+        break;
+      } catch (e) {
+        if (i > 120)
+          throw new Error(`reference node did not start: ${String(e)}; page errors: ${errors.join('; ')}`);
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+    const b = browser;
+    return {
+      call,
+      errors,
+      logs,
+      close: async () => {
+        await b.close();
+        await site.close();
+      },
+    };
+  } catch (e) {
+    await browser?.close();
+    await site.close();
+    throw e;
+  }
+}
