@@ -73,4 +73,40 @@ describe.skipIf(!referenceAvailable())('reference node (fiber-js 0.8.1) dials St
     expect(session).toContain(refInfo.pubkey);
     expect(ref.errors).toEqual([]);
   });
+
+  it('stays connected on the same chain: both list each other, Strand disconnects cleanly', async () => {
+    const refInfo = await ref.call('node_info');
+    const same = createPeerManager({
+      identity: identityFromSecret(read('fiber-test-nodes/3/fiber/sk')),
+      listenAddr: '/ip4/127.0.0.1/tcp/0',
+      chainHash: String(refInfo.chain_hash),
+    });
+    await same.start();
+    try {
+      let connected = false;
+      same.on('connected', () => {
+        connected = true;
+      });
+      await ref.call('connect_peer', [{ address: same.listeningAddrs()[1]! }]);
+      for (let i = 0; i < 400 && !connected; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(connected).toBe(true);
+      expect(same.list().map((p) => p.pubkey)).toEqual([refInfo.pubkey]);
+      const listed = async () =>
+        ((await ref.call('list_peers')).peers as { pubkey: string }[]).map((p) => p.pubkey);
+      for (let i = 0; i < 100 && !(await listed()).includes(same.identity.pubkeyHex); i++) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(await listed()).toContain(same.identity.pubkeyHex);
+      // A while later the session is still up (keep-alive, gossip on /p2p/43 ignored politely).
+      await new Promise((r) => setTimeout(r, 2000));
+      expect(same.peersCount).toBe(1);
+      await same.disconnect(String(refInfo.pubkey));
+      for (let i = 0; i < 100 && (await listed()).includes(same.identity.pubkeyHex); i++) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(await listed()).not.toContain(same.identity.pubkeyHex);
+    } finally {
+      await same.stop();
+    }
+  });
 });
