@@ -13,11 +13,16 @@ import { createPeerManager, type PeerManager } from '../p2p/peer-manager.ts';
 import { peerSchema } from '../p2p/peer-store.ts';
 import { createAuthorizer, OPEN_ACCESS } from '../rpc/auth.ts';
 import type { MethodSpec } from '../rpc/method.ts';
+import { adminMethods } from '../rpc/modules/admin.ts';
 import { infoMethods } from '../rpc/modules/info.ts';
 import { invoiceMethods } from '../rpc/modules/invoice.ts';
 import { peerMethods } from '../rpc/modules/peer.ts';
+import { profMethods } from '../rpc/modules/prof.ts';
+import { pubsubMethods } from '../rpc/modules/pubsub.ts';
 import type { ScriptJson } from '../rpc/schema.ts';
 import { type RpcServer, startRpcServer } from '../rpc/server.ts';
+import { type BackupResult, backupNode } from '../store/backup.ts';
+import { StoreChangeBus } from '../store/changes.ts';
 import { type Db, openDatabase } from '../store/db.ts';
 import { checkNodeOwnership, nodeMetaSchema } from '../store/node-meta.ts';
 import { COMMIT_HASH, VERSION } from './build-info.ts';
@@ -47,6 +52,8 @@ export class StrandNode {
   private stopped = false;
   private fundingLock?: ScriptJson;
   private invoiceService?: InvoiceService;
+  /** Committed store changes, for `store_changes` subscribers. */
+  readonly changes: StoreChangeBus;
   /** P2P: sessions with peers (present when the `fiber` service runs). */
   peers?: PeerManager;
 
@@ -56,7 +63,9 @@ export class StrandNode {
     readonly walletKey: Uint8Array | undefined,
     readonly db: Db,
     readonly log: Logger,
-  ) {}
+  ) {
+    this.changes = new StoreChangeBus((err) => log.error({ err }, 'store change listener failed'));
+  }
 
   static async start(config: Config, opts: StartOptions = {}): Promise<StrandNode> {
     const env = opts.env ?? process.env;
@@ -129,7 +138,27 @@ export class StrandNode {
       ...infoMethods(this.infoSource()),
       ...invoiceMethods(this.invoices),
       ...(this.peers ? peerMethods(this.peers) : []),
+      ...pubsubMethods(this.changes),
+      ...adminMethods({ backup: (dest) => this.backup(dest) }),
+      ...profMethods(path.join(this.config.baseDir, 'prof')),
     ];
+  }
+
+  /**
+   * Online backup of the store and key files (admin module). Without a path, a new directory
+   * under `<base dir>/backups/`.
+   */
+  backup(dest: string | undefined): Promise<BackupResult> {
+    const { baseDir, fiberDir, ckbDir } = this.config;
+    const target = dest ?? path.join(baseDir, 'backups', new Date().toISOString().replace(/[:.]/g, '-'));
+    return backupNode(target, {
+      db: this.db,
+      storePath: path.join('fiber', 'store', 'strand.db'),
+      files: [
+        { from: path.join(fiberDir, 'sk'), to: path.join('fiber', 'sk') },
+        { from: path.join(ckbDir, 'key'), to: path.join('ckb', 'key') },
+      ],
+    });
   }
 
   /** The node's invoices (signed with the node key, in the node's store). */
@@ -138,6 +167,7 @@ export class StrandNode {
       db: this.db,
       nodeSecretKey: this.identity.secretKey,
       currency: currencyOf(this.config.fiber.chain),
+      onChange: (change) => this.changes.publish(change),
     });
     return this.invoiceService;
   }

@@ -179,6 +179,11 @@ function parseParams(spec: MethodSpec, raw: unknown): unknown {
     throw new Error('Invalid params: params must be an array holding one object, e.g. [{}] or []');
   }
   const list = (raw ?? []) as unknown[];
+  if (spec.positional) {
+    const parsed = spec.positional.safeParse(list);
+    if (!parsed.success) throw new Error(`Invalid params: ${describeIssue(parsed.error)}`);
+    return parsed.data;
+  }
   if (list.length > 1) throw new Error('Invalid params: params must hold at most one object');
   const arg = list[0];
   if (spec.params === null) {

@@ -60,6 +60,12 @@ export interface MethodSpec<S extends z.ZodType = z.ZodType> {
    * argument (`params: []`). Unknown keys are ignored, as the reference does.
    */
   params: S | null;
+  /**
+   * For the rare method whose params are positional values rather than one object (WebSocket
+   * `unsubscribe_store_changes` takes `[<subscription id>]`): validates the whole array instead,
+   * and `params` must be null.
+   */
+  positional?: z.ZodType;
   handler(params: z.output<S>, ctx: CallContext): unknown | Promise<unknown>;
 }
 

@@ -42,6 +42,26 @@ export const parseInvoiceParams = z.object({ invoice: z.string({ error: 'expecte
 export const paymentHashParams = z.object({ payment_hash: h256 });
 export const settleInvoiceParams = z.object({ payment_hash: h256, payment_preimage: h256 });
 
+type NewInvoiceParams = z.output<typeof newInvoiceParams>;
+
+/** The params as fnn echoes them in `error.data`: every field, absent ones as null. */
+function echoNewInvoice(p: NewInvoiceParams) {
+  return {
+    amount: p.amount,
+    description: p.description ?? null,
+    currency: p.currency,
+    payment_preimage: p.payment_preimage ?? null,
+    payment_hash: p.payment_hash ?? null,
+    expiry: p.expiry ?? null,
+    fallback_address: p.fallback_address ?? null,
+    final_expiry_delta: p.final_expiry_delta ?? null,
+    udt_type_script: p.udt_type_script ?? null,
+    hash_algorithm: p.hash_algorithm ?? null,
+    allow_mpp: p.allow_mpp ?? null,
+    allow_trampoline_routing: p.allow_trampoline_routing ?? null,
+  };
+}
+
 export interface InvoiceMethodsOptions {
   /** Attribute keys in results: the seed's PascalCase (default) or v0.8 snake_case. */
   attrStyle?: AttrStyle;
@@ -70,7 +90,7 @@ export function invoiceMethods(svc: InvoiceService, opts: InvoiceMethodsOptions 
       module: 'invoice',
       params: newInvoiceParams,
       handler: (p) =>
-        withParams(p, () => {
+        withParams(echoNewInvoice(p), () => {
           const { invoiceAddress, invoice } = svc.newInvoice({
             amount: p.amount,
             currency: p.currency,

@@ -1,0 +1,29 @@
+/** `admin` module (off by default): online backups. */
+import { z } from 'zod';
+import { DomainError } from '../../codec/errors.ts';
+import { toHexQuantity } from '../../codec/hex.ts';
+import type { BackupResult } from '../../store/backup.ts';
+import { type MethodSpec, method } from '../method.ts';
+
+export interface AdminService {
+  /** Writes a backup to `path` (absolute, absent or empty), or to a fresh default directory. */
+  backup(path: string | undefined): Promise<BackupResult>;
+}
+
+export function adminMethods(svc: AdminService): MethodSpec[] {
+  return [
+    method({
+      name: 'backup_now',
+      module: 'admin',
+      params: z.object({ path: z.string().min(1).max(4096).optional() }),
+      handler: async (p) => {
+        try {
+          const r = await svc.backup(p.path);
+          return { path: r.path, size: toHexQuantity(r.size), created_at: toHexQuantity(r.created_at) };
+        } catch (e) {
+          throw new DomainError(`Backup failed: ${(e as Error).message}`);
+        }
+      },
+    }),
+  ];
+}

@@ -1,0 +1,58 @@
+/**
+ * `pubsub` module: WebSocket subscriptions to store changes (seed §Events). Each subscription
+ * gets notifications `{"method":"store_changes","params":{"subscription":<id>,"result":<change>}}`
+ * until it is cancelled or its connection closes. Sending is non-blocking; a subscriber that
+ * stops reading is disconnected by the server instead of holding the node back.
+ */
+import { z } from 'zod';
+import { DomainError } from '../../codec/errors.ts';
+import type { StoreChangeBus } from '../../store/changes.ts';
+import { type MethodSpec, method } from '../method.ts';
+
+export const STORE_CHANGES_TOPIC = 'store_changes';
+
+export function pubsubMethods(bus: StoreChangeBus): MethodSpec[] {
+  let nextId = 1;
+  /** subscription id → [connection id, cancel] */
+  const subscriptions = new Map<number, { connectionId: number; cancel: () => void }>();
+  return [
+    method({
+      name: 'subscribe_store_changes',
+      module: 'pubsub',
+      params: null,
+      handler: (_params, ctx) => {
+        const connection = ctx.connection;
+        if (ctx.transport !== 'ws' || !connection) {
+          throw new DomainError('subscribe_store_changes needs a WebSocket connection');
+        }
+        const id = nextId++;
+        const cancel = bus.subscribe((change) =>
+          connection.notify(STORE_CHANGES_TOPIC, { subscription: id, result: change }),
+        );
+        subscriptions.set(id, { connectionId: connection.id, cancel });
+        connection.onClose(() => {
+          cancel();
+          subscriptions.delete(id);
+        });
+        return id;
+      },
+    }),
+    {
+      name: 'unsubscribe_store_changes',
+      module: 'pubsub',
+      params: null,
+      positional: z.tuple([z.union([z.number().int(), z.string().regex(/^\d+$/).transform(Number)])], {
+        error: 'expected [<subscription id>]',
+      }),
+      handler: (params, ctx) => {
+        const [id] = params as [number];
+        const sub = subscriptions.get(id);
+        // Only the connection that made a subscription may cancel it.
+        if (!sub || sub.connectionId !== ctx.connection?.id) return false;
+        sub.cancel();
+        subscriptions.delete(id);
+        return true;
+      },
+    },
+  ];
+}
