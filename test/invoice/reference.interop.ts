@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { bech32m } from '@scure/base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DomainError } from '../../src/codec/errors.ts';
 import { bytesToHex } from '../../src/codec/hex.ts';
 import { publicKeyOf } from '../../src/crypto/identity.ts';
 import { decodeInvoice, encodeInvoice, recoverPayee, signInvoice } from '../../src/invoice/codec.ts';
@@ -14,6 +15,8 @@ import { InvoiceError } from '../../src/invoice/errors.ts';
 import { invoiceToJson } from '../../src/invoice/json.ts';
 import { createInvoiceService } from '../../src/invoice/service.ts';
 import { invoiceSchema } from '../../src/invoice/store.ts';
+import { stringify } from '../../src/rpc/dispatch.ts';
+import { invoiceMethods } from '../../src/rpc/modules/invoice.ts';
 import { openDatabase } from '../../src/store/db.ts';
 import { type ReferenceNode, referenceAvailable, startReferenceNode } from '../interop/reference-node.ts';
 import * as V from './vectors.ts';
@@ -205,6 +208,82 @@ describe.skipIf(!referenceAvailable())('invoices interchange with the reference 
     }
     expect(compared).toBeGreaterThan(count / 3);
     expect(ref.errors).toEqual([]);
+  });
+
+  it('new_invoice: same refusals (text and data) and same invoices as fnn for the same params', async () => {
+    const dir = fs.mkdtempSync(path.join(import.meta.dirname, '.tmp-interop-'));
+    const db = openDatabase(path.join(dir, 'strand.db'), [invoiceSchema]);
+    try {
+      const svc = createInvoiceService({ db, nodeSecretKey: NODE_SK, currency: 'Fibd' });
+      const spec = invoiceMethods(svc, { attrStyle: 'v08' }).find((m) => m.name === 'new_invoice')!;
+      const strand = async (params: object) => {
+        try {
+          return { ok: await spec.handler(spec.params!.parse(params), { transport: 'http' }) };
+        } catch (e) {
+          if (!(e instanceof DomainError)) throw e;
+          return { error: e.message, data: JSON.parse(stringify(e.data)) };
+        }
+      };
+      const reference = async (params: object) => {
+        try {
+          return { ok: await ref.call('new_invoice', [params]) };
+        } catch (e) {
+          const text = String((e as Error).message ?? e);
+          const data = /data: Some\(RawValue\((.*)\)\) \}$/.exec(text)?.[1];
+          return { error: refMessage(text), data: data ? JSON.parse(data) : null };
+        }
+      };
+      const preimage = '0x' + '6d'.repeat(32);
+      const cases: object[] = [
+        { amount: '0x1', currency: 'Fibt' },
+        { amount: '0x1', currency: 'Fibb', description: 'x' },
+        { amount: '0x1', currency: 'Fibd', payment_preimage: preimage, payment_hash: '0x' + '11'.repeat(32) },
+        { amount: '0x1', currency: 'Fibd', description: 'é'.repeat(320) },
+        { amount: '0x1', currency: 'Fibd', final_expiry_delta: '0x927bff' },
+        { amount: '0x1', currency: 'Fibd', final_expiry_delta: '0x48190801' },
+        { amount: '0x2', currency: 'Fibd', payment_hash: '0x' + '22'.repeat(32) },
+        { amount: '0x2', currency: 'Fibd', payment_hash: '0x' + '22'.repeat(32) },
+        {
+          amount: '0x3',
+          currency: 'Fibd',
+          payment_preimage: preimage,
+          hash_algorithm: 'sha256',
+          expiry: '0x0',
+        },
+        {
+          amount: '0x4',
+          currency: 'Fibd',
+          allow_mpp: true,
+          allow_trampoline_routing: false,
+          description: 'mpp',
+        },
+        { amount: '0x5', currency: 'Fibd', allow_trampoline_routing: true, fallback_address: 'ckt1q' },
+        { amount: '0x6', currency: 'Fibd', final_expiry_delta: '0x48190800', expiry: '0xffffffffffffffff' },
+      ];
+      for (const params of cases) {
+        const theirs = await reference(params);
+        const ours = await strand(params);
+        if ('ok' in theirs && 'ok' in ours) {
+          const a = decodeInvoice((theirs.ok as { invoice_address: string }).invoice_address);
+          const b = decodeInvoice((ours.ok as { invoice_address: string }).invoice_address);
+          const fields = (i: typeof a) => ({
+            amount: i.amount,
+            // a random preimage (neither preimage nor hash given) makes a different hash on each side
+            hash:
+              'payment_preimage' in params || 'payment_hash' in params
+                ? bytesToHex(i.data.paymentHash)
+                : 'random',
+            attrs: i.data.attrs.map((x) => (x.kind === 'PaymentSecret' ? { kind: x.kind } : x)),
+          });
+          expect({ params, ...fields(b) }).toEqual({ params, ...fields(a) });
+        } else {
+          expect({ params, ...ours }).toEqual({ params, ...theirs });
+        }
+      }
+    } finally {
+      db.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('agrees on the vectors: V3 parses; the v0.4-layout V1 is refused by v0.8 (Strand accepts it)', async () => {

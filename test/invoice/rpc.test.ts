@@ -122,10 +122,24 @@ describe('new_invoice', () => {
   it('refuses with the reference texts (-32000, params echoed) and bad params with -32602', async () => {
     const bad = { amount: '0x1', currency: 'Fibt' };
     const r1 = await call('new_invoice', [bad]);
+    // data as fnn 0.8 answers it (captured from the reference node): every field, absent ones null
     expect(r1.error).toEqual({
       code: -32000,
       message: 'Currency must be Fibd with the chain network',
-      data: bad,
+      data: {
+        amount: '0x1',
+        description: null,
+        currency: 'Fibt',
+        payment_preimage: null,
+        payment_hash: null,
+        expiry: null,
+        fallback_address: null,
+        final_expiry_delta: null,
+        udt_type_script: null,
+        hash_algorithm: null,
+        allow_mpp: null,
+        allow_trampoline_routing: null,
+      },
     });
     const both = {
       amount: '0x1',
