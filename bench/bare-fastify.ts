@@ -13,4 +13,6 @@ app.post('/', async (req) => {
 });
 await app.listen({ host: '127.0.0.1', port: 0 });
 const addr = app.server.address();
-process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}` })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ url: `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}` })}\n`,
+);

@@ -11,7 +11,10 @@ describe('strand keys', () => {
     fs.mkdirSync(path.join(dir, 'fiber'));
     fs.copyFileSync(path.join(NODE1, 'fiber/sk'), path.join(dir, 'fiber/sk'));
     const env = { FIBER_SECRET_KEY_PASSWORD: 'pw' };
-    const r = await runStrand(['keys', 'import', '-d', dir, '--wallet-key', path.join(NODE1, 'ckb/plain_key')], env);
+    const r = await runStrand(
+      ['keys', 'import', '-d', dir, '--wallet-key', path.join(NODE1, 'ckb/plain_key')],
+      env,
+    );
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);
@@ -19,7 +22,10 @@ describe('strand keys', () => {
     expect(out.peer_id).toBe('QmbvRjJHAQDmj3cgnUBGQ5zVnGxUKwb2qJygwNs2wk41h8');
     expect(out.wallet_address).toBe(fs.readFileSync(path.join(NODE1, 'ckb/wallet'), 'utf8').trim());
     expect(fs.readFileSync(path.join(dir, 'ckb/key')).length).toBe(77);
-    const again = await runStrand(['keys', 'import', '-d', dir, '--wallet-key', path.join(NODE1, 'ckb/plain_key')], env);
+    const again = await runStrand(
+      ['keys', 'import', '-d', dir, '--wallet-key', path.join(NODE1, 'ckb/plain_key')],
+      env,
+    );
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('refusing to overwrite');
     const wrong = await runStrand(['keys', 'show', '-d', dir], { FIBER_SECRET_KEY_PASSWORD: 'other' });
