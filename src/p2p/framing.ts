@@ -73,7 +73,8 @@ export class FrameDecoder {
   private readonly queue = new ByteQueue();
 
   constructor(
-    private readonly maxFrame: number,
+    /** May be raised once a phase with small messages (the handshake) is over. */
+    public maxFrame: number,
     private readonly what: string,
   ) {}
 

@@ -19,6 +19,7 @@ export interface Listener {
 
 const SNIFF_TIMEOUT_MS = 10_000;
 const MAX_WS_MESSAGE = 16 * 1024 * 1024;
+const MAX_SNIFFING = 64;
 
 export async function listen(host: string, port: number, onConn: (c: RawConn) => void): Promise<Listener> {
   const httpServer = http.createServer((_req, res) => {
@@ -33,17 +34,32 @@ export async function listen(host: string, port: number, onConn: (c: RawConn) =>
   });
   httpServer.on('clientError', (_e, socket) => socket.destroy());
   const sockets = new Set<net.Socket>();
+  let sniffing = 0;
   const server = net.createServer((socket) => {
+    // Connections that have not yet said whether they are TCP or WebSocket are capped, so that a
+    // flood of silent sockets cannot pile up (each would otherwise wait 10 s).
+    if (sniffing >= MAX_SNIFFING) {
+      socket.destroy();
+      return;
+    }
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
     socket.on('error', () => socket.destroy());
     let buf: Buffer = Buffer.alloc(0);
+    sniffing++;
+    let sniffed = false;
+    const done = () => {
+      if (!sniffed) sniffing--;
+      sniffed = true;
+    };
+    socket.once('close', done);
     const timer = setTimeout(() => socket.destroy(), SNIFF_TIMEOUT_MS);
     timer.unref();
     const onData = (d: Buffer) => {
       buf = buf.length === 0 ? d : Buffer.concat([buf, d]);
       if (buf.length < 4) return;
       clearTimeout(timer);
+      done();
       socket.removeListener('data', onData);
       socket.pause();
       if (buf.subarray(0, 4).toString('latin1') === 'GET ') {

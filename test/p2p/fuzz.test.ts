@@ -169,6 +169,14 @@ describe('secio handshake under hostile peers', () => {
     );
   });
 
+  it('refuses a handshake frame above 64 KiB before buffering it', async () => {
+    const me = randomIdentity();
+    const [mine, theirs] = memoryPair();
+    const hs = secioHandshake(mine, { secretKey: me.secretKey, publicKey: me.publicKey, timeoutMs: 1000 });
+    theirs.write(new Uint8Array([0, 1, 0, 1])); // announces 65,537 bytes
+    await expect(hs).rejects.toMatchObject({ kind: 'FrameTooLarge' });
+  });
+
   it('refuses a peer that signs with another key, and a peer that does not echo the nonce', async () => {
     const me = randomIdentity();
     const other = randomIdentity();
@@ -287,6 +295,34 @@ describe('a live PeerManager under attack', () => {
     const honest = await startManager();
     await honest.connect(tcpAddr(server));
     await until(() => server.peerInit(honest.identity.pubkeyHex) !== undefined);
+  });
+
+  it('caps connections that never say whether they are TCP or WebSocket', async () => {
+    const server = await startManager();
+    const silent: net.Socket[] = [];
+    for (let i = 0; i < 70; i++) {
+      const s = await rawTcp(server.listenPort!);
+      s.on('error', () => {});
+      silent.push(s);
+    }
+    // The 64 first wait (10 s sniff limit); those past the cap are closed at once.
+    await Promise.all(silent.slice(64).map((s) => closedByServer(s)));
+    expect(silent.slice(0, 64).every((s) => !s.destroyed)).toBe(true);
+    for (const s of silent) s.destroy();
+    // Once the server has seen those sockets close, it serves an honest peer again.
+    const honest = await startManager();
+    let connected = false;
+    await until(() => {
+      if (!connected) {
+        honest.connect(tcpAddr(server)).then(
+          () => {
+            connected = true;
+          },
+          () => {},
+        );
+      }
+      return connected;
+    }, 'an honest connection after the flood');
   });
 
   it('drops a peer that opens the protocol but never sends Init', async () => {

@@ -28,8 +28,13 @@ import {
 import { FrameCipher, TAG_LEN } from './cipher.ts';
 import { decodeExchange, decodePropose, encodeExchange, encodePropose, type Propose } from './messages.ts';
 
-/** tentacle's default `max_frame_length`, for handshake and encrypted frames alike. */
+/** tentacle's default `max_frame_length`, for encrypted frames. */
 export const MAX_SECIO_FRAME = 8 * 1024 * 1024;
+/**
+ * Handshake frames (Propose, Exchange, the echo) are a few hundred bytes; tentacle would accept
+ * 8 MiB, but a stranger should not make us buffer that much before proving anything.
+ */
+export const MAX_HANDSHAKE_FRAME = 64 * 1024;
 export const HANDSHAKE_TIMEOUT_MS = 10_000;
 
 export interface HandshakeOptions {
@@ -53,7 +58,7 @@ export interface Negotiated {
  * any bytes already received to the SecureConn.
  */
 class HandshakeReader {
-  readonly decoder = new FrameDecoder(MAX_SECIO_FRAME, 'secio');
+  readonly decoder = new FrameDecoder(MAX_HANDSHAKE_FRAME, 'secio');
   private waiter?: { resolve(f: Uint8Array): void; reject(e: Error): void };
   private failure?: Error;
 
@@ -299,6 +304,7 @@ async function run(raw: RawConn, reader: HandshakeReader, opts: HandshakeOptions
     throw new P2pError('NonceVerificationFailed', 'secio: the peer did not echo our nonce');
   }
   const leftover = new Uint8Array(echoed.subarray(nonce.length));
+  reader.decoder.maxFrame = MAX_SECIO_FRAME;
   return new SecureConn(raw, remote.pubkey, negotiated, encrypt, decrypt, reader.decoder, leftover);
 }
 
