@@ -9,6 +9,7 @@ import { bech32m } from '@scure/base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DomainError } from '../../src/codec/errors.ts';
 import { bytesToHex } from '../../src/codec/hex.ts';
+import { ckbHash } from '../../src/crypto/hash.ts';
 import { publicKeyOf } from '../../src/crypto/identity.ts';
 import { decodeInvoice, encodeInvoice, recoverPayee, signInvoice } from '../../src/invoice/codec.ts';
 import { InvoiceError } from '../../src/invoice/errors.ts';
@@ -279,6 +280,71 @@ describe.skipIf(!referenceAvailable())('invoices interchange with the reference 
         } else {
           expect({ params, ...ours }).toEqual({ params, ...theirs });
         }
+      }
+    } finally {
+      db.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('get/cancel/settle: the same statuses and refusals as fnn along the same story', async () => {
+    const dir = fs.mkdtempSync(path.join(import.meta.dirname, '.tmp-interop-'));
+    const db = openDatabase(path.join(dir, 'strand.db'), [invoiceSchema]);
+    try {
+      const svc = createInvoiceService({ db, nodeSecretKey: NODE_SK, currency: 'Fibd' });
+      const specs = invoiceMethods(svc, { attrStyle: 'v08' });
+      const strand = async (method: string, params: object) => {
+        const spec = specs.find((m) => m.name === method)!;
+        try {
+          const r = (await spec.handler(spec.params!.parse(params), { transport: 'http' })) as {
+            status?: string;
+          };
+          return { ok: r.status ?? r };
+        } catch (e) {
+          if (!(e instanceof DomainError)) throw e;
+          return { error: e.message, data: JSON.parse(stringify(e.data)) };
+        }
+      };
+      const reference = async (method: string, params: object) => {
+        try {
+          const r = (await ref.call(method, [params])) as { status?: string };
+          return { ok: r.status ?? r };
+        } catch (e) {
+          const text = String((e as Error).message ?? e);
+          const data = /data: Some\(RawValue\((.*)\)\) \}$/.exec(text)?.[1];
+          return { error: refMessage(text), data: data ? JSON.parse(data) : null };
+        }
+      };
+      const pre = (b: number) => '0x' + b.toString(16).padStart(2, '0').repeat(32);
+      const hashOf = (b: number) => bytesToHex(ckbHash(Buffer.from(pre(b).slice(2), 'hex')));
+      const story: [string, object][] = [
+        ['new_invoice', { amount: '0x1', currency: 'Fibd', payment_hash: hashOf(0x71) }],
+        ['get_invoice', { payment_hash: hashOf(0x71) }],
+        ['settle_invoice', { payment_hash: hashOf(0x71), payment_preimage: pre(0x72) }],
+        ['settle_invoice', { payment_hash: hashOf(0x71), payment_preimage: pre(0x71) }],
+        ['cancel_invoice', { payment_hash: hashOf(0x71) }],
+        ['cancel_invoice', { payment_hash: hashOf(0x71) }],
+        ['settle_invoice', { payment_hash: hashOf(0x71), payment_preimage: pre(0x71) }],
+        ['get_invoice', { payment_hash: hashOf(0x71) }],
+        ['get_invoice', { payment_hash: hashOf(0x73) }],
+        ['cancel_invoice', { payment_hash: hashOf(0x73) }],
+        ['settle_invoice', { payment_hash: hashOf(0x73), payment_preimage: pre(0x73) }],
+        ['new_invoice', { amount: '0x1', currency: 'Fibd', payment_preimage: pre(0x74), expiry: '0x1' }],
+        ['wait', {}],
+        ['get_invoice', { payment_hash: hashOf(0x74) }],
+        ['settle_invoice', { payment_hash: hashOf(0x74), payment_preimage: pre(0x74) }],
+        ['cancel_invoice', { payment_hash: hashOf(0x74) }],
+        ['get_invoice', { payment_hash: hashOf(0x74) }],
+      ];
+      for (const [method, params] of story) {
+        if (method === 'wait') {
+          await new Promise((r) => setTimeout(r, 1100));
+          continue;
+        }
+        const theirs = await reference(method, params);
+        const ours = await strand(method, params);
+        const norm = (r: { ok?: unknown }) => ('ok' in r && typeof r.ok === 'object' ? { ok: 'created' } : r);
+        expect({ method, params, ...norm(ours) }).toEqual({ method, params, ...norm(theirs) });
       }
     } finally {
       db.close();
