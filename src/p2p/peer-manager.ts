@@ -35,6 +35,12 @@ export interface P2pLogger {
   error(obj: object, msg?: string): void;
 }
 
+/**
+ * Messages kept while a peer's Init is awaited (the reference's gossip protocol may speak as soon
+ * as /p2p/43 opens, before /p2p/42 and Init); past this the extra ones are dropped.
+ */
+const MAX_PRE_INIT_MESSAGES = 64;
+
 const SILENT: P2pLogger = { debug() {}, info() {}, warn() {}, error() {} };
 
 export interface PeerLimits {
@@ -106,6 +112,8 @@ interface Peer extends PeerInfo {
   closeReason?: string;
   initSent?: boolean;
   onClosed: (() => void)[];
+  /** Messages that arrived before the peer's Init, replayed once it is accepted. */
+  preInit?: { protocolId: number; payload: Uint8Array }[];
 }
 
 export interface PeerManagerEvents {
@@ -382,6 +390,8 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
   ): Promise<PeerInfo> {
     return new Promise((resolve, reject) => {
       let peer: Peer | undefined;
+      // Gossip may arrive on /p2p/43 before /p2p/42 is open.
+      const early: { id: number; payload: Uint8Array }[] = [];
       const session = new PeerSession(secure, {
         outbound: base.outbound,
         protocols: [FIBER_PROTOCOL_ID, GOSSIP_PROTOCOL_ID],
@@ -400,9 +410,11 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
             this.peers.set(base.pubkey, peer);
             this.onPeerOpen(peer);
             resolve(publicInfo(peer));
+            for (const m of early.splice(0)) this.onPayload(peer, m.id, m.payload);
           },
           message: (id, payload) => {
             if (peer) this.onPayload(peer, id, payload);
+            else if (early.length < MAX_PRE_INIT_MESSAGES) early.push({ id, payload });
           },
           protocolClosed: (id, reason) => {
             // Fiber treats the peer as gone when its protocol closes.
@@ -478,7 +490,10 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
 
   private onPayload(peer: Peer, protocolId: number, payload: Uint8Array): void {
     if (protocolId === GOSSIP_PROTOCOL_ID) {
-      if (!peer.init) return;
+      if (!peer.init) {
+        this.holdUntilInit(peer, protocolId, payload);
+        return;
+      }
       for (const h of this.gossipHandlers) this.invoke(peer, 'gossip', () => h(peer.pubkey, payload));
       return;
     }
@@ -495,10 +510,19 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
       return;
     }
     if (!peer.init) {
-      this.log.warn({ pubkey: peer.pubkey, type: msg.type }, 'p2p message before Init ignored');
+      this.holdUntilInit(peer, protocolId, payload);
       return;
     }
     for (const h of this.handlers.get(msg.type) ?? []) this.invoke(peer, msg.type, () => h(peer.pubkey, msg));
+  }
+
+  private holdUntilInit(peer: Peer, protocolId: number, payload: Uint8Array): void {
+    peer.preInit ??= [];
+    if (peer.preInit.length >= MAX_PRE_INIT_MESSAGES) {
+      this.log.warn({ pubkey: peer.pubkey, protocol: protocolId }, 'p2p message before Init dropped');
+      return;
+    }
+    peer.preInit.push({ protocolId, payload });
   }
 
   private onInit(peer: Peer, init: Init): void {
@@ -514,7 +538,11 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
     const first = !peer.init;
     peer.init = init;
     clearTimeout(peer.initTimer);
-    if (first) this.emit('connected', publicInfo(peer));
+    if (!first) return;
+    this.emit('connected', publicInfo(peer));
+    const held = peer.preInit ?? [];
+    peer.preInit = undefined;
+    for (const m of held) if (!peer.session.isClosed) this.onPayload(peer, m.protocolId, m.payload);
   }
 
   private invoke(peer: Peer, what: string, fn: () => void | Promise<void>): void {

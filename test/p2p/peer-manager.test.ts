@@ -1,7 +1,22 @@
 /** Two and three PeerManagers over real TCP and WebSocket sockets on loopback. */
+
+import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { FiberMessage } from '../../src/p2p/fiber-message.ts';
-import { CHAIN_B, randomIdentity, startManager, stopAll, tcpAddr, tempDb, until, wsAddr } from './helpers.ts';
+import { TcpConn } from '../../src/p2p/conn.ts';
+import { encodeFiberMessage, type FiberMessage } from '../../src/p2p/fiber-message.ts';
+import { secioHandshake } from '../../src/p2p/secio/handshake.ts';
+import { PeerSession } from '../../src/p2p/session.ts';
+import {
+  CHAIN_A,
+  CHAIN_B,
+  randomIdentity,
+  startManager,
+  stopAll,
+  tcpAddr,
+  tempDb,
+  until,
+  wsAddr,
+} from './helpers.ts';
 
 afterEach(stopAll);
 
@@ -107,6 +122,53 @@ describe('PeerManager on loopback', () => {
     await until(() => got.length === 1 && gossip.length === 1);
     expect(got[0]).toEqual({ type: 'TxAbort', raw: new Uint8Array([1, 2, 3]) });
     expect(gossip[0]).toEqual(new Uint8Array([9, 9]));
+  });
+
+  it('holds messages that arrive before Init and delivers them once Init is accepted', async () => {
+    const server = await startManager();
+    const order: string[] = [];
+    server.onGossip((_from, p) => {
+      order.push(`gossip ${p[0]}`);
+    });
+    server.onMessage('TxAbort', () => {
+      order.push('TxAbort');
+    });
+    server.on('connected', () => order.push('connected'));
+    const id = randomIdentity();
+    const socket = net.connect(server.listenPort!, '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    const secure = await secioHandshake(new TcpConn(socket), {
+      secretKey: id.secretKey,
+      publicKey: id.publicKey,
+    });
+    const open = new Set<number>();
+    const session = new PeerSession(secure, {
+      outbound: true,
+      protocols: [42, 43],
+      handlers: {
+        protocolOpen: (pid) => open.add(pid),
+        message: () => {},
+        protocolClosed: () => {},
+        close: () => {},
+      },
+    });
+    session.start();
+    await until(() => open.size === 2);
+    session.send(43, new Uint8Array([1]));
+    session.send(42, encodeFiberMessage({ type: 'TxAbort', raw: new Uint8Array([0]) }));
+    session.send(43, new Uint8Array([2]));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(order).toEqual([]);
+    session.send(
+      42,
+      encodeFiberMessage({ type: 'Init', value: { features: new Uint8Array([0x15]), chainHash: CHAIN_A } }),
+    );
+    await until(() => order.length === 4);
+    // Init first; then each protocol's messages in order (no order holds across protocols).
+    expect(order[0]).toBe('connected');
+    expect(order.filter((o) => o.startsWith('gossip'))).toEqual(['gossip 1', 'gossip 2']);
+    expect(order).toContain('TxAbort');
+    session.close('done');
   });
 
   it('three nodes: a hub sees both, and connectByPubkey finds a saved address', async () => {
