@@ -12,7 +12,6 @@ export type InvoiceErrorKind =
   | 'UnknownCurrency'
   | 'MalformedHrp'
   | 'TooShortDataPart'
-  | 'InvalidRecoveryId'
   | 'InvalidSignature'
   | 'Decompress'
   | 'InvalidUtf8'

@@ -312,3 +312,26 @@ describe('molecule RawInvoiceData', () => {
     expect(decodeRawInvoiceData(m).attrs[2]).toEqual({ kind: 'HashAlgorithm', value: 'ckb_hash' });
   });
 });
+
+describe('helpers for the payment layer', () => {
+  it('payeeOf: the PayeePublicKey attribute, else the recovered key, else nothing', async () => {
+    const { payeeOf, signInvoice } = await import('../../src/invoice/codec.ts');
+    const { featureNames } = await import('../../src/invoice/json.ts');
+    expect(hex(payeeOf(decodeInvoice(V.V3))!)).toBe(V.V3_PAYEE);
+    const sk = new Uint8Array(32).fill(5);
+    const bare = {
+      currency: 'Fibd' as const,
+      data: { timestamp: 1n, paymentHash: new Uint8Array(32), attrs: [] },
+    };
+    expect(payeeOf(bare)).toBeUndefined();
+    const { publicKeyOf } = await import('../../src/crypto/identity.ts');
+    expect(payeeOf(signInvoice(bare, sk))).toEqual(publicKeyOf(sk));
+    expect(featureNames(Uint8Array.of(0b1010_1010, 0b1))).toEqual([
+      'GOSSIP_QUERIES_OPTIONAL',
+      'BASIC_MPP_OPTIONAL',
+      'TRAMPOLINE_ROUTING_OPTIONAL',
+      'Unknown Feature',
+      'Unknown Feature',
+    ]);
+  });
+});
