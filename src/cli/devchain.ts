@@ -10,7 +10,7 @@ import { addressToScript, sighashLock } from '../chain/address.ts';
 import { createChainClient } from '../chain/client.ts';
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
 import { lockArgsOf } from '../crypto/secp256k1.ts';
-import { type DevAccount, DevChain } from '../devchain/chain.ts';
+import { DEFAULT_SPEC_TOML, type DevAccount, DevChain, STRAND_SPEC_TOML } from '../devchain/chain.ts';
 import { startDevchainRpc } from '../devchain/rpc/server.ts';
 import { fail } from './util.ts';
 
@@ -24,7 +24,11 @@ export function registerDevchainCommand(program: Command): void {
     .option('--listen <host:port>', 'JSON-RPC listen address', '127.0.0.1:8114')
     .option('--block-interval <ms>', 'produce a block every <ms> milliseconds (0: only on demand)', '1000')
     .option('--epoch-length <blocks>', 'blocks per epoch (default: the spec genesis_epoch_length)')
-    .option('--spec <file>', 'CKB chain spec TOML (default: the bundled dev spec)')
+    .option(
+      '--spec <file|dev|strand>',
+      "CKB chain spec TOML; 'dev' (default): CKB's dev spec, 'strand': with Strand's scripts in genesis for reference nodes",
+      'dev',
+    )
     .option(
       '--fund <account...>',
       'fund at creation: <address|0x lock args|key file>:<CKB>[:<UDT>] (repeatable)',
@@ -35,7 +39,12 @@ export function registerDevchainCommand(program: Command): void {
         const accounts = ((opts.fund as string[] | undefined) ?? []).map(parseAccount);
         chain = DevChain.open({
           dir: opts.dir,
-          specToml: opts.spec ? fs.readFileSync(opts.spec, 'utf8') : undefined,
+          specToml:
+            opts.spec === 'dev'
+              ? DEFAULT_SPEC_TOML
+              : opts.spec === 'strand'
+                ? STRAND_SPEC_TOML
+                : fs.readFileSync(opts.spec, 'utf8'),
           epochLength: opts.epochLength ? BigInt(opts.epochLength) : undefined,
           accounts,
         });

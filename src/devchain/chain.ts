@@ -44,7 +44,13 @@ export const SIGHASH_TYPE_HASH =
   '0x9bd7e06f3ecf4be0f2fcd2188b23f1b9fcc88e5d4b65a8637b17723bbda3cce8' as ccc.Hex;
 /** Private key of the dev spec's 20-billion-CKB issued cell (CKB's documented dev-chain account). */
 export const DEV_FAUCET_KEY = '0xd00c06bfd800d27397002dca6fb0993d5ba6399b4238b2f29ee9deb97593d2bc';
+/** CKB's dev spec as fiber-js ships it: genesis 0x677c33a4…7614 (the reference vector). */
 export const DEFAULT_SPEC_TOML = fs.readFileSync(new URL('./dev-spec.toml', import.meta.url), 'utf8');
+/**
+ * The same with Strand's funding-lock, commitment-lock and simple-UDT code cells as genesis tx0
+ * outputs 6–8: a reference node given this spec derives the same script code hashes as Strand.
+ */
+export const STRAND_SPEC_TOML = fs.readFileSync(new URL('./strand-dev-spec.toml', import.meta.url), 'utf8');
 
 export interface DevAccount {
   lock: ccc.ScriptLike;
@@ -503,27 +509,41 @@ function initialise(db: Db, opts: DevChainOptions, now: () => bigint): void {
         [...live.values()].filter((c) => c.output.lock.eq(lock) && !c.output.type),
       scripts: { secp256k1_blake160_sighash_all: { cellDeps: sighashDeps }, test_udt: testUdt },
     };
-    const deploy = DEV_SCRIPTS.map((s: DevScript) => ({
+    // Script cells already in the genesis (a spec whose issued cells carry them, so that the
+    // reference node, which takes tx0 outputs 6–8 as its FundingLock, CommitmentLock and
+    // SimpleUDT code cells on a dev chain, agrees on the code hashes) are used where they are;
+    // the others are deployed by the setup transaction.
+    const tx0 = genesis.transactions[0] as ccc.Transaction;
+    const inGenesis = new Map<string, number>();
+    tx0.outputsData.forEach((d, i) => {
+      inGenesis.set(dataHashOf(ccc.bytesFrom(d)), i);
+    });
+    const toDeploy = DEV_SCRIPTS.filter((d) => !inGenesis.has(devScriptCodeHash(d.id)));
+    const deploy = toDeploy.map((s: DevScript) => ({
       lock: { codeHash: ZERO_HASH, hashType: 'data' as const, args: '0x' },
       data: s.data,
     }));
     const deployTx = buildFunding(view, faucetKey, [], deploy, () => true);
     const setupHash = txHashOf(deployTx);
-    const scriptInfo = (i: number): ScriptInfo => ({
-      codeHash: devScriptCodeHash((DEV_SCRIPTS[i] as DevScript).id) as ccc.Hex,
-      hashType: 'data2',
-      cellDeps: [{ outPoint: { txHash: setupHash, index: i }, depType: 'code' }],
-    });
+    const scriptInfo = (id: DevScript['id']): ScriptInfo => {
+      const codeHash = devScriptCodeHash(id) as ccc.Hex;
+      const g = inGenesis.get(codeHash);
+      const outPoint =
+        g === undefined
+          ? { txHash: setupHash, index: toDeploy.findIndex((d) => d.id === id) }
+          : { txHash: txHashOf(tx0), index: g };
+      return { codeHash, hashType: 'data2', cellDeps: [{ outPoint, depType: 'code' }] };
+    };
     const scripts: DevScripts = {
       secp256k1_blake160_sighash_all: {
         codeHash: SIGHASH_TYPE_HASH,
         hashType: 'type',
         cellDeps: sighashDeps,
       },
-      funding_lock: scriptInfo(0),
-      commitment_lock: scriptInfo(1),
-      simple_udt: scriptInfo(2),
-      xudt: scriptInfo(3),
+      funding_lock: scriptInfo('funding_lock'),
+      commitment_lock: scriptInfo('commitment_lock'),
+      simple_udt: scriptInfo('simple_udt'),
+      xudt: scriptInfo('xudt'),
       test_udt: testUdt,
     };
     setMeta.run('scripts', JSON.stringify(scripts));

@@ -41,3 +41,28 @@ describe('genesis from a CKB dev chain spec', () => {
     );
   });
 });
+
+describe('the Strand dev spec', () => {
+  it('puts the funding lock, commitment lock and simple UDT code cells at genesis tx0 outputs 6–8', async () => {
+    const { STRAND_SPEC_TOML } = await import('../../src/devchain/chain.ts');
+    const { openTestChain } = await import('./helpers.ts');
+    const t = openTestChain({ specToml: STRAND_SPEC_TOML });
+    try {
+      const tx0 = t.chain.blockByNumber(0n)?.transactions[0];
+      const s = t.chain.scripts;
+      expect(s.funding_lock.cellDeps[0]?.outPoint).toEqual({ txHash: tx0?.hash(), index: 6 });
+      expect(s.commitment_lock.cellDeps[0]?.outPoint).toEqual({ txHash: tx0?.hash(), index: 7 });
+      expect(s.simple_udt.cellDeps[0]?.outPoint).toEqual({ txHash: tx0?.hash(), index: 8 });
+      // What the reference node derives on a dev chain: the data2 hash of outputs 6–8.
+      const { ckbHash } = await import('../../src/crypto/hash.ts');
+      const { ccc } = await import('@ckb-ccc/core');
+      expect(ccc.hexFrom(ckbHash(ccc.bytesFrom(tx0?.outputsData[6] ?? '0x')))).toBe(s.funding_lock.codeHash);
+      // The test UDT (issued in the setup block) works against the genesis code cell.
+      expect(
+        t.chain.liveCellsByLock(ccc.Script.from(tx0?.outputs[9]?.lock ?? s.test_udt)).length,
+      ).toBeGreaterThan(0);
+    } finally {
+      t.close();
+    }
+  });
+});
