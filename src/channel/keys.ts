@@ -1,0 +1,112 @@
+/**
+ * Per-channel keys as the reference derives them (`fiber-channel-protocol.md` §2): from a
+ * node-local 32-byte seed, the funding key, the TLC base key, the MuSig2 base nonce and the
+ * commitment seed; per-commitment secrets by a 48-bit bit-flip chain with CKB's blake2b.
+ * Peers never reproduce the seed, so only the resulting public values matter for interop.
+ */
+import { secp256k1 } from '@noble/curves/secp256k1.js';
+import { ckbHash } from '../crypto/hash.ts';
+
+const te = new TextEncoder();
+const N = secp256k1.Point.CURVE().n;
+
+export interface ChannelKeys {
+  fundingKey: Uint8Array;
+  fundingPubkey: Uint8Array;
+  tlcBaseKey: Uint8Array;
+  tlcBasepoint: Uint8Array;
+  musig2BaseNonce: Uint8Array;
+  commitmentSeed: Uint8Array;
+}
+
+function checkScalar(k: Uint8Array, what: string): Uint8Array {
+  const v = bytesToBig(k);
+  if (v === 0n || v >= N) throw new Error(`${what} is not a valid secp256k1 scalar`);
+  return k;
+}
+
+export function bytesToBig(b: Uint8Array): bigint {
+  let v = 0n;
+  for (const x of b) v = (v << 8n) | BigInt(x);
+  return v;
+}
+
+export function bigTo32(v: bigint): Uint8Array {
+  const out = new Uint8Array(32);
+  let x = v;
+  for (let i = 31; i >= 0; i--) {
+    out[i] = Number(x & 0xffn);
+    x >>= 8n;
+  }
+  return out;
+}
+
+export function pubOf(sk: Uint8Array): Uint8Array {
+  return secp256k1.getPublicKey(sk, true);
+}
+
+/** `InMemorySigner::generate_from_seed`. */
+export function deriveChannelKeys(seedParam: Uint8Array): ChannelKeys {
+  const seed = ckbHash(seedParam);
+  const commitmentSeed = ckbHash(seed, te.encode('commitment seed'));
+  const fundingKey = checkScalar(ckbHash(te.encode('funding key'), seed), 'funding key');
+  const tlcBaseKey = checkScalar(ckbHash(te.encode('HTLC base key'), fundingKey), 'tlc base key');
+  // "nocne": the reference's spelling, part of the derivation.
+  const musig2BaseNonce = ckbHash(te.encode('musig nocne'), tlcBaseKey);
+  return {
+    fundingKey,
+    fundingPubkey: pubOf(fundingKey),
+    tlcBaseKey,
+    tlcBasepoint: pubOf(tlcBaseKey),
+    musig2BaseNonce,
+    commitmentSeed,
+  };
+}
+
+/** Per-commitment secret n (48-bit chain: flip bit b of the running value, hash, for set bits). */
+export function commitmentSecret(commitmentSeed: Uint8Array, n: bigint): Uint8Array {
+  let s = commitmentSeed.slice();
+  for (let b = 47; b >= 0; b--) {
+    if (((n >> BigInt(b)) & 1n) === 0n) continue;
+    s[b >> 3] = (s[b >> 3] as number) ^ (1 << (b & 7));
+    s = ckbHash(s);
+  }
+  return s;
+}
+
+export function commitmentPoint(commitmentSeed: Uint8Array, n: bigint): Uint8Array {
+  return pubOf(commitmentSecret(commitmentSeed, n));
+}
+
+/** `priv + H(point)` mod n. */
+export function tweakSecret(sk: Uint8Array, point: Uint8Array): Uint8Array {
+  return bigTo32((bytesToBig(sk) + (bytesToBig(ckbHash(point)) % N)) % N);
+}
+
+/** `pub + H(point)·G`. */
+export function tweakPubkey(pk: Uint8Array, point: Uint8Array): Uint8Array {
+  const t = bytesToBig(ckbHash(point)) % N;
+  return secp256k1.Point.fromBytes(pk).add(secp256k1.Point.BASE.multiply(t)).toBytes(true);
+}
+
+/** The temporary channel id the opener chooses: `H(tlc_basepoint ‖ 33 zero bytes)`. */
+export function tempChannelId(tlcBasepoint: Uint8Array): Uint8Array {
+  return ckbHash(tlcBasepoint, new Uint8Array(33));
+}
+
+/** The final channel id: `H(sorted tlc basepoints)`. */
+export function finalChannelId(a: Uint8Array, b: Uint8Array): Uint8Array {
+  return Buffer.compare(a, b) <= 0 ? ckbHash(a, b) : ckbHash(b, a);
+}
+
+/** A node-local channel seed: from the node secret, a counter and fresh randomness. */
+export function newChannelSeed(nodeSecret: Uint8Array, count: number): Uint8Array {
+  const random = secp256k1.utils.randomSecretKey();
+  const be = new Uint8Array(8);
+  new DataView(be.buffer).setBigUint64(0, BigInt(count));
+  return ckbHash(
+    te.encode('FIBER_CHANNEL_SEED'),
+    be,
+    ckbHash(te.encode('FIBER_NETWORK_ENTROPY'), nodeSecret, random),
+  );
+}

@@ -1,0 +1,81 @@
+/**
+ * The MuSig2 sessions of a channel, with one rule: a secret nonce signs one message, once.
+ *
+ * Every 2-of-2 signature here has a *first signer* and a *completer*. The completer's public
+ * nonce is advertised in advance (random, persisted before it is sent, dropped once used). The
+ * first signer uses BIP-327 DeterministicSign: its nonce is derived from its key, the completer's
+ * nonce and the message, and travels with its partial signature — so it never needs storing and
+ * can never sign two different messages. Keys are given in aggregation order; nonces follow it.
+ */
+import * as musig from '@scure/btc-signer/musig2.js';
+
+export interface NoncePair {
+  /** 97 bytes (k1 ‖ k2 ‖ pubkey), secret: persisted, never sent, used once. */
+  secret: Uint8Array;
+  /** 66 bytes (R1 ‖ R2), advertised to the peer. */
+  public: Uint8Array;
+}
+
+export class SignatureError extends Error {}
+
+export function newNonce(myPubkey: Uint8Array, mySecret: Uint8Array): NoncePair {
+  const n = musig.nonceGen(myPubkey, mySecret);
+  return { secret: n.secret.slice(), public: n.public.slice() };
+}
+
+/** First signer: a partial signature and its public nonce, given the completer's public nonce. */
+export function signFirst(
+  mySecret: Uint8Array,
+  completerNonce: Uint8Array,
+  keys: Uint8Array[],
+  msg: Uint8Array,
+): { partial: Uint8Array; nonce: Uint8Array } {
+  const r = musig.deterministicSign(mySecret, completerNonce, keys, msg);
+  return { partial: r.partialSig.slice(), nonce: r.publicNonce.slice() };
+}
+
+/**
+ * Completer: checks the first signer's partial signature, adds its own with the advertised
+ * nonce and returns the 64-byte BIP340 signature. Throws SignatureError if the peer's part is bad.
+ */
+export function complete(args: {
+  mySecret: Uint8Array;
+  myPubkey: Uint8Array;
+  myNonce: NoncePair;
+  theirPubkey: Uint8Array;
+  theirNonce: Uint8Array;
+  theirPartial: Uint8Array;
+  keys: Uint8Array[];
+  msg: Uint8Array;
+}): Uint8Array {
+  const mine = indexOf(args.keys, args.myPubkey);
+  const theirs = indexOf(args.keys, args.theirPubkey);
+  const nonces: Uint8Array[] = [];
+  nonces[mine] = args.myNonce.public;
+  nonces[theirs] = args.theirNonce;
+  let session: musig.Session;
+  try {
+    session = new musig.Session(musig.nonceAggregate(nonces), args.keys, args.msg);
+    if (!session.partialSigVerify(args.theirPartial, nonces, theirs)) throw new Error('invalid');
+  } catch {
+    throw new SignatureError('the peer partial signature does not verify');
+  }
+  const partials: Uint8Array[] = [];
+  partials[theirs] = args.theirPartial;
+  partials[mine] = session.sign(args.myNonce.secret.slice(), args.mySecret);
+  return session.partialSigAgg(partials);
+}
+
+function indexOf(keys: Uint8Array[], k: Uint8Array): number {
+  const i = keys.findIndex((x) => Buffer.compare(x, k) === 0);
+  if (i < 0) throw new SignatureError('key not in the aggregation list');
+  return i;
+}
+
+export function aggregateXOnly(keys: Uint8Array[]): Uint8Array {
+  return musig.keyAggExport(musig.keyAggregate(keys));
+}
+
+export function sorted2(a: Uint8Array, b: Uint8Array): Uint8Array[] {
+  return Buffer.compare(a, b) <= 0 ? [a, b] : [b, a];
+}

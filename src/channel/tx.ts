@@ -1,0 +1,315 @@
+/**
+ * Pure builders of the channel's layer-1 transactions (`fiber-channel-protocol.md` §4–§6):
+ * funding cell, commitment transaction with its 57-byte commitment-lock args and settlement
+ * script, the messages MuSig2 signs, revocation, settlement after the delay, cooperative close.
+ */
+import { ccc } from '@ckb-ccc/core';
+import { blake160, ckbHash } from '../crypto/hash.ts';
+import { signRecoverable } from '../crypto/secp256k1.ts';
+import { aggregateXOnly, sorted2 } from './musig.ts';
+
+export const CKB = 100_000_000n;
+/** `WitnessArgs` with every field empty: the prefix of every funding/commitment witness. */
+export const XW = new Uint8Array([16, 0, 0, 0, 16, 0, 0, 0, 16, 0, 0, 0, 16, 0, 0, 0]);
+
+export interface ScriptInfo {
+  codeHash: ccc.HexLike;
+  hashType: ccc.HashTypeLike;
+  cellDeps: ccc.CellDepLike[];
+}
+
+export function cat(...parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
+}
+export const le64 = (v: bigint) => ccc.numLeToBytes(v, 8);
+export const le128 = (v: bigint) => ccc.numLeToBytes(v, 16);
+export const be64 = (v: bigint) => ccc.numBeToBytes(v, 8);
+
+/**
+ * The seed's reserve: the occupied capacity of a cell with the side's shutdown script (plus the
+ * UDT type and 16 data bytes for a UDT channel) and 1 CKB of fee — 62 CKB for a default lock.
+ */
+export function reserveFor(shutdownScript: ccc.ScriptLike, udt?: ccc.ScriptLike | null): bigint {
+  const out = ccc.CellOutput.from({ capacity: 0n, lock: shutdownScript, type: udt ?? undefined });
+  return BigInt(out.occupiedSize + (udt ? 16 : 0)) * CKB + CKB;
+}
+
+/** `M(tx)`: the hash of the raw transaction with its cell deps emptied. */
+export function txMessage(tx: ccc.Transaction): Uint8Array {
+  const c = tx.clone();
+  c.cellDeps = [];
+  return ckbHash(c.rawToBytes());
+}
+
+export function fundingLockScript(info: ScriptInfo, pkA: Uint8Array, pkB: Uint8Array): ccc.Script {
+  return ccc.Script.from({
+    codeHash: info.codeHash,
+    hashType: info.hashType,
+    args: blake160(aggregateXOnly(sorted2(pkA, pkB))),
+  });
+}
+
+/** Witness of a funding-cell spend: `XW ‖ xonly(Q) ‖ sig64` (112 bytes). */
+export function fundingWitness(pkA: Uint8Array, pkB: Uint8Array, sig: Uint8Array): ccc.Hex {
+  return ccc.hexFrom(cat(XW, aggregateXOnly(sorted2(pkA, pkB)), sig));
+}
+
+export interface SettlementTlc {
+  /** Offered by the commitment's holder. */
+  offeredByHolder: boolean;
+  /** 0 = ckb blake2b, 1 = sha256. */
+  hashAlgorithm: number;
+  amount: bigint;
+  paymentHash: Uint8Array;
+  holderKeyHash: Uint8Array;
+  otherKeyHash: Uint8Array;
+  /** Absolute unix ms. */
+  expiry: bigint;
+}
+
+export interface SettlementParties {
+  holderPkh: Uint8Array;
+  holderAmount: bigint;
+  otherPkh: Uint8Array;
+  otherAmount: bigint;
+}
+
+/** `count ‖ TLC×85 ‖ holderPKH ‖ le128 ‖ otherPKH ‖ le128` (§5.3). */
+export function settlementScript(tlcs: SettlementTlc[], p: SettlementParties): Uint8Array {
+  const entries = tlcs.map((t) =>
+    cat(
+      new Uint8Array([(t.hashAlgorithm << 1) | (t.offeredByHolder ? 1 : 0)]),
+      le128(t.amount),
+      t.paymentHash.subarray(0, 20),
+      t.holderKeyHash,
+      t.otherKeyHash,
+      le64((0x40n << 56n) | (t.expiry / 1000n)),
+    ),
+  );
+  return cat(
+    new Uint8Array([tlcs.length]),
+    ...entries,
+    p.holderPkh,
+    le128(p.holderAmount),
+    p.otherPkh,
+    le128(p.otherAmount),
+  );
+}
+
+/** The relative-epoch since of the commitment delay, as lock args carry it. */
+export function delaySince(delayEpoch: bigint): bigint {
+  return (0xa0n << 56n) | delayEpoch;
+}
+
+/** The 57 bytes of §5.2. `revocationKeys` = [non-holder funding pubkey, holder funding pubkey]. */
+export function commitmentLockArgs(
+  revocationKeys: Uint8Array[],
+  delayEpoch: bigint,
+  version: bigint,
+  script: Uint8Array,
+): Uint8Array {
+  return cat(
+    blake160(aggregateXOnly(revocationKeys)),
+    le64(delaySince(delayEpoch)),
+    be64(version),
+    blake160(script),
+    new Uint8Array([0]),
+  );
+}
+
+/** Serialized size in a block (+4) of a mock commitment tx, for the commitment fee. */
+export function commitmentTxSize(
+  depCount: number,
+  lockInfo: ScriptInfo,
+  udt?: ccc.ScriptLike | null,
+): number {
+  const mock = ccc.Transaction.from({
+    version: 0,
+    cellDeps: Array.from({ length: depCount }, () => ({
+      outPoint: { txHash: `0x${'00'.repeat(32)}`, index: 0 },
+      depType: 'code',
+    })),
+    inputs: [{ previousOutput: { txHash: `0x${'00'.repeat(32)}`, index: 0 }, since: 0n }],
+    outputs: [
+      {
+        capacity: 0n,
+        lock: { codeHash: lockInfo.codeHash, hashType: lockInfo.hashType, args: new Uint8Array(57) },
+        type: udt ?? undefined,
+      },
+    ],
+    outputsData: [udt ? new Uint8Array(16) : '0x'],
+    witnesses: [new Uint8Array(112)],
+  });
+  return mock.toBytes().length + 4;
+}
+
+export function feeOf(feeRate: bigint, size: number): bigint {
+  return (feeRate * BigInt(size)) / 1000n;
+}
+
+export interface CommitmentInput {
+  fundingOutPoint: ccc.OutPointLike;
+  commitmentLock: ScriptInfo;
+  args: Uint8Array;
+  /** Capacity of the commitment cell (total − fee, or reserves − fee for UDT). */
+  capacity: bigint;
+  udt?: { script: ccc.ScriptLike; total: bigint } | null;
+}
+
+/** The commitment tx, unsigned and without cell deps (the signed message ignores them). */
+export function commitmentTx(c: CommitmentInput): ccc.Transaction {
+  return ccc.Transaction.from({
+    version: 0,
+    cellDeps: [],
+    inputs: [{ previousOutput: c.fundingOutPoint, since: 0n }],
+    outputs: [
+      {
+        capacity: c.capacity,
+        lock: { codeHash: c.commitmentLock.codeHash, hashType: c.commitmentLock.hashType, args: c.args },
+        type: c.udt?.script,
+      },
+    ],
+    outputsData: [c.udt ? le128(c.udt.total) : '0x'],
+  });
+}
+
+/** The message a revocation of version `version` signs (§3.2b); `args` of the revoked commitment. */
+export function revocationMessage(
+  out: ccc.CellOutputLike,
+  data: Uint8Array,
+  args: Uint8Array,
+  version: bigint,
+): Uint8Array {
+  const len = new Uint8Array(4);
+  new DataView(len.buffer).setUint32(0, data.length, true);
+  return ckbHash(ccc.CellOutput.from(out).toBytes(), len, data, args.subarray(0, 28), be64(version));
+}
+
+/** The revocation witness: `XW ‖ 00 ‖ be64(version) ‖ xonly ‖ sig64`. */
+export function revocationWitness(revocationKeys: Uint8Array[], version: bigint, sig: Uint8Array): ccc.Hex {
+  return ccc.hexFrom(cat(XW, new Uint8Array([0]), be64(version), aggregateXOnly(revocationKeys), sig));
+}
+
+/**
+ * A party settlement of a commitment cell with no pending TLC (after the delay): the settling
+ * side takes its amount; what is left stays under the commitment lock with its block zeroed.
+ * `holder` true = unlock 0xFE (the commitment holder's share), false = 0xFF.
+ * Refuses to build a continuation cell below its occupied capacity — the case where the other
+ * side must settle first (see the reserve note in DESIGN.md).
+ */
+export function partySettlementTx(a: {
+  cell: { outPoint: ccc.OutPointLike; output: ccc.CellOutputLike };
+  script: Uint8Array;
+  holder: boolean;
+  settleKey: Uint8Array;
+  to: ccc.ScriptLike;
+  fee: bigint;
+  cellDeps: ccc.CellDepLike[];
+  delayEpoch: bigint;
+}): ccc.Transaction {
+  const out = ccc.CellOutput.from(a.cell.output);
+  const args = ccc.bytesFrom(out.lock.args);
+  const first = args[56] === 0;
+  const c = a.script[0] as number;
+  if (c !== 0) throw new Error('party settlement with pending TLCs is not supported');
+  const P = 1 + 85 * c;
+  const party = a.script.subarray(P, P + 72);
+  const mine = a.holder ? party.subarray(0, 36) : party.subarray(36, 72);
+  const other = a.holder ? party.subarray(36, 72) : party.subarray(0, 36);
+  const myAmount = ccc.numLeFromBytes(mine.subarray(20, 36));
+  const otherSettled = other.every((b) => b === 0);
+  const remaining = out.capacity > myAmount ? out.capacity - myAmount : 0n;
+  const zeros = new Uint8Array(36);
+  const newScript = cat(
+    new Uint8Array([0]),
+    a.holder ? zeros : party.subarray(0, 36),
+    a.holder ? party.subarray(36, 72) : zeros,
+  );
+  const outputs: ccc.CellOutputLike[] = [];
+  const data: ccc.HexLike[] = [];
+  let payout = out.capacity;
+  if (remaining > 0n && !otherSettled) {
+    const cont = ccc.CellOutput.from({
+      capacity: remaining,
+      lock: {
+        codeHash: out.lock.codeHash,
+        hashType: out.lock.hashType,
+        args: cat(args.subarray(0, 36), blake160(newScript), new Uint8Array([1])),
+      },
+    });
+    if (BigInt(cont.occupiedSize) * CKB > remaining) {
+      throw new Error(
+        `the remaining ${remaining} shannons cannot stand as a commitment cell (${cont.occupiedSize} CKB occupied); the other side must settle first`,
+      );
+    }
+    outputs.push(cont);
+    data.push('0x');
+    payout = out.capacity - remaining;
+  }
+  outputs.push({ capacity: payout - a.fee, lock: a.to });
+  data.push('0x');
+  const tx = ccc.Transaction.from({
+    version: 0,
+    cellDeps: a.cellDeps,
+    inputs: [{ previousOutput: a.cell.outPoint, since: first ? delaySince(a.delayEpoch) : 0n }],
+    outputs,
+    outputsData: data,
+  });
+  const sig = signRecoverable(txMessage(tx), a.settleKey);
+  tx.witnesses = [
+    ccc.hexFrom(cat(XW, new Uint8Array([1]), a.script, new Uint8Array([a.holder ? 0xfe : 0xff, 0]), sig)),
+  ];
+  return tx;
+}
+
+/** Size in a block of the cooperative close tx (two outputs, 112-byte witness). */
+export function shutdownTxSize(
+  depCount: number,
+  scripts: ccc.ScriptLike[],
+  udt?: ccc.ScriptLike | null,
+): number {
+  const mock = ccc.Transaction.from({
+    version: 0,
+    cellDeps: Array.from({ length: depCount }, () => ({
+      outPoint: { txHash: `0x${'00'.repeat(32)}`, index: 0 },
+      depType: 'code',
+    })),
+    inputs: [{ previousOutput: { txHash: `0x${'00'.repeat(32)}`, index: 0 }, since: 0n }],
+    outputs: scripts.map((lock) => ({ capacity: 0n, lock, type: udt ?? undefined })),
+    outputsData: scripts.map(() => (udt ? new Uint8Array(16) : '0x')),
+    witnesses: [new Uint8Array(112)],
+  });
+  return mock.toBytes().length + 4;
+}
+
+export interface CloseSide {
+  fundingPubkey: Uint8Array;
+  closeScript: ccc.ScriptLike;
+  /** Balance + reserve − fee share (CKB), or reserve − fee (UDT). */
+  capacity: bigint;
+  udtAmount?: bigint;
+}
+
+/** The cooperative close tx: outputs ordered like the sorted funding keys. */
+export function shutdownTx(a: {
+  fundingOutPoint: ccc.OutPointLike;
+  cellDeps: ccc.CellDepLike[];
+  sides: [CloseSide, CloseSide];
+  udt?: ccc.ScriptLike | null;
+}): ccc.Transaction {
+  const [x, y] = a.sides;
+  const ordered = Buffer.compare(x.fundingPubkey, y.fundingPubkey) <= 0 ? [x, y] : [y, x];
+  return ccc.Transaction.from({
+    version: 0,
+    cellDeps: a.cellDeps,
+    inputs: [{ previousOutput: a.fundingOutPoint, since: 0n }],
+    outputs: ordered.map((s) => ({ capacity: s.capacity, lock: s.closeScript, type: a.udt ?? undefined })),
+    outputsData: ordered.map((s) => (a.udt ? le128(s.udtAmount ?? 0n) : '0x')),
+  });
+}
