@@ -10,6 +10,13 @@ import { bytesToHex } from '../codec/hex.ts';
 import { type NodeIdentity, peerIdOf } from '../crypto/identity.ts';
 import type { Db } from '../store/db.ts';
 import type { RawConn } from './conn.ts';
+import {
+  type GossipHandler,
+  MessageDispatcher,
+  type MessageHandler,
+  type P2pLogger,
+  SILENT,
+} from './dispatcher.ts';
 import type { P2pError } from './errors.ts';
 import {
   DEFAULT_FEATURES,
@@ -23,25 +30,16 @@ import {
 import { type DialTarget, formatAddress, parseDialAddress, parseListenAddress } from './multiaddr.ts';
 import { createPeerStore, type PeerStore } from './peer-store.ts';
 import { FIBER_PROTOCOL_ID, GOSSIP_PROTOCOL_ID } from './protocol-select.ts';
+import { type ReconnectPolicy, Redialer } from './redial.ts';
 import { secioHandshake } from './secio/handshake.ts';
 import { PeerSession } from './session.ts';
 import { dial, type Listener, listen } from './transport.ts';
-
-/** The subset of pino the P2P layer logs with. */
-export interface P2pLogger {
-  debug(obj: object, msg?: string): void;
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
 
 /**
  * Messages kept while a peer's Init is awaited (the reference's gossip protocol may speak as soon
  * as /p2p/43 opens, before /p2p/42 and Init); past this the extra ones are dropped.
  */
 const MAX_PRE_INIT_MESSAGES = 64;
-
-const SILENT: P2pLogger = { debug() {}, info() {}, warn() {}, error() {} };
 
 export interface PeerLimits {
   /** Inbound sessions (fnn `max_inbound_peers`, 16). */
@@ -61,11 +59,6 @@ export interface PeerTimeouts {
   keepAliveMs?: number;
   /** TCP connect / WebSocket upgrade (10 s). */
   dialMs?: number;
-}
-
-export interface ReconnectPolicy {
-  baseMs?: number;
-  maxMs?: number;
 }
 
 export interface PeerManagerOptions {
@@ -98,12 +91,6 @@ export interface PeerInfo {
   init?: Init;
 }
 
-export type MessageHandler<K extends FiberMessageKind = FiberMessageKind> = (
-  pubkey: string,
-  message: Extract<FiberMessage, { type: K }>,
-) => void | Promise<void>;
-export type GossipHandler = (pubkey: string, payload: Uint8Array) => void | Promise<void>;
-
 interface Peer extends PeerInfo {
   session: PeerSession;
   initTimer?: NodeJS.Timeout;
@@ -134,10 +121,9 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
   private readonly store: PeerStore;
   private readonly peers = new Map<string, Peer>();
   private readonly dialing = new Map<string, Promise<PeerInfo>>();
-  private readonly handlers = new Map<FiberMessageKind, Set<MessageHandler>>();
-  private readonly gossipHandlers = new Set<GossipHandler>();
-  /** Addresses to keep connected (bootnodes, saved peers) → backoff state. */
-  private readonly wanted = new Map<string, { attempts: number; timer?: NodeJS.Timeout }>();
+  private readonly dispatcher: MessageDispatcher;
+  /** Addresses to keep connected (bootnodes, saved peers). */
+  private readonly redialer: Redialer;
   private readonly pendingInbound = new Set<RawConn>();
   private listener?: Listener;
   private started = false;
@@ -145,7 +131,6 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
   private readonly t: Required<PeerTimeouts>;
   private readonly maxInbound: number;
   private readonly maxOutbound: number;
-  private readonly backoff: Required<ReconnectPolicy>;
 
   constructor(private readonly opts: PeerManagerOptions) {
     super();
@@ -168,7 +153,26 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
     };
     this.maxInbound = opts.limits?.maxInbound ?? 16;
     this.maxOutbound = opts.limits?.maxOutbound ?? 32;
-    this.backoff = { baseMs: opts.reconnect?.baseMs ?? 1_000, maxMs: opts.reconnect?.maxMs ?? 60_000 };
+    this.dispatcher = new MessageDispatcher(this.log);
+    this.redialer = new Redialer(
+      opts.reconnect ?? {},
+      {
+        dial: async (address) => this.dialOnce(parseDialAddress(address)),
+        connected: (address) => {
+          let id: string | undefined;
+          try {
+            id = parseDialAddress(address).peerId;
+          } catch {
+            return false; // the dial reports it, and the address is dropped
+          }
+          return [...this.peers.values()].some((p) => (id ? p.peerId === id : p.redial === address));
+        },
+        dropped: (address) => {
+          for (const p of this.peers.values()) if (p.redial === address) p.redial = undefined;
+        },
+      },
+      this.log,
+    );
   }
 
   // ---- lifecycle ----
@@ -188,8 +192,7 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
   async stop(): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
-    for (const w of this.wanted.values()) clearTimeout(w.timer);
-    this.wanted.clear();
+    this.redialer.stop();
     for (const c of this.pendingInbound) c.destroy();
     const closing = [...this.peers.values()].map(
       (p) => new Promise<void>((resolve) => this.closeSession(p, 'node stopping', resolve)),
@@ -288,7 +291,7 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
     const pk = normalisePubkey(pubkey);
     const peer = this.peers.get(pk);
     if (!peer) return Promise.reject(new DomainError(`peer Pubkey(${pk}) is not connected`));
-    if (peer.redial) this.unwant(peer.redial);
+    if (peer.redial) this.redialer.unwant(peer.redial);
     return new Promise((resolve) => this.closeSession(peer, reason, resolve));
   }
 
@@ -334,9 +337,9 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
       throw new DomainError('Peer already connected');
     }
     const address = withPeerId(target.address, peerId);
-    const redial = this.wanted.has(target.address)
+    const redial = this.redialer.has(target.address)
       ? target.address
-      : this.wanted.has(address)
+      : this.redialer.has(address)
         ? address
         : undefined;
     return this.runSession(secure, { pubkey, peerId, address, outbound: true, redial, onClosed: [] });
@@ -436,8 +439,7 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
   private onPeerOpen(peer: Peer): void {
     this.log.info({ pubkey: peer.pubkey, address: peer.address }, 'p2p peer session open');
     if (peer.redial) {
-      const w = this.wanted.get(peer.redial);
-      if (w) w.attempts = 0;
+      this.redialer.succeeded(peer.redial);
       this.store.touch(peer.pubkey, peer.redial);
     }
     // The dialer speaks first; the listener answers once it has read the dialer's Init. Both
@@ -472,11 +474,11 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
     this.log.info({ pubkey: peer.pubkey, reason, err: err?.message }, 'p2p peer disconnected');
     for (const f of peer.onClosed.splice(0)) f();
     this.emit('disconnected', publicInfo(peer), reason);
-    if (peer.redial && !this.stopping) this.scheduleRedial(peer.redial);
+    if (peer.redial && !this.stopping) this.redialer.lost(peer.redial);
   }
 
   private closeSession(peer: Peer, reason: string, done?: () => void, redial = true): void {
-    if (!redial && peer.redial) this.unwant(peer.redial);
+    if (!redial && peer.redial) this.redialer.unwant(peer.redial);
     peer.closeReason ??= reason;
     if (peer.session.isClosed) {
       done?.();
@@ -494,7 +496,7 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
         this.holdUntilInit(peer, protocolId, payload);
         return;
       }
-      for (const h of this.gossipHandlers) this.invoke(peer, 'gossip', () => h(peer.pubkey, payload));
+      this.dispatcher.gossip(peer.pubkey, payload);
       return;
     }
     let msg: FiberMessage;
@@ -513,7 +515,7 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
       this.holdUntilInit(peer, protocolId, payload);
       return;
     }
-    for (const h of this.handlers.get(msg.type) ?? []) this.invoke(peer, msg.type, () => h(peer.pubkey, msg));
+    this.dispatcher.message(peer.pubkey, msg);
   }
 
   private holdUntilInit(peer: Peer, protocolId: number, payload: Uint8Array): void {
@@ -545,30 +547,9 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
     for (const m of held) if (!peer.session.isClosed) this.onPayload(peer, m.protocolId, m.payload);
   }
 
-  private invoke(peer: Peer, what: string, fn: () => void | Promise<void>): void {
-    const report = (e: unknown) =>
-      this.log.error(
-        { pubkey: peer.pubkey, type: what, err: (e as Error)?.message },
-        'p2p message handler failed',
-      );
-    try {
-      const r = fn();
-      if (r && typeof (r as Promise<void>).catch === 'function') (r as Promise<void>).catch(report);
-    } catch (e) {
-      report(e);
-    }
-  }
-
   /** Registers a handler for one FiberMessage kind; returns an unsubscribe function. */
   onMessage<K extends FiberMessageKind>(kind: K, handler: MessageHandler<K>): () => void {
-    let set = this.handlers.get(kind);
-    if (!set) {
-      set = new Set();
-      this.handlers.set(kind, set);
-    }
-    const h = handler as unknown as MessageHandler;
-    set.add(h);
-    return () => set.delete(h);
+    return this.dispatcher.onMessage(kind, handler);
   }
 
   /** Sends a FiberMessage to a connected peer. */
@@ -576,9 +557,9 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
     this.sendRaw(pubkey, FIBER_PROTOCOL_ID, encodeFiberMessage(message));
   }
 
+  /** Registers a handler for gossip messages (/p2p/43 payloads, undecoded). */
   onGossip(handler: GossipHandler): () => void {
-    this.gossipHandlers.add(handler);
-    return () => this.gossipHandlers.delete(handler);
+    return this.dispatcher.onGossip(handler);
   }
 
   /** Sends one gossip message (an encoded GossipMessage) on /p2p/43. */
@@ -600,51 +581,10 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
 
   /** Keeps `address` connected; dials now unless `dialNow` is false. */
   private want(address: string, dialNow = true): void {
-    if (this.wanted.has(address) || this.stopping) return;
-    this.wanted.set(address, { attempts: 0 });
+    if (this.stopping || this.redialer.has(address)) return;
     // A session to this address that is already up adopts it for redialing.
     for (const p of this.peers.values()) if (p.outbound && p.address === address) p.redial = address;
-    if (dialNow) this.redial(address);
-  }
-
-  private unwant(address: string): void {
-    const w = this.wanted.get(address);
-    if (w) clearTimeout(w.timer);
-    this.wanted.delete(address);
-    for (const p of this.peers.values()) if (p.redial === address) p.redial = undefined;
-  }
-
-  private scheduleRedial(address: string): void {
-    const w = this.wanted.get(address);
-    if (!w || w.timer) return;
-    const delay = Math.min(this.backoff.maxMs, this.backoff.baseMs * 2 ** Math.min(w.attempts, 16));
-    const jittered = Math.round(delay * (0.75 + Math.random() * 0.5));
-    w.timer = setTimeout(() => {
-      w.timer = undefined;
-      this.redial(address);
-    }, jittered);
-    w.timer.unref();
-  }
-
-  private redial(address: string): void {
-    const w = this.wanted.get(address);
-    if (!w || this.stopping) return;
-    let target: DialTarget;
-    try {
-      target = parseDialAddress(address);
-    } catch {
-      this.unwant(address);
-      return;
-    }
-    if (target.peerId && [...this.peers.values()].some((p) => p.peerId === target.peerId)) return;
-    w.attempts++;
-    this.dialOnce(target).catch((e) => {
-      this.log.debug({ address, attempt: w.attempts, err: (e as Error).message }, 'p2p redial failed');
-      const msg = (e as Error).message;
-      // A wrong identity will not fix itself; stop trying.
-      if (msg.startsWith('peer id not match') || msg === 'cannot connect to self') this.unwant(address);
-      else this.scheduleRedial(address);
-    });
+    this.redialer.want(address, dialNow);
   }
 }
 
@@ -667,3 +607,6 @@ function normalisePubkey(pk: string): string {
 function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && a.every((v, i) => v === b[i]);
 }
+
+export type { GossipHandler, MessageHandler, P2pLogger } from './dispatcher.ts';
+export type { ReconnectPolicy } from './redial.ts';
