@@ -154,7 +154,9 @@ export class DevChain {
     try {
       const has = db.prepare("SELECT value FROM dc_meta WHERE key = 'scripts'").get();
       if (!has) initialise(db, opts, now);
-      return new DevChain(db, now);
+      const chain = new DevChain(db, now);
+      chain.restorePool();
+      return chain;
     } catch (e) {
       db.close();
       throw e;
@@ -269,6 +271,10 @@ export class DevChain {
       );
     }
     const entry: PoolEntry = { tx, hash, fee: v.fee, size: v.size, addedAt: this.now() };
+    // Persisted before the hash is returned: an accepted transaction survives a restart.
+    this.db
+      .prepare('INSERT OR IGNORE INTO dc_pool (hash, raw) VALUES (?, ?)')
+      .run(hash, Buffer.from(txBytesOf(tx)));
     this.pool.set(hash, entry);
     for (const input of tx.inputs) this.poolSpent.set(outPointKey(input.previousOutput), hash);
     tx.outputs.forEach((output, index) => {
@@ -281,6 +287,22 @@ export class DevChain {
       });
     });
     return hash;
+  }
+
+  /** Re-queues the persisted pending transactions; those no longer valid are dropped. */
+  private restorePool(): void {
+    const rows = this.db.prepare('SELECT hash, raw FROM dc_pool ORDER BY seq').all() as {
+      hash: string;
+      raw: Buffer;
+    }[];
+    for (const r of rows) {
+      try {
+        this.sendTransaction(ccc.Transaction.fromBytes(r.raw));
+      } catch (e) {
+        if (e instanceof ChainTxError && e.kind === 'PoolRejectedDuplicatedTransaction') continue;
+        this.db.prepare('DELETE FROM dc_pool WHERE hash = ?').run(r.hash);
+      }
+    }
   }
 
   /** Verifies without queueing (dry run); returns the fee. */
@@ -682,6 +704,7 @@ function commitBlock(db: Db, block: Block, spentCell: (op: ccc.OutPoint) => View
        type_code_hash, type_hash_type, type_args, data, data_hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
   );
   const spend = db.prepare('UPDATE dc_cells SET spent_by = ?, spent_block = ? WHERE tx_hash = ? AND idx = ?');
+  const unpool = db.prepare('DELETE FROM dc_pool WHERE hash = ?');
   const insIo = db.prepare(
     `INSERT INTO dc_io (tx_hash, block_number, tx_index, io_type, io_index, lock_code_hash, lock_hash_type, lock_args,
        type_code_hash, type_hash_type, type_args) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
@@ -692,6 +715,7 @@ function commitBlock(db: Db, block: Block, spentCell: (op: ccc.OutPoint) => View
     block.transactions.forEach((tx, txIndex) => {
       const hash = txHashOf(tx);
       insTx.run(hash, n, txIndex, Buffer.from(txBytesOf(tx)));
+      unpool.run(hash);
       // A cellbase (tx 0 of every block) spends nothing.
       if (txIndex !== 0) {
         tx.inputs.forEach((input, i) => {

@@ -44,6 +44,11 @@ export const DEVCHAIN_SCHEMA: DomainSchema = {
         CREATE INDEX dc_io_type ON dc_io (type_code_hash, type_hash_type, type_args);
       `,
     },
+    {
+      // Pending transactions survive a restart: they are re-verified and re-queued on open.
+      version: 2,
+      up: 'CREATE TABLE dc_pool (seq INTEGER PRIMARY KEY AUTOINCREMENT, hash TEXT NOT NULL UNIQUE, raw BLOB NOT NULL)',
+    },
   ],
 };
 
