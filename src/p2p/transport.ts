@@ -23,7 +23,8 @@ const MAX_SNIFFING = 64;
 
 export async function listen(host: string, port: number, onConn: (c: RawConn) => void): Promise<Listener> {
   const httpServer = http.createServer((_req, res) => {
-    res.writeHead(426).end();
+    // Plain HTTP gets nothing here: 426 Upgrade Required, and the connection closes.
+    res.writeHead(426, { Connection: 'close' }).end();
   });
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_WS_MESSAGE, perMessageDeflate: false });
   httpServer.on('upgrade', (req, socket, head) => {

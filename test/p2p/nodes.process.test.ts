@@ -3,6 +3,7 @@
  * their JSON-RPC: connect, list both ways, disconnect, reconnect after a restart, a wrong peer
  * id refused, a chain-hash mismatch refused, three nodes.
  */
+import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type NodeProcess, startNode } from '../helpers/node-process.ts';
 import { randomIdentity } from './helpers.ts';
@@ -109,5 +110,30 @@ describe('strand node processes over P2P', { timeout: 120_000 }, () => {
     const [ix, iy] = await Promise.all([info(x), info(y)]);
     expect(new Set((await peers(hub)).map((p) => p.pubkey))).toEqual(new Set([ix.pubkey, iy.pubkey]));
     expect((await peers(y))[0]!.address).toBe(ws);
+  });
+
+  it('survives garbage on its P2P port: drops and logs the connection, keeps serving', async () => {
+    const [a, b] = await Promise.all([node(), node()]);
+    const ia = await info(a);
+    const port = Number(/\/tcp\/(\d+)\//.exec(ia.addresses[0]!)![1]);
+    const payloads = [
+      Buffer.from('00000010' + 'ff'.repeat(16), 'hex'), // a "Propose" that is not molecule
+      Buffer.from('ffffffff00', 'hex'), // a 4 GiB frame announced
+      Buffer.from('GET / HTTP/1.1\r\nHost: x\r\n\r\n'), // HTTP without a WebSocket upgrade
+    ];
+    for (const p of payloads) {
+      const s = net.connect(port, '127.0.0.1');
+      s.on('error', () => {});
+      await new Promise((r) => s.once('connect', r));
+      s.write(p);
+      s.resume();
+      await new Promise((r) => s.once('close', r));
+    }
+    await eventually(
+      async () => a.output().includes('p2p inbound handshake failed'),
+      'the drop to be logged',
+    );
+    expect(await b.call('connect_peer', [{ address: ia.addresses[0] }])).toMatchObject({ result: null });
+    await eventually(async () => (await peers(a)).length === 1, 'an honest peer afterwards');
   });
 });
