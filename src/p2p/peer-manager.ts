@@ -567,6 +567,22 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
     this.sendRaw(pubkey, GOSSIP_PROTOCOL_ID, payload);
   }
 
+  /**
+   * Sends one gossip message to every peer past Init with /p2p/43 open, except `except`;
+   * returns the pubkeys it went to.
+   */
+  broadcastGossip(payload: Uint8Array, except?: string): string[] {
+    const skip = except === undefined ? undefined : normalisePubkey(except);
+    const sent: string[] = [];
+    for (const p of this.peers.values()) {
+      if (p.pubkey === skip || !p.init || p.session.isClosed || !p.session.isOpen(GOSSIP_PROTOCOL_ID))
+        continue;
+      p.session.send(GOSSIP_PROTOCOL_ID, payload);
+      sent.push(p.pubkey);
+    }
+    return sent;
+  }
+
   private sendRaw(pubkey: string, protocolId: number, payload: Uint8Array): void {
     const pk = normalisePubkey(pubkey);
     const peer = this.peers.get(pk);

@@ -124,6 +124,33 @@ describe('PeerManager on loopback', () => {
     expect(gossip[0]).toEqual(new Uint8Array([9, 9]));
   });
 
+  it('broadcasts gossip to every initialised peer but the one excluded', async () => {
+    const hub = await startManager();
+    const x = await startManager();
+    const y = await startManager();
+    const got: string[] = [];
+    x.onGossip((from, p) => {
+      got.push(`x:${from === hub.identity.pubkeyHex}:${p[0]}`);
+    });
+    y.onGossip((_from, p) => {
+      got.push(`y:${p[0]}`);
+    });
+    await x.connect(tcpAddr(hub));
+    await y.connect(wsAddr(hub));
+    await until(
+      () =>
+        hub.list().filter((p) => p.init).length === 2 &&
+        x.peerInit(hub.identity.pubkeyHex) !== undefined &&
+        y.peerInit(hub.identity.pubkeyHex) !== undefined,
+    );
+    expect(hub.broadcastGossip(new Uint8Array([5])).sort()).toEqual(
+      [x.identity.pubkeyHex, y.identity.pubkeyHex].sort(),
+    );
+    expect(hub.broadcastGossip(new Uint8Array([6]), y.identity.pubkeyHex)).toEqual([x.identity.pubkeyHex]);
+    await until(() => got.length === 3);
+    expect(got.sort()).toEqual(['x:true:5', 'x:true:6', 'y:5']);
+  });
+
   it('holds messages that arrive before Init and delivers them once Init is accepted', async () => {
     const server = await startManager();
     const order: string[] = [];
