@@ -106,6 +106,8 @@ interface PoolEntry {
 
 const UDT_CELL_CAPACITY = 142n * 100_000_000n;
 export const MIN_FEE_RATE = 1000n;
+/** A dev RPC must not be able to stall the chain for minutes. */
+export const MAX_GENERATED_BLOCKS = 100_000n;
 
 export class DevChain {
   readonly db: Db;
@@ -349,6 +351,13 @@ export class DevChain {
     const add = epochRational(epochFromFull(epochs));
     const target: [bigint, bigint] = [start[0] * add[1] + add[0] * start[1], start[1] * add[1]];
     let current = epochOfBlock(this.tip.number, this.epochLength);
+    // Blocks needed: target·L − (position of the tip), rounded up.
+    const need = (target[0] * this.epochLength + target[1] - 1n) / target[1] - this.tip.number;
+    if (need > MAX_GENERATED_BLOCKS) {
+      throw new RangeError(
+        `generate_epochs would produce ${need} blocks; the limit per call is ${MAX_GENERATED_BLOCKS}`,
+      );
+    }
     while (rationalLess(epochRational(epochFromFull(current)), target)) {
       this.generateBlock();
       current = this.tip.epoch;

@@ -133,6 +133,10 @@ describe('dev chain JSON-RPC: chain methods', () => {
     const half = 0n | (1n << 24n) | (2n << 40n); // 1/2 epoch
     await rpc('generate_epochs', [`0x${half.toString(16)}`]);
     expect(BigInt((await rpc('get_tip_header')).number) - after).toBe(5n);
+    await expect(rpc('generate_epochs', ['0xffffff'])).rejects.toMatchObject({
+      code: -32602,
+      message: /limit per call/,
+    });
   });
 
   it('answers malformed requests like a JSON-RPC server', async () => {

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { addressToScript } from '../../chain/address.ts';
 import { toHexQuantity as q } from '../../codec/hex.ts';
 import type { DevChain } from '../chain.ts';
+import { ChainTxError } from '../errors.ts';
 import { getCells, getCellsCapacity, getTransactions, type IoRow, type TxGroup } from '../indexer.ts';
 import { epochFromFull, epochOfBlock } from '../since.ts';
 import type { CellRow } from '../store.ts';
@@ -236,7 +237,15 @@ export function devchainMethods(chain: DevChain): Map<string, Handler> {
     args(p, opt(z.unknown()));
     return chain.generateBlock();
   });
-  m.set('generate_epochs', (p) => q(chain.generateEpochs(args(p, u64)[0])));
+  m.set('generate_epochs', (p) => {
+    const [epochs] = args(p, u64);
+    try {
+      return q(chain.generateEpochs(epochs));
+    } catch (e) {
+      if (e instanceof RangeError) throw new RpcError(-32602, `InvalidParams: ${e.message}`);
+      throw e;
+    }
+  });
   m.set('get_dev_scripts', (p) => {
     args(p);
     return chain.scripts;
@@ -244,7 +253,12 @@ export function devchainMethods(chain: DevChain): Map<string, Handler> {
   m.set('faucet', (p) => {
     const [to, capacity, udt] = args(p, z.union([z.string().max(1000), script]), u64, opt(u64));
     const lock = typeof to === 'string' ? addressToScriptOrThrow(to) : to;
-    return chain.faucet(lock, capacity, udt ?? 0n);
+    try {
+      return chain.faucet(lock, capacity, udt ?? 0n);
+    } catch (e) {
+      if (e instanceof ChainTxError) throw e;
+      throw new RpcError(-32000, `Faucet: ${(e as Error).message}`);
+    }
   });
   return m;
 }
