@@ -80,6 +80,8 @@ describe.skipIf(!referenceAvailable())('reference node (fiber-js 0.8.1) dials St
       identity: identityFromSecret(read('fiber-test-nodes/3/fiber/sk')),
       listenAddr: '/ip4/127.0.0.1/tcp/0',
       chainHash: String(refInfo.chain_hash),
+      // Ping every second: an unanswered yamux ping would end the session at the next tick.
+      timeouts: { keepAliveMs: 1000 },
     });
     await same.start();
     try {
@@ -97,8 +99,9 @@ describe.skipIf(!referenceAvailable())('reference node (fiber-js 0.8.1) dials St
         await new Promise((r) => setTimeout(r, 50));
       }
       expect(await listed()).toContain(same.identity.pubkeyHex);
-      // A while later the session is still up (keep-alive, gossip on /p2p/43 ignored politely).
-      await new Promise((r) => setTimeout(r, 2000));
+      // Seconds later the session is still up: the reference answered our pings, and its gossip
+      // query on /p2p/43 (GetBroadcastMessages, unanswered here) did not end it either.
+      await new Promise((r) => setTimeout(r, 4000));
       expect(same.peersCount).toBe(1);
       await same.disconnect(String(refInfo.pubkey));
       for (let i = 0; i < 100 && (await listed()).includes(same.identity.pubkeyHex); i++) {
