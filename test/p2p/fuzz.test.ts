@@ -7,6 +7,7 @@ import net from 'node:net';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
 import { memoryPair, TcpConn } from '../../src/p2p/conn.ts';
 import { P2pError } from '../../src/p2p/errors.ts';
 import { decodeFiberMessage, encodeFiberMessage } from '../../src/p2p/fiber-message.ts';
@@ -22,7 +23,7 @@ import {
 } from '../../src/p2p/secio/messages.ts';
 import { PeerSession } from '../../src/p2p/session.ts';
 import { encodeHeader, YamuxSession } from '../../src/p2p/yamux.ts';
-import { randomIdentity, startManager, stopAll, tcpAddr, until } from './helpers.ts';
+import { randomIdentity, startManager, stopAll, tcpAddr, until, wsAddr } from './helpers.ts';
 
 afterEach(stopAll);
 
@@ -295,6 +296,35 @@ describe('a live PeerManager under attack', () => {
     const honest = await startManager();
     await honest.connect(tcpAddr(server));
     await until(() => server.peerInit(honest.identity.pubkeyHex) !== undefined);
+  });
+
+  it('drops WebSocket clients that send garbage, text or oversized messages', async () => {
+    const server = await startManager({ timeouts: { handshakeMs: 300 } });
+    const url = `ws://127.0.0.1:${server.listenPort}/`;
+    const closed = (ws: WebSocket) => new Promise<void>((r) => ws.once('close', () => r()));
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.uint8Array({ minLength: 1, maxLength: 300 }), { minLength: 1, maxLength: 4 }),
+        async (msgs) => {
+          const ws = new WebSocket(url);
+          ws.on('error', () => {});
+          await new Promise((r) => ws.once('open', r));
+          const done = closed(ws);
+          ws.send('hello'); // text is ignored, as tentacle does
+          for (const m of msgs) ws.send(m);
+          await done;
+        },
+      ),
+      { numRuns: 10 },
+    );
+    const big = new WebSocket(url);
+    big.on('error', () => {});
+    await new Promise((r) => big.once('open', r));
+    const done = closed(big);
+    big.send(new Uint8Array(17 * 1024 * 1024));
+    await done;
+    const honest = await startManager();
+    await honest.connect(wsAddr(server));
   });
 
   it('caps connections that never say whether they are TCP or WebSocket', async () => {
