@@ -3,6 +3,7 @@
  * and tears it down in the reverse order. Nothing else imports `node/`.
  */
 import path from 'node:path';
+import { type ChainClient, createChainClient, createWallet, type Wallet } from '../chain/index.ts';
 import { bytesToHex } from '../codec/hex.ts';
 import { blake160 } from '../crypto/hash.ts';
 import { identityFromSecret, type NodeIdentity, publicKeyOf } from '../crypto/identity.ts';
@@ -20,7 +21,7 @@ import { peerMethods } from '../rpc/modules/peer.ts';
 import { profMethods } from '../rpc/modules/prof.ts';
 import { pubsubMethods } from '../rpc/modules/pubsub.ts';
 import type { ScriptJson } from '../rpc/schema.ts';
-import { type RpcServer, startRpcServer } from '../rpc/server.ts';
+import { assertBindAllowed, type RpcServer, startRpcServer } from '../rpc/server.ts';
 import { type BackupResult, backupNode } from '../store/backup.ts';
 import { StoreChangeBus } from '../store/changes.ts';
 import { type Db, openDatabase } from '../store/db.ts';
@@ -39,6 +40,9 @@ const KNOWN_CHAIN_HASHES: Record<string, string> = {
   testnet: '0x10639e0895502b5688a6be8cf69460d76541bfa4821629d86d62ba0aae3f9606',
 };
 
+/** How long a starting node waits for an unreachable chain before giving up. */
+const CHAIN_STARTUP_TIMEOUT_MS = 30_000;
+
 /** Feature bits this build advertises (names of fiber-rpc.md §2.9). */
 export const NODE_FEATURES: string[] = ['GOSSIP_QUERIES_OPTIONAL'];
 
@@ -54,6 +58,11 @@ export class StrandNode {
   private invoiceService?: InvoiceService;
   /** Committed store changes, for `store_changes` subscribers. */
   readonly changes: StoreChangeBus;
+  /** The CKB chain (present when the `ckb` service runs). */
+  chain?: ChainClient;
+  /** The node's on-chain wallet (present with the chain and a wallet key). */
+  wallet?: Wallet;
+  private knownChainHash?: string;
   /** P2P: sessions with peers (present when the `fiber` service runs). */
   peers?: PeerManager;
 
@@ -70,10 +79,15 @@ export class StrandNode {
   static async start(config: Config, opts: StartOptions = {}): Promise<StrandNode> {
     const env = opts.env ?? process.env;
     const log = opts.logger ?? createLogger(config.log_level);
+    // Refuse a forbidden RPC address before touching keys, store or chain.
+    if (config.services.includes('rpc'))
+      assertBindAllowed(config.rpc.listening_addr, !!config.rpc.auth_public_key);
     const identity = identityFromSecret(loadOrCreateNodeKey(path.join(config.fiberDir, 'sk')));
-    const walletKey = config.services.includes('ckb')
-      ? loadWalletKey(path.join(config.ckbDir, 'key'), { password: env[PASSWORD_ENV] })
-      : undefined;
+    // The wallet funds channels (fiber) and pays on chain (ckb): either service needs it.
+    const walletKey =
+      config.services.includes('ckb') || config.services.includes('fiber')
+        ? loadWalletKey(path.join(config.ckbDir, 'key'), { password: env[PASSWORD_ENV] })
+        : undefined;
     const db = openDatabase(path.join(config.fiberDir, 'store', 'strand.db'), [
       nodeMetaSchema,
       invoiceSchema,
@@ -82,6 +96,7 @@ export class StrandNode {
     const node = new StrandNode(config, identity, walletKey, db, log);
     try {
       checkNodeOwnership(db, identity.pubkeyHex);
+      if (config.services.includes('ckb')) await node.connectChain();
       if (config.services.includes('fiber')) await node.startPeers();
       if (config.services.includes('rpc')) await node.startRpc();
     } catch (e) {
@@ -110,8 +125,46 @@ export class StrandNode {
     await this.peers.start();
   }
 
-  private chainHash(): string {
-    return KNOWN_CHAIN_HASHES[this.config.fiber.chain] ?? '0x' + '00'.repeat(32);
+  /**
+   * Connects to the CKB chain (`ckb.rpc_url`) and learns its genesis hash, which peers must
+   * share. Waits for an unreachable chain with backoff, one log line per attempt, then gives up
+   * with an error naming the URL: a node must not run on a chain it cannot see.
+   */
+  private async connectChain(): Promise<void> {
+    const { ckb } = this.config;
+    this.chain = createChainClient({ rpcUrl: ckb.rpc_url, logger: this.log });
+    const deadline = Date.now() + CHAIN_STARTUP_TIMEOUT_MS;
+    for (let delay = 500; ; delay = Math.min(delay * 2, 5000)) {
+      try {
+        this.knownChainHash = await this.chain.chainHash();
+        break;
+      } catch (e) {
+        if (Date.now() + delay > deadline) {
+          throw new Error(`cannot reach the CKB chain at ${ckb.rpc_url}: ${(e as Error).message}`);
+        }
+        this.log.warn({ rpc_url: ckb.rpc_url, err: (e as Error).message }, 'chain unreachable, retrying');
+        await new Promise((r) => setTimeout(r, delay));
+      }
+    }
+    const expected = KNOWN_CHAIN_HASHES[this.config.fiber.chain];
+    if (expected && expected !== this.knownChainHash) {
+      throw new Error(
+        `fiber.chain is ${this.config.fiber.chain} but the chain at ${ckb.rpc_url} has genesis ${this.knownChainHash}`,
+      );
+    }
+    if (this.walletKey) {
+      this.wallet = createWallet({
+        client: this.chain,
+        secretKey: this.walletKey,
+        addressPrefix: this.config.fiber.chain === 'mainnet' ? 'ckb' : 'ckt',
+      });
+    }
+    this.log.info({ rpc_url: ckb.rpc_url, chain_hash: this.knownChainHash }, 'connected to chain');
+  }
+
+  /** The genesis hash of the chain: from the chain itself when connected. */
+  chainHash(): string {
+    return this.knownChainHash ?? KNOWN_CHAIN_HASHES[this.config.fiber.chain] ?? '0x' + '00'.repeat(32);
   }
 
   private async startRpc(): Promise<void> {

@@ -36,14 +36,20 @@ export interface RpcServer {
 /** Per-connection notification backlog above which a slow WebSocket subscriber is dropped. */
 const WS_MAX_BUFFERED = 8 * 1024 * 1024;
 
-export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer> {
-  const { host, port } = parseHostPort(opts.listeningAddr);
-  if (!isPrivateHost(host) && !opts.auth.enabled) {
+/** The seed's bind rule: no RPC on a public or unspecified address without an auth key. */
+export function assertBindAllowed(listeningAddr: string, authEnabled: boolean): void {
+  const { host } = parseHostPort(listeningAddr);
+  if (!isPrivateHost(host) && !authEnabled) {
     throw new Error(
-      `refusing to serve RPC on public address ${opts.listeningAddr} without rpc.auth_public_key ` +
+      `refusing to serve RPC on public address ${listeningAddr} without rpc.auth_public_key ` +
         '(authentication is mandatory on public and unspecified addresses)',
     );
   }
+}
+
+export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer> {
+  const { host, port } = parseHostPort(opts.listeningAddr);
+  assertBindAllowed(opts.listeningAddr, opts.auth.enabled);
   const dispatcher = new Dispatcher(opts.methods, opts.auth, opts.logger);
   const app = Fastify({ logger: false, bodyLimit: opts.maxBodySize, return503OnClosing: false });
 

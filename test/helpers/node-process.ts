@@ -64,7 +64,8 @@ export async function startNode(opts: StartNodeOptions = {}): Promise<NodeProces
   const config = {
     fiber: { chain: 'dev', listening_addr: '/ip4/127.0.0.1/tcp/0' },
     rpc: { listening_addr: '127.0.0.1:0' },
-    services: ['fiber', 'rpc', 'ckb'],
+    // No chain by default: tests that need one start a devchain and add the `ckb` service.
+    services: ['fiber', 'rpc'],
     ...opts.config,
   };
   fs.writeFileSync(path.join(dir, 'config.yml'), YAML.stringify(config));
