@@ -65,7 +65,7 @@ export function deriveChannelKeys(seedParam: Uint8Array): ChannelKeys {
 
 /** Per-commitment secret n (48-bit chain: flip bit b of the running value, hash, for set bits). */
 export function commitmentSecret(commitmentSeed: Uint8Array, n: bigint): Uint8Array {
-  let s = commitmentSeed.slice();
+  let s: Uint8Array = commitmentSeed.slice();
   for (let b = 47; b >= 0; b--) {
     if (((n >> BigInt(b)) & 1n) === 0n) continue;
     s[b >> 3] = (s[b >> 3] as number) ^ (1 << (b & 7));

@@ -1,0 +1,733 @@
+/**
+ * The pure channel state machine: (channel, event) → new channel + effects. No I/O: the shell
+ * (`service.ts`) persists the new state, then performs the effects (sending messages, funding
+ * through the wallet, broadcasting, watching the chain) and feeds their results back as events.
+ *
+ * Opening, as the reference runs it (`fiber-channel-protocol.md` §1 happy path):
+ * OpenChannel → AcceptChannel → TxUpdate (opener's part) → TxUpdate (final) + TxComplete ×2 →
+ * CommitmentSigned ×2 → TxSignatures ×2 (the side contributing less first) → 4 confirmations →
+ * ChannelReady ×2 → CHANNEL_READY.
+ *
+ * Nonces: see `musig.ts`. Open/Accept advertise our completer nonces for our first commitment and
+ * our revocations; TxComplete advertises our nonce for the cooperative close; CommitmentSigned
+ * carries the first signer's deterministic nonce. Each secret nonce is dropped when used.
+ */
+import { ccc } from '@ckb-ccc/core';
+import { bytesToHex, hexToBytes } from '../codec/hex.ts';
+import { blake160 } from '../crypto/hash.ts';
+import { commitmentPoint, deriveChannelKeys, finalChannelId } from './keys.ts';
+import { complete, newNonce, SignatureError, signFirst, sorted2 } from './musig.ts';
+import { type Channel, hasFlag, type Nonce, type PartyParams, type ScriptData, withFlag } from './state.ts';
+import {
+  commitmentLockArgs,
+  commitmentTx,
+  commitmentTxSize,
+  feeOf,
+  fundingLockScript,
+  fundingWitness,
+  type ScriptInfo,
+  settlementScript,
+  txMessage,
+} from './tx.ts';
+import type { AcceptChannel, ChannelMessage, OpenChannel } from './wire.ts';
+
+export class ChannelError extends Error {}
+
+export interface MachineEnv {
+  chainHash: string;
+  fundingLock: ScriptInfo;
+  commitmentLock: ScriptInfo;
+  now(): number;
+}
+
+export type Effect =
+  | { type: 'send'; msg: ChannelMessage }
+  /** Add our funding to `tx` (opener: a fresh tx whose output 0 is the funding cell). */
+  | { type: 'fund'; tx: ccc.Transaction; contribution: bigint }
+  /** Sign our inputs of the funding tx; `broadcast` when we are the second signer. */
+  | { type: 'signFunding'; tx: ccc.Transaction; broadcast: boolean }
+  | { type: 'watchFunding'; txHash: string }
+  | { type: 'renamed'; from: string; to: string }
+  | { type: 'failed'; reason: string };
+
+export type Event =
+  | { type: 'peer'; msg: ChannelMessage }
+  | { type: 'funded'; tx: ccc.Transaction }
+  | { type: 'fundingSigned'; tx: ccc.Transaction }
+  | { type: 'fundingConfirmed' }
+  | { type: 'fundingFailed'; reason: string };
+
+export interface Step {
+  ch: Channel;
+  effects: Effect[];
+}
+
+const b = (h: string) => hexToBytes(h);
+const h = (x: Uint8Array) => bytesToHex(x);
+
+export function scriptData(s: ccc.ScriptLike): ScriptData {
+  const x = ccc.Script.from(s);
+  return { codeHash: x.codeHash, hashType: x.hashType as ScriptData['hashType'], args: x.args };
+}
+export function toScript(s: ScriptData): ccc.Script {
+  return ccc.Script.from(s);
+}
+
+function keysOf(ch: Channel) {
+  return deriveChannelKeys(b(ch.seed));
+}
+
+function nonceData(n: { secret: Uint8Array; public: Uint8Array }): Nonce {
+  return { secret: h(n.secret), public: h(n.public) };
+}
+
+// ---- opening -----------------------------------------------------------------------------------
+
+export interface OpenParams {
+  peer: string;
+  seed: Uint8Array;
+  tempId: string;
+  isPublic: boolean;
+  fundingAmount: bigint;
+  reserve: bigint;
+  shutdownScript: ScriptData;
+  udt: ScriptData | null;
+  fundingFeeRate: bigint;
+  commitmentFeeRate: bigint;
+  delayEpoch: bigint;
+  maxTlcValueInFlight: bigint;
+  maxTlcNumberInFlight: bigint;
+  tlcExpiryDelta: bigint;
+  tlcMinValue: bigint;
+  tlcFeeProportionalMillionths: bigint;
+}
+
+/** The opener's new channel and its OpenChannel. `fundingAmount` excludes the reserve. */
+export function openChannel(p: OpenParams, env: MachineEnv): Step {
+  const k = deriveChannelKeys(p.seed);
+  const commit = newNonce(k.fundingPubkey, k.fundingKey);
+  const revoke = newNonce(k.fundingPubkey, k.fundingKey);
+  const ch: Channel = {
+    id: p.tempId,
+    tempId: p.tempId,
+    peer: p.peer,
+    isAcceptor: false,
+    isPublic: p.isPublic,
+    state: 'NEGOTIATING_FUNDING',
+    flags: ['OUR_INIT_SENT'],
+    createdAt: env.now(),
+    seed: h(p.seed),
+    udt: p.udt,
+    fundingFeeRate: p.fundingFeeRate,
+    commitmentFeeRate: p.commitmentFeeRate,
+    delayEpoch: p.delayEpoch,
+    tlcExpiryDelta: p.tlcExpiryDelta,
+    tlcMinValue: p.tlcMinValue,
+    tlcFeeProportionalMillionths: p.tlcFeeProportionalMillionths,
+    enabled: true,
+    local: {
+      fundingPubkey: h(k.fundingPubkey),
+      tlcBasepoint: h(k.tlcBasepoint),
+      fundingAmount: p.fundingAmount,
+      reserve: p.reserve,
+      shutdownScript: p.shutdownScript,
+      maxTlcValueInFlight: p.maxTlcValueInFlight,
+      maxTlcNumberInFlight: p.maxTlcNumberInFlight,
+    },
+    nonces: { myCommit: nonceData(commit), myRevoke: nonceData(revoke) },
+    localBalance: p.fundingAmount,
+    remoteBalance: 0n,
+    commitmentNumbers: { local: 0n, remote: 0n },
+    fundingTx: null,
+    fundingTxHash: null,
+    latestCommitmentTx: null,
+    latestCommitmentTxHash: null,
+    shutdownTxHash: null,
+    failureDetail: null,
+  };
+  const msg: OpenChannel = {
+    chainHash: b(env.chainHash),
+    channelId: b(p.tempId),
+    fundingUdtTypeScript: p.udt ? toScript(p.udt) : null,
+    fundingAmount: p.fundingAmount,
+    shutdownScript: toScript(p.shutdownScript),
+    reservedCkbAmount: p.reserve,
+    fundingFeeRate: p.fundingFeeRate,
+    commitmentFeeRate: p.commitmentFeeRate,
+    maxTlcValueInFlight: p.maxTlcValueInFlight,
+    maxTlcNumberInFlight: p.maxTlcNumberInFlight,
+    commitmentDelayEpoch: p.delayEpoch,
+    fundingPubkey: k.fundingPubkey,
+    tlcBasepoint: k.tlcBasepoint,
+    firstPerCommitmentPoint: commitmentPoint(k.commitmentSeed, 1n),
+    secondPerCommitmentPoint: commitmentPoint(k.commitmentSeed, 2n),
+    // Announcement signatures are not exchanged yet; a public flag travels without the nonce.
+    channelAnnouncementNonce: null,
+    nextCommitmentNonce: commit.public,
+    nextRevocationNonce: revoke.public,
+    channelFlags: 0,
+  };
+  return { ch, effects: [{ type: 'send', msg: { type: 'OpenChannel', value: msg } }] };
+}
+
+/** Checks an incoming OpenChannel; returns the error text when it must be refused. */
+export function checkOpenChannel(m: OpenChannel, env: MachineEnv): string | null {
+  if (h(m.chainHash) !== env.chainHash.toLowerCase()) return 'chain hash mismatch';
+  if ((m.channelFlags & ~0x7) !== 0) return `undefined channel flags ${m.channelFlags}`;
+  if ((m.channelFlags & 0x4) !== 0) return 'external funding is not supported';
+  if (m.fundingFeeRate < 1000n) return 'Funding fee rate is less than 1000';
+  if (m.commitmentFeeRate < 1000n) return 'Commitment fee rate is less than 1000';
+  if (m.maxTlcNumberInFlight > 253n)
+    return `Max TLC number in flight ${m.maxTlcNumberInFlight} is greater than the system maximal value 253`;
+  const epochs = m.commitmentDelayEpoch & 0xff_ffffn;
+  if (epochs < 1n || epochs > 84n) return `Commitment delay epoch ${m.commitmentDelayEpoch} is out of range`;
+  if (m.reservedCkbAmount < 62n * 100_000_000n) return 'reserved CKB amount too small';
+  return null;
+}
+
+/** The acceptor's channel, created from OpenChannel (not yet accepted). */
+export function receiveOpen(
+  m: OpenChannel,
+  a: { peer: string; seed: Uint8Array; shutdownScript: ScriptData; reserve: bigint },
+  env: MachineEnv,
+  defaults: { tlcExpiryDelta: bigint; tlcMinValue: bigint; tlcFeeProportionalMillionths: bigint },
+): Channel {
+  const k = deriveChannelKeys(a.seed);
+  return {
+    id: h(m.channelId),
+    tempId: h(m.channelId),
+    peer: a.peer,
+    isAcceptor: true,
+    isPublic: (m.channelFlags & 1) === 1,
+    state: 'NEGOTIATING_FUNDING',
+    flags: ['THEIR_INIT_SENT'],
+    createdAt: env.now(),
+    seed: h(a.seed),
+    udt: m.fundingUdtTypeScript ? scriptData(m.fundingUdtTypeScript) : null,
+    fundingFeeRate: m.fundingFeeRate,
+    commitmentFeeRate: m.commitmentFeeRate,
+    delayEpoch: m.commitmentDelayEpoch,
+    tlcExpiryDelta: defaults.tlcExpiryDelta,
+    tlcMinValue: defaults.tlcMinValue,
+    tlcFeeProportionalMillionths: defaults.tlcFeeProportionalMillionths,
+    enabled: true,
+    local: {
+      fundingPubkey: h(k.fundingPubkey),
+      tlcBasepoint: h(k.tlcBasepoint),
+      fundingAmount: 0n,
+      reserve: a.reserve,
+      shutdownScript: a.shutdownScript,
+      maxTlcValueInFlight: (1n << 128n) - 1n,
+      maxTlcNumberInFlight: 125n,
+    },
+    remote: {
+      fundingPubkey: h(m.fundingPubkey),
+      tlcBasepoint: h(m.tlcBasepoint),
+      fundingAmount: m.fundingAmount,
+      reserve: m.reservedCkbAmount,
+      shutdownScript: scriptData(m.shutdownScript),
+      maxTlcValueInFlight: m.maxTlcValueInFlight,
+      maxTlcNumberInFlight: m.maxTlcNumberInFlight,
+      points: [h(m.firstPerCommitmentPoint), h(m.secondPerCommitmentPoint)],
+    },
+    nonces: { theirCommit: h(m.nextCommitmentNonce), theirRevoke: h(m.nextRevocationNonce) },
+    localBalance: 0n,
+    remoteBalance: m.fundingAmount,
+    commitmentNumbers: { local: 0n, remote: 0n },
+    fundingTx: null,
+    fundingTxHash: null,
+    latestCommitmentTx: null,
+    latestCommitmentTxHash: null,
+    shutdownTxHash: null,
+    failureDetail: null,
+  };
+}
+
+export interface AcceptParams {
+  /** Our contribution excluding the reserve. */
+  fundingAmount: bigint;
+  shutdownScript?: ScriptData;
+  maxTlcValueInFlight?: bigint;
+  maxTlcNumberInFlight?: bigint;
+  tlcExpiryDelta?: bigint;
+  tlcMinValue?: bigint;
+  tlcFeeProportionalMillionths?: bigint;
+}
+
+/** Accepting: AcceptChannel goes out, both sides move to the final channel id. */
+export function acceptChannel(ch0: Channel, p: AcceptParams): Step {
+  if (!ch0.isAcceptor || ch0.state !== 'NEGOTIATING_FUNDING' || !ch0.remote)
+    throw new ChannelError(`No channel with temp id Hash256(${ch0.tempId}) found`);
+  const k = keysOf(ch0);
+  const commit = newNonce(k.fundingPubkey, k.fundingKey);
+  const revoke = newNonce(k.fundingPubkey, k.fundingKey);
+  const local: PartyParams = {
+    ...ch0.local,
+    fundingAmount: p.fundingAmount,
+    shutdownScript: p.shutdownScript ?? ch0.local.shutdownScript,
+    maxTlcValueInFlight: p.maxTlcValueInFlight ?? ch0.local.maxTlcValueInFlight,
+    maxTlcNumberInFlight: p.maxTlcNumberInFlight ?? ch0.local.maxTlcNumberInFlight,
+  };
+  const finalId = h(finalChannelId(k.tlcBasepoint, b(ch0.remote.tlcBasepoint)));
+  const ch: Channel = {
+    ...ch0,
+    id: finalId,
+    local,
+    localBalance: p.fundingAmount,
+    tlcExpiryDelta: p.tlcExpiryDelta ?? ch0.tlcExpiryDelta,
+    tlcMinValue: p.tlcMinValue ?? ch0.tlcMinValue,
+    tlcFeeProportionalMillionths: p.tlcFeeProportionalMillionths ?? ch0.tlcFeeProportionalMillionths,
+    state: 'COLLABORATING_FUNDING_TX',
+    flags: ['AWAITING_REMOTE_TX_COLLABORATION_MSG'],
+    nonces: { ...ch0.nonces, myCommit: nonceData(commit), myRevoke: nonceData(revoke) },
+  };
+  const msg: AcceptChannel = {
+    channelId: b(ch0.tempId),
+    fundingAmount: p.fundingAmount,
+    shutdownScript: toScript(local.shutdownScript),
+    reservedCkbAmount: local.reserve,
+    maxTlcValueInFlight: local.maxTlcValueInFlight,
+    maxTlcNumberInFlight: local.maxTlcNumberInFlight,
+    fundingPubkey: k.fundingPubkey,
+    tlcBasepoint: k.tlcBasepoint,
+    firstPerCommitmentPoint: commitmentPoint(k.commitmentSeed, 1n),
+    secondPerCommitmentPoint: commitmentPoint(k.commitmentSeed, 2n),
+    channelAnnouncementNonce: null,
+    nextCommitmentNonce: commit.public,
+    nextRevocationNonce: revoke.public,
+  };
+  return {
+    ch,
+    effects: [
+      { type: 'renamed', from: ch0.tempId, to: finalId },
+      { type: 'send', msg: { type: 'AcceptChannel', value: msg } },
+    ],
+  };
+}
+
+// ---- the funding cell and commitments ----------------------------------------------------------
+
+function fundingLock(ch: Channel, env: MachineEnv): ccc.Script {
+  if (!ch.remote) throw new ChannelError('no remote parameters');
+  return fundingLockScript(env.fundingLock, b(ch.local.fundingPubkey), b(ch.remote.fundingPubkey));
+}
+
+export function totalCapacity(ch: Channel): bigint {
+  const r = ch.remote as PartyParams;
+  return ch.udt
+    ? ch.local.reserve + r.reserve
+    : ch.local.fundingAmount + ch.local.reserve + r.fundingAmount + r.reserve;
+}
+
+/** The commitment held by us (`forRemote` false) or by the peer, unsigned. */
+export function buildCommitment(ch: Channel, forRemote: boolean, env: MachineEnv) {
+  const r = ch.remote as PartyParams;
+  const holder = forRemote ? { p: r, balance: ch.remoteBalance } : { p: ch.local, balance: ch.localBalance };
+  const other = forRemote ? { p: ch.local, balance: ch.localBalance } : { p: r, balance: ch.remoteBalance };
+  const withReserve = (x: typeof holder) => (ch.udt ? x.balance : x.balance + x.p.reserve);
+  const script = settlementScript([], {
+    holderPkh: blake160(b(holder.p.tlcBasepoint)),
+    holderAmount: withReserve(holder),
+    otherPkh: blake160(b(other.p.tlcBasepoint)),
+    otherAmount: withReserve(other),
+  });
+  const version = forRemote ? ch.commitmentNumbers.local : ch.commitmentNumbers.remote;
+  const revocationKeys = [b(other.p.fundingPubkey), b(holder.p.fundingPubkey)];
+  const args = commitmentLockArgs(revocationKeys, ch.delayEpoch, version, script);
+  const fee = feeOf(
+    ch.commitmentFeeRate,
+    commitmentTxSize(env.fundingLock.cellDeps.length, env.commitmentLock, ch.udt ? toScript(ch.udt) : null),
+  );
+  const tx = commitmentTx({
+    fundingOutPoint: { txHash: ch.fundingTxHash as string, index: 0 },
+    commitmentLock: env.commitmentLock,
+    args,
+    capacity: totalCapacity(ch) - fee,
+    udt: ch.udt ? { script: toScript(ch.udt), total: ch.localBalance + ch.remoteBalance } : null,
+  });
+  return { tx, script, args, version, revocationKeys };
+}
+
+function fundingKeys(ch: Channel): Uint8Array[] {
+  return sorted2(b(ch.local.fundingPubkey), b((ch.remote as PartyParams).fundingPubkey));
+}
+
+/** Our CommitmentSigned: we sign the peer's commitment first, with a deterministic nonce. */
+function commitmentSigned(ch: Channel, env: MachineEnv): ChannelMessage {
+  const theirNonce = ch.nonces.theirCommit;
+  if (!theirNonce) throw new ChannelError('no commitment nonce of the peer');
+  const { tx } = buildCommitment(ch, true, env);
+  const s = signFirst(keysOf(ch).fundingKey, b(theirNonce), fundingKeys(ch), txMessage(tx));
+  return {
+    type: 'CommitmentSigned',
+    value: { channelId: b(ch.id), fundingTxPartialSignature: s.partial, nextCommitmentNonce: s.nonce },
+  };
+}
+
+/** Completes our commitment with the peer's partial signature; drops our nonce. */
+function completeOwnCommitment(
+  ch: Channel,
+  partial: Uint8Array,
+  theirNonce: Uint8Array,
+  env: MachineEnv,
+): Channel {
+  const my = ch.nonces.myCommit;
+  if (!my) throw new ChannelError('our commitment nonce is already used');
+  const k = keysOf(ch);
+  const { tx } = buildCommitment(ch, false, env);
+  let sig: Uint8Array;
+  try {
+    sig = complete({
+      mySecret: k.fundingKey,
+      myPubkey: k.fundingPubkey,
+      myNonce: { secret: b(my.secret), public: b(my.public) },
+      theirPubkey: b((ch.remote as PartyParams).fundingPubkey),
+      theirNonce,
+      theirPartial: partial,
+      keys: fundingKeys(ch),
+      msg: txMessage(tx),
+    });
+  } catch (e) {
+    if (e instanceof SignatureError) throw new ChannelError('invalid commitment signature from the peer');
+    throw e;
+  }
+  tx.witnesses = [fundingWitness(k.fundingPubkey, b((ch.remote as PartyParams).fundingPubkey), sig)];
+  return {
+    ...ch,
+    nonces: { ...ch.nonces, myCommit: null },
+    latestCommitmentTx: h(tx.toBytes()),
+    latestCommitmentTxHash: tx.hash(),
+  };
+}
+
+// ---- the funding transaction -------------------------------------------------------------------
+
+function sameOutput(a: ccc.CellOutput | undefined, b2: ccc.CellOutput | undefined) {
+  return !!a && !!b2 && Buffer.compare(a.toBytes(), b2.toBytes()) === 0;
+}
+
+/** Checks the peer's version of the funding tx against ours (§4.3). */
+function checkTxUpdate(
+  ch: Channel,
+  prev: ccc.Transaction | null,
+  next: ccc.Transaction,
+  env: MachineEnv,
+): void {
+  const lock = fundingLock(ch, env);
+  const out0 = next.outputs[0];
+  if (!out0 || !out0.lock.eq(lock)) throw new ChannelError('funding tx: output 0 is not the funding cell');
+  if (!ch.udt && ccc.bytesFrom(next.outputsData[0] ?? '0x').length !== 0)
+    throw new ChannelError('funding tx: output 0 has data');
+  if (ch.udt) throw new ChannelError('funding tx: UDT channels are not supported yet');
+  if (!prev) return;
+  if (next.version !== prev.version) throw new ChannelError('funding tx: version changed');
+  for (const [i, inp] of prev.inputs.entries())
+    if (!next.inputs[i] || Buffer.compare(next.inputs[i].toBytes(), inp.toBytes()) !== 0)
+      throw new ChannelError('funding tx: existing inputs changed');
+  if (next.outputs.length < prev.outputs.length) throw new ChannelError('funding tx: outputs removed');
+  for (let i = 1; i < prev.outputs.length; i++) {
+    if (!sameOutput(prev.outputs[i], next.outputs[i]))
+      throw new ChannelError('funding tx: our outputs changed');
+    if (ccc.hexFrom(prev.outputsData[i] ?? '0x') !== ccc.hexFrom(next.outputsData[i] ?? '0x'))
+      throw new ChannelError('funding tx: our output data changed');
+  }
+  for (const d of prev.cellDeps)
+    if (!next.cellDeps.some((x) => x.eq(d))) throw new ChannelError('funding tx: cell deps removed');
+}
+
+/** Who sends TxSignatures first: the side contributing less; on a tie, the smaller funding key. */
+export function signsFirst(ch: Channel): boolean {
+  const r = ch.remote as PartyParams;
+  if (ch.local.fundingAmount !== r.fundingAmount) return ch.local.fundingAmount < r.fundingAmount;
+  return Buffer.compare(b(ch.local.fundingPubkey), b(r.fundingPubkey)) <= 0;
+}
+
+function setFundingTx(ch: Channel, tx: ccc.Transaction): Channel {
+  return { ...ch, fundingTx: h(tx.toBytes()), fundingTxHash: tx.hash() };
+}
+
+export function fundingTxOf(ch: Channel): ccc.Transaction {
+  if (!ch.fundingTx) throw new ChannelError('no funding transaction');
+  return ccc.Transaction.fromBytes(ch.fundingTx);
+}
+
+/** When both TxComplete are in: counters to 1/1, our CommitmentSigned goes out. */
+function maybeSignCommitment(ch0: Channel, env: MachineEnv): Step {
+  if (!hasFlag(ch0, 'OUR_TX_COMPLETE_SENT') || !hasFlag(ch0, 'THEIR_TX_COMPLETE_SENT'))
+    return { ch: ch0, effects: [] };
+  const ch: Channel = {
+    ...ch0,
+    state: 'SIGNING_COMMITMENT',
+    flags: ['OUR_COMMITMENT_SIGNED_SENT'],
+    commitmentNumbers: { local: 1n, remote: 1n },
+  };
+  const msg = commitmentSigned(ch, env);
+  return { ch, effects: [{ type: 'send', msg }] };
+}
+
+function maybeTxSignatures(ch0: Channel): Step {
+  if (!hasFlag(ch0, 'OUR_COMMITMENT_SIGNED_SENT') || !hasFlag(ch0, 'THEIR_COMMITMENT_SIGNED_SENT'))
+    return { ch: ch0, effects: [] };
+  const ch: Channel = { ...ch0, state: 'AWAITING_TX_SIGNATURES', flags: [] };
+  if (!signsFirst(ch)) return { ch, effects: [] };
+  return { ch, effects: [{ type: 'signFunding', tx: fundingTxOf(ch), broadcast: false }] };
+}
+
+// ---- the step function -------------------------------------------------------------------------
+
+export function step(ch: Channel, ev: Event, env: MachineEnv): Step {
+  if (ch.state === 'CLOSED') return { ch, effects: [] };
+  switch (ev.type) {
+    case 'peer':
+      return onPeer(ch, ev.msg, env);
+    case 'funded':
+      return onFunded(ch, ev.tx, env);
+    case 'fundingSigned':
+      return onFundingSigned(ch, ev.tx);
+    case 'fundingConfirmed':
+      return onConfirmed(ch);
+    case 'fundingFailed':
+      return fail(ch, ev.reason);
+  }
+}
+
+export function fail(ch: Channel, reason: string): Step {
+  const abort: Effect = {
+    type: 'send',
+    msg: { type: 'TxAbort', value: { channelId: b(ch.id), message: new TextEncoder().encode(reason) } },
+  };
+  return {
+    ch: { ...ch, state: 'CLOSED', flags: ['FUNDING_ABORTED'], failureDetail: reason },
+    effects: [abort, { type: 'failed', reason }],
+  };
+}
+
+function onPeer(ch: Channel, msg: ChannelMessage, env: MachineEnv): Step {
+  switch (msg.type) {
+    case 'AcceptChannel':
+      return onAccept(ch, msg.value, env);
+    case 'TxUpdate':
+      return onTxUpdate(ch, msg.value.tx, env);
+    case 'TxComplete': {
+      if (ch.state !== 'COLLABORATING_FUNDING_TX') throw new ChannelError('unexpected TxComplete');
+      const c = withFlag(
+        { ...ch, nonces: { ...ch.nonces, theirClose: h(msg.value.nextCommitmentNonce) } },
+        'THEIR_TX_COMPLETE_SENT',
+      );
+      return maybeSignCommitment(c, env);
+    }
+    case 'CommitmentSigned': {
+      if (ch.state !== 'SIGNING_COMMITMENT' && ch.state !== 'COLLABORATING_FUNDING_TX')
+        throw new ChannelError(`unexpected CommitmentSigned in ${ch.state}`);
+      if (ch.state === 'COLLABORATING_FUNDING_TX') {
+        // The peer finished first: complete once our own TxComplete round is done.
+        throw new ChannelError('CommitmentSigned before the funding collaboration completed');
+      }
+      const c = completeOwnCommitment(
+        ch,
+        msg.value.fundingTxPartialSignature,
+        msg.value.nextCommitmentNonce,
+        env,
+      );
+      return maybeTxSignatures(withFlag(c, 'THEIR_COMMITMENT_SIGNED_SENT'));
+    }
+    case 'TxSignatures':
+      return onTxSignatures(ch, msg.value.witnesses);
+    case 'ChannelReady': {
+      if (ch.state !== 'AWAITING_CHANNEL_READY' && ch.state !== 'AWAITING_TX_SIGNATURES')
+        throw new ChannelError(`unexpected ChannelReady in ${ch.state}`);
+      return maybeReady(withFlag(ch, 'THEIR_CHANNEL_READY'));
+    }
+    case 'TxAbort':
+      if (
+        ch.state === 'CHANNEL_READY' ||
+        ch.state === 'SHUTTING_DOWN' ||
+        ch.state === 'AWAITING_CHANNEL_READY'
+      )
+        return { ch, effects: [] };
+      return {
+        ch: {
+          ...ch,
+          state: 'CLOSED',
+          flags: ['FUNDING_ABORTED'],
+          failureDetail: new TextDecoder().decode(msg.value.message),
+        },
+        effects: [{ type: 'failed', reason: 'aborted by the peer' }],
+      };
+    case 'UpdateTlcInfo':
+    case 'TxInitRBF':
+    case 'TxAckRBF':
+    case 'AnnouncementSignatures':
+      return { ch, effects: [] };
+    default:
+      throw new ChannelError(`${msg.type} is not handled in ${ch.state}`);
+  }
+}
+
+function onAccept(ch0: Channel, m: AcceptChannel, env: MachineEnv): Step {
+  if (ch0.isAcceptor || ch0.state !== 'NEGOTIATING_FUNDING')
+    throw new ChannelError('unexpected AcceptChannel');
+  if (m.reservedCkbAmount < 62n * 100_000_000n) throw new ChannelError('reserved CKB amount too small');
+  const k = keysOf(ch0);
+  const finalId = h(finalChannelId(k.tlcBasepoint, m.tlcBasepoint));
+  const ch: Channel = {
+    ...ch0,
+    id: finalId,
+    state: 'COLLABORATING_FUNDING_TX',
+    flags: ['PREPARING_LOCAL_TX_COLLABORATION_MSG'],
+    remote: {
+      fundingPubkey: h(m.fundingPubkey),
+      tlcBasepoint: h(m.tlcBasepoint),
+      fundingAmount: m.fundingAmount,
+      reserve: m.reservedCkbAmount,
+      shutdownScript: scriptData(m.shutdownScript),
+      maxTlcValueInFlight: m.maxTlcValueInFlight,
+      maxTlcNumberInFlight: m.maxTlcNumberInFlight,
+      points: [h(m.firstPerCommitmentPoint), h(m.secondPerCommitmentPoint)],
+    },
+    remoteBalance: m.fundingAmount,
+    nonces: { ...ch0.nonces, theirCommit: h(m.nextCommitmentNonce), theirRevoke: h(m.nextRevocationNonce) },
+  };
+  // Our part of the funding tx: output 0 = the funding cell holding our amount + reserve.
+  const tx = ccc.Transaction.from({
+    version: 0,
+    outputs: [{ lock: fundingLock(ch, env), capacity: ch.local.fundingAmount + ch.local.reserve }],
+    outputsData: ['0x'],
+  });
+  return {
+    ch,
+    effects: [
+      { type: 'renamed', from: ch0.tempId, to: finalId },
+      { type: 'fund', tx, contribution: ch.local.fundingAmount + ch.local.reserve },
+    ],
+  };
+}
+
+function onTxUpdate(ch: Channel, tx: ccc.Transaction, env: MachineEnv): Step {
+  if (ch.state !== 'COLLABORATING_FUNDING_TX') throw new ChannelError(`unexpected TxUpdate in ${ch.state}`);
+  const prev = ch.fundingTx ? fundingTxOf(ch) : null;
+  checkTxUpdate(ch, prev, tx, env);
+  const total = totalCapacity(ch);
+  const cap = tx.outputs[0]!.capacity;
+  if (ch.isAcceptor) {
+    if (prev) throw new ChannelError('unexpected second TxUpdate');
+    const r = ch.remote as PartyParams;
+    if (cap !== r.fundingAmount + r.reserve)
+      throw new ChannelError('funding tx: output 0 is not the opener amount');
+    const c = setFundingTx({ ...ch, flags: ['PREPARING_LOCAL_TX_COLLABORATION_MSG'] }, tx);
+    return {
+      ch: c,
+      effects: [{ type: 'fund', tx, contribution: ch.local.fundingAmount + ch.local.reserve }],
+    };
+  }
+  if (cap !== total) throw new ChannelError('funding tx: output 0 does not hold the channel total');
+  // Final version from the acceptor: we complete too.
+  return completeCollaboration(setFundingTx(ch, tx));
+}
+
+function completeCollaboration(ch0: Channel): Step {
+  const k = keysOf(ch0);
+  const close = newNonce(k.fundingPubkey, k.fundingKey);
+  const ch = withFlag(
+    { ...ch0, nonces: { ...ch0.nonces, myClose: nonceData(close) } },
+    'OUR_TX_COMPLETE_SENT',
+  );
+  return {
+    ch,
+    effects: [
+      {
+        type: 'send',
+        msg: { type: 'TxComplete', value: { channelId: b(ch.id), nextCommitmentNonce: close.public } },
+      },
+    ],
+  };
+}
+
+function onFunded(ch: Channel, tx: ccc.Transaction, env: MachineEnv): Step {
+  if (ch.state !== 'COLLABORATING_FUNDING_TX') return { ch, effects: [] };
+  const withTx = setFundingTx({ ...ch, flags: ['AWAITING_REMOTE_TX_COLLABORATION_MSG'] }, tx);
+  const update: Effect = { type: 'send', msg: { type: 'TxUpdate', value: { channelId: b(ch.id), tx } } };
+  if (!ch.isAcceptor) return { ch: withTx, effects: [update] };
+  // The acceptor's version is final: send it and complete.
+  if (tx.outputs[0]?.capacity !== totalCapacity(ch))
+    throw new ChannelError('funding tx does not hold the total');
+  void env;
+  const done = completeCollaboration(withTx);
+  return { ch: done.ch, effects: [update, ...done.effects] };
+}
+
+function onTxSignatures(ch: Channel, witnesses: Uint8Array[]): Step {
+  if (ch.state !== 'AWAITING_TX_SIGNATURES') throw new ChannelError(`unexpected TxSignatures in ${ch.state}`);
+  const tx = fundingTxOf(ch);
+  if (witnesses.length < tx.inputs.length || witnesses.length > tx.inputs.length + 16)
+    throw new ChannelError('TxSignatures: wrong number of witnesses');
+  tx.witnesses = witnesses.map((w) => ccc.hexFrom(w));
+  const c = withFlag(setFundingTx(ch, tx), 'THEIR_TX_SIGNATURES_SENT');
+  if (hasFlag(ch, 'OUR_TX_SIGNATURES_SENT')) {
+    // We signed first; the peer added its witnesses and broadcast.
+    return toAwaitingReady(c);
+  }
+  return { ch: c, effects: [{ type: 'signFunding', tx, broadcast: true }] };
+}
+
+function onFundingSigned(ch: Channel, tx: ccc.Transaction): Step {
+  if (ch.state !== 'AWAITING_TX_SIGNATURES') return { ch, effects: [] };
+  const c = withFlag(setFundingTx(ch, tx), 'OUR_TX_SIGNATURES_SENT');
+  const send: Effect = {
+    type: 'send',
+    msg: {
+      type: 'TxSignatures',
+      value: { channelId: b(ch.id), witnesses: tx.witnesses.map((w) => ccc.bytesFrom(w)) },
+    },
+  };
+  if (hasFlag(c, 'THEIR_TX_SIGNATURES_SENT')) {
+    const r = toAwaitingReady(c);
+    return { ch: r.ch, effects: [send, ...r.effects] };
+  }
+  return { ch: c, effects: [send] };
+}
+
+function toAwaitingReady(ch: Channel): Step {
+  // A ChannelReady may already be in (the peer saw the confirmations first).
+  const c: Channel = {
+    ...ch,
+    state: 'AWAITING_CHANNEL_READY',
+    flags: ch.flags.filter((f) => f === 'THEIR_CHANNEL_READY'),
+  };
+  return { ch: c, effects: [{ type: 'watchFunding', txHash: c.fundingTxHash as string }] };
+}
+
+function onConfirmed(ch: Channel): Step {
+  if (ch.state !== 'AWAITING_CHANNEL_READY' || hasFlag(ch, 'OUR_CHANNEL_READY')) return { ch, effects: [] };
+  const c = withFlag(ch, 'OUR_CHANNEL_READY');
+  const r = maybeReady(c);
+  return {
+    ch: r.ch,
+    effects: [{ type: 'send', msg: { type: 'ChannelReady', value: { channelId: b(ch.id) } } }, ...r.effects],
+  };
+}
+
+function maybeReady(ch: Channel): Step {
+  if (!hasFlag(ch, 'OUR_CHANNEL_READY') || !hasFlag(ch, 'THEIR_CHANNEL_READY')) return { ch, effects: [] };
+  const c: Channel = {
+    ...ch,
+    state: 'CHANNEL_READY',
+    flags: [],
+    commitmentNumbers: { local: ch.commitmentNumbers.local + 1n, remote: ch.commitmentNumbers.remote + 1n },
+  };
+  const info: Effect = {
+    type: 'send',
+    msg: {
+      type: 'UpdateTlcInfo',
+      value: {
+        channelId: b(c.id),
+        timestamp: BigInt(Date.now()),
+        channelFlags: c.enabled ? 0 : 1,
+        tlcExpiryDelta: c.tlcExpiryDelta,
+        tlcMinimumValue: c.tlcMinValue,
+        tlcFeeProportionalMillionths: c.tlcFeeProportionalMillionths,
+      },
+    },
+  };
+  return { ch: c, effects: [info] };
+}

@@ -1,0 +1,147 @@
+/**
+ * The persisted state of one channel: plain data (hex strings for bytes, bigint for amounts),
+ * serialised to one JSON text per row. Names of states and flags are the seed's
+ * (`CHANNEL_READY`, flags as arrays; DESIGN.md §Where the seed and Fiber v0.8 differ).
+ */
+export type Hex = string;
+
+export const STATE_NAMES = [
+  'NEGOTIATING_FUNDING',
+  'COLLABORATING_FUNDING_TX',
+  'SIGNING_COMMITMENT',
+  'AWAITING_TX_SIGNATURES',
+  'AWAITING_CHANNEL_READY',
+  'CHANNEL_READY',
+  'SHUTTING_DOWN',
+  'CLOSED',
+] as const;
+export type StateName = (typeof STATE_NAMES)[number];
+
+export type Flag =
+  | 'OUR_INIT_SENT'
+  | 'THEIR_INIT_SENT'
+  | 'AWAITING_REMOTE_TX_COLLABORATION_MSG'
+  | 'PREPARING_LOCAL_TX_COLLABORATION_MSG'
+  | 'OUR_TX_COMPLETE_SENT'
+  | 'THEIR_TX_COMPLETE_SENT'
+  | 'OUR_COMMITMENT_SIGNED_SENT'
+  | 'THEIR_COMMITMENT_SIGNED_SENT'
+  | 'OUR_TX_SIGNATURES_SENT'
+  | 'THEIR_TX_SIGNATURES_SENT'
+  | 'OUR_CHANNEL_READY'
+  | 'THEIR_CHANNEL_READY'
+  | 'OUR_SHUTDOWN_SENT'
+  | 'THEIR_SHUTDOWN_SENT'
+  | 'DROPPING_PENDING'
+  | 'WAITING_COMMITMENT_CONFIRMATION'
+  | 'COOPERATIVE'
+  | 'UNCOOPERATIVE_LOCAL'
+  | 'ABANDONED'
+  | 'FUNDING_ABORTED'
+  | 'UNCOOPERATIVE_REMOTE'
+  | 'WAITING_ONCHAIN_SETTLEMENT';
+
+export interface ScriptData {
+  codeHash: Hex;
+  hashType: 'type' | 'data' | 'data1' | 'data2';
+  args: Hex;
+}
+
+export interface Nonce {
+  secret: Hex;
+  public: Hex;
+}
+
+export interface PartyParams {
+  fundingPubkey: Hex;
+  tlcBasepoint: Hex;
+  /** Funding excluding the reserve (CKB) or the UDT amount. */
+  fundingAmount: bigint;
+  reserve: bigint;
+  shutdownScript: ScriptData;
+  maxTlcValueInFlight: bigint;
+  maxTlcNumberInFlight: bigint;
+}
+
+export interface Channel {
+  /** Current id: the temporary id until AcceptChannel, then the final one. */
+  id: Hex;
+  tempId: Hex;
+  peer: string;
+  isAcceptor: boolean;
+  isPublic: boolean;
+  state: StateName;
+  flags: Flag[];
+  createdAt: number;
+  /** Node-local secret from which the channel keys derive. */
+  seed: Hex;
+  udt: ScriptData | null;
+  fundingFeeRate: bigint;
+  commitmentFeeRate: bigint;
+  delayEpoch: bigint;
+  tlcExpiryDelta: bigint;
+  tlcMinValue: bigint;
+  tlcFeeProportionalMillionths: bigint;
+  enabled: boolean;
+  local: PartyParams;
+  /** Absent until the peer's Open/Accept arrived. */
+  remote?: PartyParams & { points: Hex[] };
+  /** Our advertised completer nonces (secret dropped once used) and the peer's. */
+  nonces: {
+    myCommit?: Nonce | null;
+    myRevoke?: Nonce | null;
+    myClose?: Nonce | null;
+    theirCommit?: Hex | null;
+    theirRevoke?: Hex | null;
+    theirClose?: Hex | null;
+  };
+  localBalance: bigint;
+  remoteBalance: bigint;
+  /** L: version of the peer's commitment we sign; R: version of ours. */
+  commitmentNumbers: { local: bigint; remote: bigint };
+  /** The funding tx as it stands (molecule hex). */
+  fundingTx: Hex | null;
+  fundingTxHash: Hex | null;
+  /** Our latest fully signed commitment tx (molecule hex, witness filled, no deps). */
+  latestCommitmentTx: Hex | null;
+  latestCommitmentTxHash: Hex | null;
+  shutdownTxHash: Hex | null;
+  failureDetail: string | null;
+  /** Shutdown negotiation (close scripts and fee rates of each side). */
+  shutdown?: {
+    local?: { closeScript: ScriptData; feeRate: bigint };
+    remote?: { closeScript: ScriptData; feeRate: bigint };
+    /** The message we put our closing partial signature on (never sign another). */
+    signedMessage?: Hex;
+    theirPartial?: Hex;
+    force?: boolean;
+  };
+}
+
+export function hasFlag(c: Channel, f: Flag): boolean {
+  return c.flags.includes(f);
+}
+
+export function withFlag(c: Channel, f: Flag): Channel {
+  return hasFlag(c, f) ? c : { ...c, flags: [...c.flags, f] };
+}
+
+export const PENDING_STATES: StateName[] = [
+  'NEGOTIATING_FUNDING',
+  'COLLABORATING_FUNDING_TX',
+  'SIGNING_COMMITMENT',
+  'AWAITING_TX_SIGNATURES',
+  'AWAITING_CHANNEL_READY',
+];
+
+export function serializeChannel(c: Channel): string {
+  return JSON.stringify(c, (_k, v) => (typeof v === 'bigint' ? { $big: v.toString() } : v));
+}
+
+export function deserializeChannel(text: string): Channel {
+  return JSON.parse(text, (_k, v) =>
+    v && typeof v === 'object' && typeof v.$big === 'string' && Object.keys(v).length === 1
+      ? BigInt(v.$big)
+      : v,
+  ) as Channel;
+}

@@ -1,0 +1,242 @@
+/**
+ * Two pure channel machines talking to each other in memory, funded and broadcast on a real dev
+ * chain (in-process): open → accept → funding collaboration → commitment signatures → funding
+ * signatures → 4 confirmations → CHANNEL_READY on both, with the seed's reserve rule.
+ */
+import { ccc } from '@ckb-ccc/core';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { deriveChannelKeys, tempChannelId } from '../../src/channel/keys.ts';
+import {
+  acceptChannel,
+  buildCommitment,
+  ChannelError,
+  checkOpenChannel,
+  type Effect,
+  type Event,
+  type MachineEnv,
+  openChannel,
+  receiveOpen,
+  scriptData,
+  step,
+} from '../../src/channel/machine.ts';
+import type { Channel } from '../../src/channel/state.ts';
+import { CKB, reserveFor } from '../../src/channel/tx.ts';
+import type { ChannelMessage } from '../../src/channel/wire.ts';
+import { bytesToHex } from '../../src/codec/hex.ts';
+import { signSighashAll } from '../../src/crypto/sighash.ts';
+import { cellsOf, KEY_A, KEY_B, lockOf, openTestChain, type TestChain } from '../devchain/helpers.ts';
+
+let t: TestChain;
+beforeEach(() => {
+  t = openTestChain();
+});
+afterEach(() => t.close());
+
+const env = (): MachineEnv => ({
+  chainHash: t.chain.genesisHash,
+  fundingLock: t.chain.scripts.funding_lock,
+  commitmentLock: t.chain.scripts.commitment_lock,
+  now: () => 1_700_000_000_000,
+});
+
+interface Side {
+  name: 'A' | 'B';
+  key: Uint8Array;
+  ch?: Channel;
+  inbox: ChannelMessage[];
+  own: Set<string>;
+}
+
+/** Plays effects: messages to the other side's inbox, funding and signing with the side's key. */
+function perform(me: Side, other: Side, effects: Effect[], events: Event[]): void {
+  for (const e of effects) {
+    switch (e.type) {
+      case 'send':
+        other.inbox.push(e.msg);
+        break;
+      case 'fund': {
+        const tx = e.tx.clone();
+        const cell = cellsOf(t.chain, lockOf(me.key)).find(
+          (c) => !me.own.has(c.outPoint.txHash + c.outPoint.index),
+        )!;
+        me.own.add(cell.outPoint.txHash + cell.outPoint.index);
+        for (const d of t.chain.scripts.secp256k1_blake160_sighash_all.cellDeps) {
+          const dep = ccc.CellDep.from(d);
+          if (!tx.cellDeps.some((x) => x.eq(dep))) tx.cellDeps.push(dep);
+        }
+        tx.inputs.push(ccc.CellInput.from({ previousOutput: cell.outPoint, since: 0n }));
+        if (tx.outputs.length > 0 && me.name === 'B') tx.outputs[0]!.capacity += e.contribution;
+        tx.addOutput({ lock: lockOf(me.key), capacity: cell.output.capacity - e.contribution - 5000n }, '0x');
+        events.push({ type: 'funded', tx });
+        break;
+      }
+      case 'signFunding': {
+        const tx = e.tx.clone();
+        const mine = tx.inputs
+          .map((i, n) => (me.own.has(i.previousOutput.txHash + i.previousOutput.index) ? n : -1))
+          .filter((n) => n >= 0);
+        signSighashAll(tx, mine, me.key);
+        if (e.broadcast) t.chain.sendTransaction(tx);
+        events.push({ type: 'fundingSigned', tx });
+        break;
+      }
+      default:
+        break;
+    }
+  }
+}
+
+function run(a: Side, b: Side): void {
+  for (let guard = 0; guard < 100; guard++) {
+    let moved = false;
+    for (const [me, other] of [
+      [a, b],
+      [b, a],
+    ] as const) {
+      const msg = me.inbox.shift();
+      if (!msg || !me.ch) continue;
+      moved = true;
+      const events: Event[] = [{ type: 'peer', msg }];
+      while (events.length) {
+        const r = step(me.ch, events.shift()!, env());
+        me.ch = r.ch;
+        perform(me, other, r.effects, events);
+      }
+    }
+    if (!moved) return;
+  }
+}
+
+function feed(me: Side, other: Side, ev: Event) {
+  const events = [ev];
+  while (events.length) {
+    const r = step(me.ch!, events.shift()!, env());
+    me.ch = r.ch;
+    perform(me, other, r.effects, events);
+  }
+}
+
+function openPair(openAmount: bigint, acceptAmount: bigint) {
+  const A: Side = { name: 'A', key: KEY_A, inbox: [], own: new Set() };
+  const B: Side = { name: 'B', key: KEY_B, inbox: [], own: new Set() };
+  const reserve = reserveFor(lockOf(KEY_A));
+  const seedA = new Uint8Array(32).fill(0x11);
+  const o = openChannel(
+    {
+      peer: 'B',
+      seed: seedA,
+      tempId: bytesToHex(tempChannelId(deriveChannelKeys(seedA).tlcBasepoint)),
+      isPublic: false,
+      fundingAmount: openAmount - reserve,
+      reserve,
+      shutdownScript: scriptData(lockOf(KEY_A)),
+      udt: null,
+      fundingFeeRate: 1000n,
+      commitmentFeeRate: 1000n,
+      delayEpoch: 0x0000010000000001n,
+      maxTlcValueInFlight: (1n << 128n) - 1n,
+      maxTlcNumberInFlight: 125n,
+      tlcExpiryDelta: 14_400_000n,
+      tlcMinValue: 0n,
+      tlcFeeProportionalMillionths: 1000n,
+    },
+    env(),
+  );
+  A.ch = o.ch;
+  const open = o.effects[0] as Extract<Effect, { type: 'send' }>;
+  if (open.msg.type !== 'OpenChannel') throw new Error('expected OpenChannel');
+  expect(checkOpenChannel(open.msg.value, env())).toBeNull();
+  B.ch = receiveOpen(
+    open.msg.value,
+    { peer: 'A', seed: new Uint8Array(32).fill(0x22), shutdownScript: scriptData(lockOf(KEY_B)), reserve },
+    env(),
+    { tlcExpiryDelta: 14_400_000n, tlcMinValue: 0n, tlcFeeProportionalMillionths: 1000n },
+  );
+  const acc = acceptChannel(B.ch, { fundingAmount: acceptAmount - reserve });
+  B.ch = acc.ch;
+  perform(B, A, acc.effects, []);
+  run(A, B);
+  return { A, B };
+}
+
+describe('channel opening between two machines', () => {
+  it('500 CKB with the peer adding 250 ends CHANNEL_READY: 438/188 and 188/438, 750 CKB on chain', () => {
+    const { A, B } = openPair(500n * CKB, 250n * CKB);
+    expect(A.ch!.state).toBe('AWAITING_CHANNEL_READY');
+    expect(B.ch!.state).toBe('AWAITING_CHANNEL_READY');
+    expect(A.ch!.id).toBe(B.ch!.id);
+    expect(A.ch!.id).not.toBe(A.ch!.tempId);
+    // The funding tx was broadcast by the second signer (A contributes more, so B signs first).
+    const hash = A.ch!.fundingTxHash!;
+    expect(B.ch!.fundingTxHash).toBe(hash);
+    for (let i = 0; i < 5; i++) t.chain.generateBlock();
+    const cell = t.chain.liveCell({ txHash: hash, index: 0 });
+    expect(cell !== 'dead' && cell?.output.capacity).toBe(750n * CKB);
+    feed(A, B, { type: 'fundingConfirmed' });
+    run(A, B);
+    expect(A.ch!.state).toBe('AWAITING_CHANNEL_READY');
+    feed(B, A, { type: 'fundingConfirmed' });
+    run(A, B);
+    expect(A.ch!.state).toBe('CHANNEL_READY');
+    expect(B.ch!.state).toBe('CHANNEL_READY');
+    expect([A.ch!.localBalance, A.ch!.remoteBalance]).toEqual([438n * CKB, 188n * CKB]);
+    expect([B.ch!.localBalance, B.ch!.remoteBalance]).toEqual([188n * CKB, 438n * CKB]);
+    expect(A.ch!.commitmentNumbers).toEqual({ local: 2n, remote: 2n });
+    // Every secret nonce used for the commitments is gone.
+    expect(A.ch!.nonces.myCommit).toBeNull();
+    expect(B.ch!.nonces.myCommit).toBeNull();
+    // Each side's stored commitment is fully signed: the chain accepts it (either one).
+    const commitA = ccc.Transaction.fromBytes(A.ch!.latestCommitmentTx!);
+    commitA.cellDeps = t.chain.scripts.funding_lock.cellDeps.map((d) => ccc.CellDep.from(d));
+    t.chain.sendTransaction(commitA);
+    const out = commitA.outputs[0]!;
+    expect(out.capacity).toBe(750n * CKB - 419n);
+    // B's commitment as A computes it is B's own (same bytes, unsigned).
+    const bView = buildCommitment(A.ch!, true, env());
+    expect(bView.tx.hash()).not.toBe(commitA.hash());
+  });
+
+  it('a peer contributing only its reserve has a zero balance on both sides', () => {
+    const { A: a, B: b } = openPair(500n * CKB, 62n * CKB);
+    expect(b.ch!.localBalance).toBe(0n);
+    expect(a.ch!.state).toBe('AWAITING_CHANNEL_READY');
+    expect(a.ch!.remoteBalance).toBe(0n);
+  });
+
+  it('an OpenChannel with a wrong chain or bad flags is refused', () => {
+    const { A } = openPair(500n * CKB, 250n * CKB);
+    void A;
+    const bad = (x: Partial<Parameters<typeof checkOpenChannel>[0]>) =>
+      checkOpenChannel({ ...(sampleOpen as Parameters<typeof checkOpenChannel>[0]), ...x }, env());
+    expect(bad({ chainHash: new Uint8Array(32) })).toBe('chain hash mismatch');
+    expect(bad({ channelFlags: 8 })).toMatch(/undefined channel flags/);
+    expect(bad({ fundingFeeRate: 999n })).toBe('Funding fee rate is less than 1000');
+    expect(() => acceptChannel({ ...A.ch! }, { fundingAmount: 0n })).toThrow(ChannelError);
+  });
+});
+
+let sampleOpen: unknown;
+beforeEach(() => {
+  const k = deriveChannelKeys(new Uint8Array(32).fill(3));
+  sampleOpen = {
+    chainHash: ccc.bytesFrom(t.chain.genesisHash),
+    channelId: new Uint8Array(32),
+    fundingUdtTypeScript: null,
+    fundingAmount: 100n,
+    shutdownScript: lockOf(KEY_A),
+    reservedCkbAmount: 62n * CKB,
+    fundingFeeRate: 1000n,
+    commitmentFeeRate: 1000n,
+    maxTlcValueInFlight: 1n,
+    maxTlcNumberInFlight: 1n,
+    commitmentDelayEpoch: 0x0000010000000001n,
+    fundingPubkey: k.fundingPubkey,
+    tlcBasepoint: k.tlcBasepoint,
+    firstPerCommitmentPoint: k.fundingPubkey,
+    secondPerCommitmentPoint: k.fundingPubkey,
+    channelAnnouncementNonce: null,
+    nextCommitmentNonce: new Uint8Array(66),
+    nextRevocationNonce: new Uint8Array(66),
+    channelFlags: 0,
+  };
+});
