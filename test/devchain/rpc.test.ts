@@ -1,5 +1,6 @@
 // biome-ignore-all lint/suspicious/noExplicitAny: RPC responses are untyped JSON here
 import { ccc } from '@ckb-ccc/core';
+import { cccA } from '@ckb-ccc/core/advanced';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type ChainClient,
@@ -303,5 +304,25 @@ describe('dev chain JSON-RPC: indexer', () => {
       code: -1200,
     });
     await expect(rpc('get_cells', [prefixKey(), 'sideways', '0x1'])).rejects.toMatchObject({ code: -32602 });
+  });
+});
+
+describe('dev chain JSON-RPC: read by a stock CKB client library', () => {
+  it("ccc's JSON-RPC transformers parse headers, blocks, transactions and indexer pages", async () => {
+    const T = cccA.JsonRpcTransformers;
+    const header = T.blockHeaderTo(await rpc('get_tip_header'));
+    expect(header.number).toBe(t.chain.tip.number);
+    expect(header.hash).toBe(t.chain.tipHash);
+    const block = T.blockTo(await rpc('get_block_by_number', ['0x1']));
+    expect(block.transactions).toHaveLength(3); // cellbase, deploy, funding
+    const setupHash = (block.transactions[1] as ccc.Transaction).hash();
+    const res = T.transactionResponseTo(await rpc('get_transaction', [setupHash]));
+    expect(res?.status).toBe('committed');
+    expect(res?.blockNumber).toBe(1n);
+    const page = T.findCellsResponseTo(
+      await rpc('get_cells', [{ script: scriptToJson(lockOf(KEY_A)), script_type: 'lock' }, 'asc', '0x10']),
+    );
+    expect(page.cells.length).toBeGreaterThan(0);
+    expect(page.cells[0]?.cellOutput.lock.eq(lockOf(KEY_A))).toBe(true);
   });
 });
