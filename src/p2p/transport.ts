@@ -18,7 +18,8 @@ export interface Listener {
 }
 
 const SNIFF_TIMEOUT_MS = 10_000;
-const MAX_WS_MESSAGE = 16 * 1024 * 1024;
+/** One secio frame (8 MiB + prefix) fits; the reference only ever coalesces small frames. */
+const MAX_WS_MESSAGE = 8 * 1024 * 1024 + 64;
 const MAX_SNIFFING = 64;
 
 export async function listen(host: string, port: number, onConn: (c: RawConn) => void): Promise<Listener> {

@@ -321,7 +321,7 @@ describe('a live PeerManager under attack', () => {
     big.on('error', () => {});
     await new Promise((r) => big.once('open', r));
     const done = closed(big);
-    big.send(new Uint8Array(17 * 1024 * 1024));
+    big.send(new Uint8Array(9 * 1024 * 1024));
     await done;
     const honest = await startManager();
     await honest.connect(wsAddr(server));
