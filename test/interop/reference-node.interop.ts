@@ -11,6 +11,7 @@ import { bytesToHex } from '../../src/codec/hex.ts';
 import { identityFromSecret } from '../../src/crypto/identity.ts';
 import type { Init } from '../../src/p2p/fiber-message.ts';
 import { createPeerManager, type PeerManager } from '../../src/p2p/peer-manager.ts';
+import { startNode } from '../helpers/node-process.ts';
 import { type ReferenceNode, referenceAvailable, startReferenceNode } from './reference-node.ts';
 
 const FIXTURES = path.resolve(import.meta.dirname, '../fixtures');
@@ -112,6 +113,25 @@ describe.skipIf(!referenceAvailable())('reference node (fiber-js 0.8.1) dials St
       expect(await listed()).not.toContain(same.identity.pubkeyHex);
     } finally {
       await same.stop();
+    }
+  });
+
+  it('dials a real `strand node` process over WebSocket, which refuses it by its chain hash', async () => {
+    const refInfo = await ref.call('node_info');
+    const node = await startNode({
+      config: { fiber: { chain: 'mainnet', listening_addr: '/ip4/127.0.0.1/tcp/0' } },
+    });
+    try {
+      const info = (await node.call('node_info')).result as { addresses: string[]; chain_hash: string };
+      const ws = info.addresses[0]!.replace('/p2p/', '/ws/p2p/');
+      await ref.call('connect_peer', [{ address: ws }]);
+      const expected = `Invalid chain hash: Hash256(${refInfo.chain_hash}) (expecting Hash256(${info.chain_hash}))`;
+      for (let i = 0; i < 400 && !node.output().includes(expected); i++)
+        await new Promise((r) => setTimeout(r, 50));
+      expect(node.output()).toContain(expected);
+      expect((await node.call('list_peers')).result).toEqual({ peers: [] });
+    } finally {
+      await node.stop();
     }
   });
 });
