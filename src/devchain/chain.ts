@@ -381,8 +381,18 @@ export class DevChain {
     const key = (
       this.db.prepare("SELECT value FROM dc_meta WHERE key = 'faucet_key'").get() as { value: string }
     ).value;
+    // Candidates include the faucet's unconfirmed change, so calls in quick succession chain.
+    const source: FundingSource = {
+      scripts: this.scripts,
+      liveCellsByLock: (l) => [
+        ...this.liveCellsByLock(l),
+        ...[...this.poolCells.values()].filter(
+          (c) => c.output.lock.eq(l) && !c.output.type && c.data.length === 0,
+        ),
+      ],
+    };
     const tx = buildFunding(
-      this,
+      source,
       key as ccc.Hex,
       [{ lock, capacity, udt }],
       [],

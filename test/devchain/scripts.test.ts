@@ -183,9 +183,17 @@ describe('simple UDT', () => {
     expect(exitCode(transfer([0n], '0x0102'))).toBe(-2);
   });
 
-  it('lets the owner (the faucet lock) mint', () => {
+  it('lets the owner (the faucet lock) mint, several times before a block', () => {
     const hash = t.chain.faucet(lockOf(KEY_B), 1000n * CKB, 5_000_000n);
     expect(t.chain.transaction(hash)?.status).toBe('pending');
+    const second = t.chain.faucet(lockOf(KEY_A), 1000n * CKB, 7n);
+    t.chain.generateBlock();
+    expect(t.chain.transaction(second)?.status).toBe('committed');
+    expect(
+      udtCellsOf(t.chain, lockOf(KEY_B))
+        .map((c) => ccc.numLeFromBytes(c.data.subarray(0, 16)))
+        .sort(),
+    ).toEqual([1000n, 5_000_000n]);
   });
 });
 

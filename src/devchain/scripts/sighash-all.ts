@@ -35,9 +35,10 @@ export const sighashAll: ScriptVerifier = {
       h.update(w);
     };
     add(zeroed);
+    // Like the C script: a later group input without a witness ends the loop (not an error).
     for (const i of group.inputIndices.slice(1)) {
       const w = tx.witnesses[i];
-      if (!w) return -3;
+      if (!w) break;
       add(w);
     }
     for (let i = tx.inputs.length; i < tx.witnesses.length; i++) add(tx.witnesses[i] as Uint8Array);
