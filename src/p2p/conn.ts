@@ -12,6 +12,12 @@ export interface ConnHandlers {
 }
 
 export abstract class RawConn {
+  /**
+   * Bytes we may have queued for a peer that does not read (tentacle kills a session whose send
+   * buffer passes 24 MiB). Past it the connection is torn down: yamux windows bound stream data,
+   * but a peer could still make us answer pings or stream requests without ever reading.
+   */
+  static maxBuffered = 24 * 1024 * 1024;
   private handlers?: ConnHandlers;
   private early: Uint8Array[] = [];
   private closed = false;
@@ -41,6 +47,15 @@ export abstract class RawConn {
     if (this.handlers) this.handlers.data(chunk);
     else this.early.push(chunk);
   }
+
+  /** Tears down when the peer leaves more than `maxBuffered` bytes unread. */
+  protected overBuffered(buffered: number): boolean {
+    if (buffered <= RawConn.maxBuffered) return false;
+    this.destroyWith(new Error(`peer left ${buffered} bytes unread`));
+    return true;
+  }
+
+  protected abstract destroyWith(err: Error): void;
 
   protected emitClose(err?: Error): void {
     if (this.closed) return;
@@ -73,7 +88,13 @@ export class TcpConn extends RawConn {
   }
 
   write(bytes: Uint8Array): void {
-    if (!this.socket.destroyed) this.socket.write(bytes);
+    if (this.socket.destroyed || this.overBuffered(this.socket.writableLength)) return;
+    this.socket.write(bytes);
+  }
+
+  protected destroyWith(err: Error): void {
+    this.socket.destroy();
+    this.emitClose(err);
   }
 
   end(): void {
@@ -110,7 +131,14 @@ export class WsConn extends RawConn {
 
   write(bytes: Uint8Array): void {
     // Never send empty Binary messages: the reference's reader can stall on them.
-    if (bytes.length > 0 && this.ws.readyState === this.ws.OPEN) this.ws.send(bytes, { binary: true });
+    if (bytes.length === 0 || this.ws.readyState !== this.ws.OPEN) return;
+    if (this.overBuffered(this.ws.bufferedAmount)) return;
+    this.ws.send(bytes, { binary: true });
+  }
+
+  protected destroyWith(err: Error): void {
+    this.ws.terminate();
+    this.emitClose(err);
   }
 
   end(): void {
@@ -138,6 +166,10 @@ export class MemoryConn extends RawConn {
     this.written.push(copy);
     const peer = this.peer;
     queueMicrotask(() => peer?.receive(copy));
+  }
+
+  protected destroyWith(err: Error): void {
+    this.emitClose(err);
   }
 
   /** Injects bytes as if they came from the network. */
