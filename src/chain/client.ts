@@ -7,6 +7,7 @@
  */
 import { ccc } from '@ckb-ccc/core';
 import { cccA } from '@ckb-ccc/core/advanced';
+import { z } from 'zod';
 import { DomainError } from '../codec/errors.ts';
 import { toHexQuantity as q } from '../codec/hex.ts';
 
@@ -27,6 +28,47 @@ export interface ChainClientOptions {
 }
 
 export class ChainUnreachableError extends DomainError {}
+
+/** The chain answered, but with something that is not a valid result for the method. */
+export class ChainProtocolError extends DomainError {}
+
+// Chain data is hostile input too: results the node relies on are checked before use.
+const hexQ = z.string().regex(/^0x(0|[1-9a-fA-F][0-9a-fA-F]{0,31})$/);
+const hexBytes = z.string().regex(/^0x([0-9a-fA-F]{2})*$/);
+const h256 = z.string().regex(/^0x[0-9a-fA-F]{64}$/);
+const scriptSchema = z.object({
+  code_hash: h256,
+  hash_type: z.enum(['data', 'type', 'data1', 'data2']),
+  args: hexBytes,
+});
+const cellsSchema = z.object({
+  last_cursor: hexBytes,
+  objects: z.array(
+    z.object({
+      output: z.object({ capacity: hexQ, lock: scriptSchema, type: scriptSchema.nullish() }),
+      output_data: hexBytes.nullish(),
+      out_point: z.object({ tx_hash: h256, index: hexQ }),
+      block_number: hexQ,
+      tx_index: hexQ,
+    }),
+  ),
+});
+const txStatusSchema = z.object({
+  status: z.enum(['pending', 'proposed', 'committed', 'unknown', 'rejected']),
+  block_number: hexQ.nullish(),
+  block_hash: h256.nullish(),
+  reason: z.string().nullish(),
+});
+
+function checked<T>(schema: z.ZodType<T>, value: unknown, what: string, rpcUrl: string): T {
+  const r = schema.safeParse(value);
+  if (!r.success) {
+    throw new ChainProtocolError(
+      `CKB RPC at ${rpcUrl} returned a malformed ${what} result: ${r.error.issues[0]?.message}`,
+    );
+  }
+  return r.data;
+}
 
 export class CkbRpcError extends DomainError {
   constructor(
@@ -151,30 +193,34 @@ export function createChainClient(opts: ChainClientOptions): ChainClient {
       if (!genesis) {
         const h = await call<string | null>('get_block_hash', ['0x0']);
         if (!h) throw new ChainUnreachableError(`CKB RPC at ${rpcUrl} has no genesis block`);
-        genesis = h as ccc.Hex;
+        genesis = checked(h256, h, 'get_block_hash', rpcUrl).toLowerCase() as ccc.Hex;
       }
       return genesis;
     },
     async tipBlockNumber() {
-      return BigInt(await call<string>('get_tip_block_number'));
+      return BigInt(checked(hexQ, await call('get_tip_block_number'), 'get_tip_block_number', rpcUrl));
     },
     async getTransaction(hash) {
-      const r = await call<{ transaction: unknown; tx_status: TxStatus } | null>('get_transaction', [hash]);
-      return r && r.tx_status.status !== 'unknown' ? r : null;
+      const r = await call<{ transaction: unknown; tx_status: unknown } | null>('get_transaction', [hash]);
+      if (!r) return null;
+      const status = checked(txStatusSchema, r.tx_status, 'get_transaction', rpcUrl) as TxStatus;
+      return status.status === 'unknown' ? null : { transaction: r.transaction, tx_status: status };
     },
     getLiveCell(outPoint, withData) {
       const op = ccc.OutPoint.from(outPoint);
       return call('get_live_cell', [{ tx_hash: op.txHash, index: q(op.index) }, withData]);
     },
     async sendTransaction(tx) {
-      return (await call<string>('send_transaction', [txToJson(tx), 'passthrough'])) as ccc.Hex;
+      const h = await call('send_transaction', [txToJson(tx), 'passthrough']);
+      return checked(h256, h, 'send_transaction', rpcUrl) as ccc.Hex;
     },
-    getCells(key, order, limit, cursor) {
-      return call('get_cells', cursor ? [key, order, q(limit), cursor] : [key, order, q(limit)]);
+    async getCells(key, order, limit, cursor) {
+      const r = await call('get_cells', cursor ? [key, order, q(limit), cursor] : [key, order, q(limit)]);
+      return checked(cellsSchema, r, 'get_cells', rpcUrl) as { objects: IndexerCell[]; last_cursor: string };
     },
     async getCellsCapacity(key) {
-      const r = await call<{ capacity: string } | null>('get_cells_capacity', [key]);
-      return r ? BigInt(r.capacity) : 0n;
+      const r = await call<{ capacity: unknown } | null>('get_cells_capacity', [key]);
+      return r ? BigInt(checked(hexQ, r.capacity, 'get_cells_capacity', rpcUrl)) : 0n;
     },
     async generateBlock() {
       return (await call<string>('generate_block', [])) as ccc.Hex;

@@ -3,6 +3,7 @@ export { addressToScript, SIGHASH_ALL_TYPE_HASH, scriptToAddress, sighashLock } 
 export {
   type ChainClient,
   type ChainClientOptions,
+  ChainProtocolError,
   ChainUnreachableError,
   CkbRpcError,
   createChainClient,

@@ -120,3 +120,47 @@ describe('chain client when the chain is unreachable', () => {
     expect(warnings).toHaveLength(3); // two retries and the final give-up
   });
 });
+
+describe('chain client against a chain that lies', () => {
+  it('rejects malformed results with ChainProtocolError instead of crashing', async () => {
+    const http = await import('node:http');
+    const { ChainProtocolError } = await import('../../src/chain/client.ts');
+    const answers: Record<string, unknown> = {
+      get_tip_block_number: '0xZZ',
+      get_block_hash: '0x1234',
+      get_cells: { last_cursor: '0x', objects: [{ output: { capacity: 'lots' } }] },
+      get_cells_capacity: { capacity: -1 },
+      get_transaction: { transaction: null, tx_status: { status: 'weird' } },
+    };
+    const srv = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (d) => {
+        body += d;
+      });
+      req.on('end', () => {
+        const { id, method } = JSON.parse(body);
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ jsonrpc: '2.0', id, result: answers[method] }));
+      });
+    });
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+    try {
+      const client = createChainClient({
+        rpcUrl: `http://127.0.0.1:${(srv.address() as net.AddressInfo).port}/`,
+      });
+      await expect(client.tipBlockNumber()).rejects.toBeInstanceOf(ChainProtocolError);
+      await expect(client.chainHash()).rejects.toBeInstanceOf(ChainProtocolError);
+      const key = {
+        script: { code_hash: `0x${'00'.repeat(32)}`, hash_type: 'type', args: '0x' },
+        script_type: 'lock' as const,
+      };
+      await expect(client.getCells(key, 'asc', 10)).rejects.toBeInstanceOf(ChainProtocolError);
+      await expect(client.getCellsCapacity(key)).rejects.toBeInstanceOf(ChainProtocolError);
+      await expect(client.getTransaction(`0x${'00'.repeat(32)}`)).rejects.toBeInstanceOf(ChainProtocolError);
+      const w = createWallet({ client, secretKey: KEY_A });
+      await expect(w.transfer(lockOf(KEY_A), 100n * CKB)).rejects.toBeInstanceOf(Error);
+    } finally {
+      srv.close();
+    }
+  });
+});
