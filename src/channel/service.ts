@@ -1,0 +1,599 @@
+/**
+ * The channel shell: one actor (a promise queue) per channel, persist-before-send, the wallet
+ * for funding, the chain for confirmations, auto-accept from the config. All decisions are the
+ * pure machine's (`machine.ts`); this file only moves bytes and waits.
+ */
+import { ccc } from '@ckb-ccc/core';
+import type { ChainClient } from '../chain/client.ts';
+import { txConfirmation } from '../chain/tracker.ts';
+import type { Wallet } from '../chain/wallet.ts';
+import { DomainError } from '../codec/errors.ts';
+import { bytesToHex, hexToBytes } from '../codec/hex.ts';
+import type { FiberMessage, FiberMessageKind } from '../p2p/fiber-message.ts';
+import { deriveChannelKeys, newChannelSeed, tempChannelId } from './keys.ts';
+import {
+  acceptChannel,
+  ChannelError,
+  checkOpenChannel,
+  type Effect,
+  type Event,
+  fail,
+  type MachineEnv,
+  openChannel,
+  receiveOpen,
+  type Step,
+  scriptData,
+  step,
+  toScript,
+} from './machine.ts';
+import { type Channel, PENDING_STATES, type ScriptData } from './state.ts';
+import { ChannelStore } from './store.ts';
+import { reserveFor, type ScriptInfo } from './tx.ts';
+import {
+  CHANNEL_CODECS,
+  type ChannelMessage,
+  type ChannelMessageKind,
+  fromFiberMessage,
+  toFiberMessage,
+} from './wire.ts';
+
+/** What the service needs from the P2P layer (PeerManager implements it). */
+export interface PeerLink {
+  onMessage(
+    kind: FiberMessageKind,
+    handler: (pubkey: string, msg: FiberMessage) => void | Promise<void>,
+  ): () => void;
+  send(pubkey: string, message: FiberMessage): void;
+  isConnected(pubkey: string): boolean;
+}
+
+export interface ChannelLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export interface UdtWhitelistEntry {
+  name: string;
+  script: { code_hash: string; hash_type: string; args: string };
+  auto_accept_amount?: bigint | null;
+}
+
+export interface ChannelServiceOptions {
+  db: import('../store/db.ts').Db;
+  peers: PeerLink;
+  wallet: Wallet;
+  chain: ChainClient;
+  chainHash: string;
+  scripts: { fundingLock: ScriptInfo; commitmentLock: ScriptInfo };
+  /** The node's secret key: one input of every channel seed. */
+  nodeSecret: Uint8Array;
+  /** Where our balance goes at close unless a script is given (the wallet lock). */
+  defaultShutdownScript: ccc.ScriptLike;
+  autoAccept: { minCkbFundingAmount: bigint; ckbFundingAmount: bigint };
+  udtWhitelist?: UdtWhitelistEntry[];
+  tlc: { expiryDelta: bigint; minValue: bigint; feeProportionalMillionths: bigint };
+  /** Funding confirmations before ChannelReady (4, as the reference). */
+  confirmations?: number;
+  pollMs?: number;
+  logger?: ChannelLogger;
+  now?: () => number;
+  /** Called after every committed change of a channel. */
+  onChange?: (ch: Channel) => void;
+}
+
+export interface OpenRequest {
+  pubkey: string;
+  /** Including our reserve (the seed: 500 CKB → local balance 438). */
+  fundingAmount: bigint;
+  isPublic?: boolean;
+  fundingUdtTypeScript?: ccc.ScriptLike | null;
+  shutdownScript?: ccc.ScriptLike;
+  commitmentDelayEpoch?: bigint;
+  commitmentFeeRate?: bigint;
+  fundingFeeRate?: bigint;
+  tlcExpiryDelta?: bigint;
+  tlcMinValue?: bigint;
+  tlcFeeProportionalMillionths?: bigint;
+  maxTlcValueInFlight?: bigint;
+  maxTlcNumberInFlight?: bigint;
+}
+
+export interface AcceptRequest {
+  temporaryChannelId: string;
+  /** Including our reserve. */
+  fundingAmount: bigint;
+  shutdownScript?: ccc.ScriptLike;
+  maxTlcValueInFlight?: bigint;
+  maxTlcNumberInFlight?: bigint;
+  tlcExpiryDelta?: bigint;
+  tlcMinValue?: bigint;
+  tlcFeeProportionalMillionths?: bigint;
+}
+
+const NOOP_LOG: ChannelLogger = { info() {}, warn() {}, error() {} };
+const DEFAULT_DELAY = 0x0000010000000001n;
+const MIN_TLC_EXPIRY_DELTA = 9_600_000n;
+const MAX_TLC_EXPIRY_DELTA = 1_209_600_000n;
+
+export const hash256 = (id: string) => `Hash256(${id})`;
+
+/** The funding and commitment lock scripts of Strand's dev chain (`get_dev_scripts`). */
+export async function loadChannelScripts(
+  chain: ChainClient,
+): Promise<{ fundingLock: ScriptInfo; commitmentLock: ScriptInfo }> {
+  const s = await chain.call<{ funding_lock: ScriptInfo; commitment_lock: ScriptInfo }>('get_dev_scripts');
+  return { fundingLock: s.funding_lock, commitmentLock: s.commitment_lock };
+}
+
+export class ChannelService {
+  readonly store: ChannelStore;
+  private readonly log: ChannelLogger;
+  private readonly env: MachineEnv;
+  private readonly queues = new Map<string, Promise<void>>();
+  private readonly watchers = new Map<string, NodeJS.Timeout>();
+  private readonly unsubscribe: (() => void)[] = [];
+  private stopped = false;
+
+  constructor(private readonly o: ChannelServiceOptions) {
+    this.store = new ChannelStore(o.db);
+    this.log = o.logger ?? NOOP_LOG;
+    this.env = {
+      chainHash: o.chainHash,
+      fundingLock: o.scripts.fundingLock,
+      commitmentLock: o.scripts.commitmentLock,
+      now: o.now ?? Date.now,
+    };
+  }
+
+  /** Subscribes to the channel messages and resumes confirmation tracking of stored channels. */
+  start(): void {
+    for (const kind of Object.keys(CHANNEL_CODECS) as ChannelMessageKind[]) {
+      this.unsubscribe.push(this.o.peers.onMessage(kind, (pk, m) => this.onWire(pk, m)));
+    }
+    for (const ch of this.store.list()) {
+      if (ch.state === 'AWAITING_CHANNEL_READY' && ch.fundingTxHash) this.watch(ch);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const u of this.unsubscribe.splice(0)) u();
+    for (const t of this.watchers.values()) clearInterval(t);
+    this.watchers.clear();
+    await Promise.allSettled([...this.queues.values()]);
+  }
+
+  // ---- RPC-facing operations ---------------------------------------------------------------------
+
+  async openChannel(r: OpenRequest): Promise<{ temporaryChannelId: string }> {
+    const pk = r.pubkey;
+    if (!this.o.peers.isConnected(pk)) {
+      throw new DomainError(
+        `Invalid parameter: Peer Pubkey(${pk})'s feature not found, waiting for peer to send Init message`,
+      );
+    }
+    const udt = r.fundingUdtTypeScript ? this.whitelisted(r.fundingUdtTypeScript) : null;
+    if (r.fundingUdtTypeScript && !udt) throw new DomainError('Invalid parameter: Invalid UDT type script');
+    if (udt) throw new DomainError('Invalid parameter: UDT channels are not supported by this node yet');
+    const shutdown = ccc.Script.from(r.shutdownScript ?? this.o.defaultShutdownScript);
+    const reserve = reserveFor(shutdown, udt);
+    if (r.fundingAmount < reserve) {
+      throw new DomainError(
+        `Invalid parameter: The funding amount (${r.fundingAmount}) should be greater than or equal to ${reserve}`,
+      );
+    }
+    const fundingFeeRate = r.fundingFeeRate ?? 1000n;
+    const commitmentFeeRate = r.commitmentFeeRate ?? 1000n;
+    if (fundingFeeRate < 1000n)
+      throw new DomainError('Invalid parameter: Funding fee rate is less than 1000');
+    if (commitmentFeeRate < 1000n)
+      throw new DomainError('Invalid parameter: Commitment fee rate is less than 1000');
+    const delay = r.commitmentDelayEpoch ?? DEFAULT_DELAY;
+    const epochs = delay & 0xff_ffffn;
+    if (epochs < 1n)
+      throw new DomainError(
+        `Invalid parameter: Commitment delay epoch ${delay} is less than the minimal value 1`,
+      );
+    if (epochs > 84n)
+      throw new DomainError(
+        `Invalid parameter: Commitment delay epoch ${delay} is greater than the maximal value 84`,
+      );
+    const maxTlcNumber = r.maxTlcNumberInFlight ?? 125n;
+    if (maxTlcNumber > 253n)
+      throw new DomainError(
+        `Invalid parameter: Max TLC number in flight ${maxTlcNumber} is greater than the system maximal value 253`,
+      );
+    const delta = r.tlcExpiryDelta ?? this.o.tlc.expiryDelta;
+    checkExpiryDelta(delta);
+    const seed = newChannelSeed(this.o.nodeSecret, this.store.nextCount());
+    const tempId = bytesToHex(tempChannelId(deriveChannelKeys(seed).tlcBasepoint));
+    const s = openChannel(
+      {
+        peer: pk,
+        seed,
+        tempId,
+        isPublic: r.isPublic ?? true,
+        fundingAmount: r.fundingAmount - reserve,
+        reserve,
+        shutdownScript: scriptData(shutdown),
+        udt: null,
+        fundingFeeRate,
+        commitmentFeeRate,
+        delayEpoch: delay,
+        maxTlcValueInFlight: r.maxTlcValueInFlight ?? (1n << 128n) - 1n,
+        maxTlcNumberInFlight: maxTlcNumber,
+        tlcExpiryDelta: delta,
+        tlcMinValue: r.tlcMinValue ?? this.o.tlc.minValue,
+        tlcFeeProportionalMillionths: r.tlcFeeProportionalMillionths ?? this.o.tlc.feeProportionalMillionths,
+      },
+      this.env,
+    );
+    await this.enqueue(tempId, () => this.commit(s));
+    return { temporaryChannelId: tempId };
+  }
+
+  async acceptChannel(r: AcceptRequest): Promise<{ channelId: string }> {
+    const tempId = r.temporaryChannelId.toLowerCase();
+    const notFound = () =>
+      new DomainError(`Invalid parameter: No channel with temp id ${hash256(tempId)} found`);
+    const ch0 = this.store.get(tempId);
+    if (!ch0 || ch0.tempId !== tempId || !ch0.isAcceptor || ch0.state !== 'NEGOTIATING_FUNDING')
+      throw notFound();
+    const shutdown = ccc.Script.from(r.shutdownScript ?? this.o.defaultShutdownScript);
+    const reserve = reserveFor(shutdown, null);
+    if (r.fundingAmount < reserve) {
+      throw new DomainError(
+        `Invalid parameter: The funding amount (${r.fundingAmount}) should be greater than or equal to ${reserve}`,
+      );
+    }
+    if (r.tlcExpiryDelta !== undefined) checkExpiryDelta(r.tlcExpiryDelta);
+    let id = '';
+    await this.enqueue(tempId, () => {
+      const ch = this.store.get(tempId);
+      if (!ch || ch.state !== 'NEGOTIATING_FUNDING') throw notFound();
+      const s = acceptChannel(
+        { ...ch, local: { ...ch.local, reserve, shutdownScript: scriptData(shutdown) } },
+        {
+          fundingAmount: r.fundingAmount - reserve,
+          maxTlcValueInFlight: r.maxTlcValueInFlight,
+          maxTlcNumberInFlight: r.maxTlcNumberInFlight,
+          tlcExpiryDelta: r.tlcExpiryDelta,
+          tlcMinValue: r.tlcMinValue,
+          tlcFeeProportionalMillionths: r.tlcFeeProportionalMillionths,
+        },
+      );
+      id = s.ch.id;
+      this.commit(s);
+    });
+    return { channelId: id };
+  }
+
+  async abandonChannel(id: string): Promise<void> {
+    const key = id.toLowerCase();
+    const ch0 = this.store.get(key);
+    if (!ch0) throw new DomainError(`Invalid parameter: Channel ${hash256(key)} not found`);
+    await this.enqueue(ch0.tempId, () => {
+      const ch = this.store.get(key) as Channel;
+      const late =
+        ch.state === 'CHANNEL_READY' ||
+        ch.state === 'SHUTTING_DOWN' ||
+        ch.state === 'CLOSED' ||
+        ch.state === 'AWAITING_CHANNEL_READY' ||
+        (ch.state === 'AWAITING_TX_SIGNATURES' && ch.flags.includes('OUR_TX_SIGNATURES_SENT'));
+      if (late) {
+        throw new DomainError(
+          `Invalid parameter: Channel ${hash256(key)} is in state ${v08StateName(ch.state)}, cannot be abandoned, please shutdown the channel instead`,
+        );
+      }
+      const r = fail(ch, 'abandoned by the user');
+      this.commit({
+        ch: { ...r.ch, flags: ['ABANDONED'] },
+        effects: r.effects.filter((e) => e.type === 'send'),
+      });
+    });
+  }
+
+  async updateChannel(
+    id: string,
+    u: {
+      enabled?: boolean;
+      tlcExpiryDelta?: bigint;
+      tlcMinimumValue?: bigint;
+      tlcFeeProportionalMillionths?: bigint;
+    },
+  ): Promise<void> {
+    const key = id.toLowerCase();
+    const ch0 = this.store.get(key);
+    if (!ch0 || ch0.state === 'CLOSED') throw new DomainError('Messaging failed because channel is closed');
+    if (!ch0.isPublic) throw new DomainError('Invalid state: Only public channel can be updated');
+    if (u.tlcExpiryDelta !== undefined) checkExpiryDelta(u.tlcExpiryDelta);
+    await this.enqueue(ch0.tempId, () => {
+      const ch = this.store.get(key) as Channel;
+      const next: Channel = {
+        ...ch,
+        enabled: u.enabled ?? true,
+        tlcExpiryDelta: u.tlcExpiryDelta ?? ch.tlcExpiryDelta,
+        tlcMinValue: u.tlcMinimumValue ?? ch.tlcMinValue,
+        tlcFeeProportionalMillionths: u.tlcFeeProportionalMillionths ?? ch.tlcFeeProportionalMillionths,
+      };
+      const effects: Effect[] = [];
+      if (next.state === 'CHANNEL_READY') {
+        effects.push({
+          type: 'send',
+          msg: {
+            type: 'UpdateTlcInfo',
+            value: {
+              channelId: hexToBytes(next.id),
+              timestamp: BigInt(this.env.now()),
+              channelFlags: next.enabled ? 0 : 1,
+              tlcExpiryDelta: next.tlcExpiryDelta,
+              tlcMinimumValue: next.tlcMinValue,
+              tlcFeeProportionalMillionths: next.tlcFeeProportionalMillionths,
+            },
+          },
+        });
+      }
+      this.commit({ ch: next, effects });
+    });
+  }
+
+  list(): Channel[] {
+    return this.store.list();
+  }
+
+  get(id: string): Channel | undefined {
+    return this.store.get(id.toLowerCase());
+  }
+
+  /** node_info: ready channels, and channels still opening. */
+  counts(): { channelCount: number; pendingChannelCount: number } {
+    let ready = 0;
+    let pending = 0;
+    for (const ch of this.store.list()) {
+      if (ch.state === 'CHANNEL_READY' || ch.state === 'SHUTTING_DOWN') ready++;
+      else if (PENDING_STATES.includes(ch.state)) pending++;
+    }
+    return { channelCount: ready, pendingChannelCount: pending };
+  }
+
+  // ---- the actor ---------------------------------------------------------------------------------
+
+  private enqueue(key: string, fn: () => void | Promise<void>): Promise<void> {
+    const prev = this.queues.get(key) ?? Promise.resolve();
+    const next = prev.then(fn);
+    const settled = next.catch(() => undefined);
+    this.queues.set(key, settled);
+    void settled.then(() => {
+      if (this.queues.get(key) === settled) this.queues.delete(key);
+    });
+    return next;
+  }
+
+  /** Feeds one event to a channel's machine, inside its actor. */
+  private deliver(tempId: string, ev: Event): Promise<void> {
+    return this.enqueue(tempId, () => {
+      if (this.stopped) return;
+      const ch = this.store.get(tempId);
+      if (!ch) return;
+      let s: Step;
+      try {
+        s = step(ch, ev, this.env);
+      } catch (e) {
+        if (!(e instanceof ChannelError)) throw e;
+        this.log.warn({ channel: ch.id, err: e.message, event: ev.type }, 'channel protocol error');
+        if (!PENDING_STATES.includes(ch.state)) return;
+        s = fail(ch, e.message);
+      }
+      this.commit(s);
+    }).catch((e) => this.log.error({ channel: tempId, err: (e as Error).message }, 'channel event failed'));
+  }
+
+  /** Persist, then act: nothing leaves the node before the state it depends on is committed. */
+  private commit(s: Step): void {
+    this.store.save(s.ch);
+    this.o.onChange?.(s.ch);
+    for (const e of s.effects) this.perform(s.ch, e);
+  }
+
+  private perform(ch: Channel, e: Effect): void {
+    switch (e.type) {
+      case 'send':
+        try {
+          this.o.peers.send(ch.peer, toFiberMessage(e.msg));
+        } catch (err) {
+          this.log.warn(
+            { channel: ch.id, type: e.msg.type, err: (err as Error).message },
+            'channel message not sent',
+          );
+        }
+        return;
+      case 'fund':
+        void this.fund(ch, e.tx, e.contribution).then(
+          (tx) => this.deliver(ch.tempId, { type: 'funded', tx }),
+          (err) => this.deliver(ch.tempId, { type: 'fundingFailed', reason: (err as Error).message }),
+        );
+        return;
+      case 'signFunding':
+        void this.signFunding(e.tx, e.broadcast).then(
+          (tx) => this.deliver(ch.tempId, { type: 'fundingSigned', tx }),
+          (err) => this.deliver(ch.tempId, { type: 'fundingFailed', reason: (err as Error).message }),
+        );
+        return;
+      case 'watchFunding':
+        this.watch(ch);
+        return;
+      case 'renamed':
+        return;
+      case 'failed':
+        this.log.warn({ channel: ch.id, reason: e.reason }, 'channel opening failed');
+        return;
+    }
+  }
+
+  private async fund(ch: Channel, tx: ccc.Transaction, contribution: bigint): Promise<ccc.Transaction> {
+    if (!ch.isAcceptor) return this.o.wallet.fund(tx.clone());
+    // The acceptor adds its part: its cells and change, and its amount into output 0.
+    const lock = tx.outputs[0]?.lock;
+    if (!lock) throw new ChannelError('funding tx without a funding cell');
+    const part = await this.o.wallet.fund(
+      ccc.Transaction.from({ version: 0, outputs: [{ lock, capacity: contribution }], outputsData: ['0x'] }),
+    );
+    const merged = tx.clone();
+    (merged.outputs[0] as ccc.CellOutput).capacity += contribution;
+    for (const d of part.cellDeps) if (!merged.cellDeps.some((x) => x.eq(d))) merged.cellDeps.push(d);
+    merged.inputs.push(...part.inputs);
+    for (let i = 1; i < part.outputs.length; i++) {
+      merged.outputs.push(part.outputs[i] as ccc.CellOutput);
+      merged.outputsData.push(part.outputsData[i] ?? '0x');
+    }
+    merged.witnesses = [];
+    return merged;
+  }
+
+  private async signFunding(tx0: ccc.Transaction, broadcast: boolean): Promise<ccc.Transaction> {
+    const tx = this.o.wallet.sign(tx0.clone());
+    if (broadcast) await this.o.chain.sendTransaction(tx);
+    return tx;
+  }
+
+  private watch(ch: Channel): void {
+    if (this.watchers.has(ch.tempId) || !ch.fundingTxHash) return;
+    const need = this.o.confirmations ?? 4;
+    const hash = ch.fundingTxHash;
+    let busy = false;
+    const timer = setInterval(() => {
+      if (busy) return;
+      busy = true;
+      txConfirmation(this.o.chain, hash)
+        .then((c) => {
+          if (c.status === 'committed' && c.depth >= need) {
+            clearInterval(timer);
+            this.watchers.delete(ch.tempId);
+            return this.deliver(ch.tempId, { type: 'fundingConfirmed' });
+          }
+        })
+        .catch((e) =>
+          this.log.warn({ channel: ch.id, err: (e as Error).message }, 'confirmation check failed'),
+        )
+        .finally(() => {
+          busy = false;
+        });
+    }, this.o.pollMs ?? 1000);
+    timer.unref?.();
+    this.watchers.set(ch.tempId, timer);
+  }
+
+  // ---- the wire ----------------------------------------------------------------------------------
+
+  private onWire(pubkey: string, raw: FiberMessage): void {
+    let msg: ChannelMessage | null;
+    try {
+      msg = fromFiberMessage(raw);
+    } catch (e) {
+      this.log.warn({ pubkey, type: raw.type, err: (e as Error).message }, 'malformed channel message');
+      return;
+    }
+    if (!msg) return;
+    if (msg.type === 'OpenChannel') {
+      const m = msg.value;
+      const tempId = bytesToHex(m.channelId);
+      void this.enqueue(tempId, () => this.onOpen(pubkey, m)).catch((e) =>
+        this.log.error({ pubkey, err: (e as Error).message }, 'OpenChannel handling failed'),
+      );
+      return;
+    }
+    const id = bytesToHex(msg.value.channelId);
+    const ch = this.store.get(id);
+    if (!ch || ch.peer !== pubkey) {
+      this.log.warn({ pubkey, type: msg.type, channel: id }, 'message for an unknown channel');
+      return;
+    }
+    void this.deliver(ch.tempId, { type: 'peer', msg });
+  }
+
+  private onOpen(pubkey: string, m: import('./wire.ts').OpenChannel): void {
+    const tempId = bytesToHex(m.channelId);
+    if (this.store.get(tempId)) return; // a replay of an open we already have
+    const refuse = (reason: string) => {
+      this.log.warn({ pubkey, channel: tempId, reason }, 'refusing OpenChannel');
+      this.o.peers.send(
+        pubkey,
+        toFiberMessage({
+          type: 'TxAbort',
+          value: { channelId: m.channelId, message: new TextEncoder().encode(reason) },
+        }),
+      );
+    };
+    const err = checkOpenChannel(m, this.env);
+    if (err) {
+      refuse(err);
+      return;
+    }
+    const udt = m.fundingUdtTypeScript ? this.whitelisted(m.fundingUdtTypeScript) : null;
+    if (m.fundingUdtTypeScript && !udt) {
+      refuse('Invalid UDT type script');
+      return;
+    }
+    if (udt) {
+      refuse('UDT channels are not supported by this node yet');
+      return;
+    }
+    const shutdown = ccc.Script.from(this.o.defaultShutdownScript);
+    const reserve = reserveFor(shutdown, null);
+    const seed = newChannelSeed(this.o.nodeSecret, this.store.nextCount());
+    const ch = receiveOpen(
+      m,
+      { peer: pubkey, seed, shutdownScript: scriptData(shutdown), reserve },
+      this.env,
+      {
+        tlcExpiryDelta: this.o.tlc.expiryDelta,
+        tlcMinValue: this.o.tlc.minValue,
+        tlcFeeProportionalMillionths: this.o.tlc.feeProportionalMillionths,
+      },
+    );
+    const { minCkbFundingAmount, ckbFundingAmount } = this.o.autoAccept;
+    const offered = m.fundingAmount + m.reservedCkbAmount;
+    if (offered >= minCkbFundingAmount && ckbFundingAmount >= reserve) {
+      this.commit(acceptChannel(ch, { fundingAmount: ckbFundingAmount - reserve }));
+    } else {
+      this.commit({ ch, effects: [] });
+    }
+  }
+
+  private whitelisted(s: ccc.ScriptLike): ScriptData | null {
+    const want = ccc.Script.from(s);
+    for (const u of this.o.udtWhitelist ?? []) {
+      const w = ccc.Script.from({
+        codeHash: u.script.code_hash,
+        hashType: u.script.hash_type as ccc.HashType,
+        args: u.script.args,
+      });
+      if (w.codeHash === want.codeHash && w.hashType === want.hashType && w.args === want.args)
+        return scriptData(w);
+    }
+    return null;
+  }
+}
+
+function checkExpiryDelta(delta: bigint): void {
+  if (delta < MIN_TLC_EXPIRY_DELTA)
+    throw new DomainError(
+      `Invalid parameter: TLC expiry delta is too small, expect larger than ${MIN_TLC_EXPIRY_DELTA}, got ${delta}`,
+    );
+  if (delta > MAX_TLC_EXPIRY_DELTA)
+    throw new DomainError(
+      `Invalid parameter: TLC expiry delta is too large, expected to be smaller than ${MAX_TLC_EXPIRY_DELTA}, got ${delta}`,
+    );
+}
+
+/** Fiber v0.8's state names, for the error texts that quote them. */
+export function v08StateName(s: Channel['state']): string {
+  return s
+    .toLowerCase()
+    .split('_')
+    .map((w) => w[0]?.toUpperCase() + w.slice(1))
+    .join('');
+}
+
+export { toScript };

@@ -1,0 +1,108 @@
+/**
+ * The seed's acceptance of channel opening, with real processes: a `strand devchain` and two
+ * `strand node`s driven over JSON-RPC. 500 CKB opened, the peer auto-accepting with 250:
+ * CHANNEL_READY on both, 438/188 and 188/438, a 750-CKB funding cell on chain.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createChainClient } from '../../src/chain/client.ts';
+import type { NodeProcess } from '../helpers/node-process.ts';
+import {
+  CKB,
+  connect,
+  type DevchainProcess,
+  rpc,
+  startChannelNode,
+  startDevchain,
+  until,
+} from './process-helpers.ts';
+
+const hex = (v: bigint) => `0x${v.toString(16)}`;
+let chain: DevchainProcess;
+let a: NodeProcess;
+let b: NodeProcess;
+let bInfo: any;
+let aInfo: any;
+
+beforeAll(async () => {
+  chain = await startDevchain([1, 2]);
+  a = await startChannelNode(1, chain.url);
+  b = await startChannelNode(2, chain.url, { auto_accept_channel_ckb_funding_amount: Number(250n * CKB) });
+  ({ aInfo, bInfo } = await connect(a, b));
+}, 120_000);
+
+afterAll(async () => {
+  await a?.stop();
+  await b?.stop();
+  await chain?.stop();
+});
+
+const bPeerId = () => bInfo.addresses[0].split('/p2p/')[1] as string;
+
+describe('open_channel between two nodes on the dev chain', () => {
+  it('opens 500 CKB, auto-accepted with 250: CHANNEL_READY, 438/188 and 188/438, 750 CKB on chain', async () => {
+    const r = await rpc(a, 'open_channel', {
+      peer_id: bPeerId(),
+      funding_amount: hex(500n * CKB),
+      public: false,
+    });
+    expect(r.temporary_channel_id).toMatch(/^0x[0-9a-f]{64}$/);
+    const listA = await until(
+      'A ready',
+      () => rpc(a, 'list_channels', { peer_id: bPeerId() }),
+      (x) => x.channels[0]?.state.state_name === 'CHANNEL_READY',
+    );
+    const listB = await until(
+      'B ready',
+      () => rpc(b, 'list_channels', { pubkey: aInfo.pubkey }),
+      (x) => x.channels[0]?.state.state_name === 'CHANNEL_READY',
+    );
+    const ca = listA.channels[0];
+    const cb = listB.channels[0];
+    expect(ca.channel_id).toBe(cb.channel_id);
+    expect(ca.channel_id).not.toBe(r.temporary_channel_id);
+    expect([ca.local_balance, ca.remote_balance]).toEqual([hex(438n * CKB), hex(188n * CKB)]);
+    expect([cb.local_balance, cb.remote_balance]).toEqual([hex(188n * CKB), hex(438n * CKB)]);
+    expect(ca.state.state_flags).toEqual([]);
+    expect(ca.peer_id).toBe(bPeerId());
+    expect(ca.pubkey).toBe(bInfo.pubkey);
+    expect(cb.is_acceptor).toBe(true);
+    expect(ca.channel_outpoint).toBe(cb.channel_outpoint);
+    // The funding cell on chain holds both fundings: 750 CKB under the funding lock.
+    const client = createChainClient({ rpcUrl: chain.url });
+    const op = ca.channel_outpoint as string;
+    const cell = (await client.getLiveCell({ txHash: op.slice(0, 66), index: 0 }, false)) as any;
+    expect(cell.status).toBe('live');
+    expect(BigInt(cell.cell.output.capacity)).toBe(750n * CKB);
+    const info = await rpc(a, 'node_info', undefined);
+    expect(info.channel_count).toBe('0x1');
+    expect(info.pending_channel_count).toBe('0x0');
+  }, 90_000);
+
+  it('refuses bad input with clear errors', async () => {
+    const err = async (node: NodeProcess, m: string, p: unknown) => (await node.call(m, [p])).error?.message;
+    const stranger = '02' + '11'.repeat(32);
+    expect(await err(a, 'open_channel', { pubkey: stranger, funding_amount: hex(500n * CKB) })).toMatch(
+      /^Invalid parameter: Peer Pubkey\(0211.*\)'s feature not found, waiting for peer to send Init message$/,
+    );
+    expect(await err(a, 'open_channel', { peer_id: bPeerId(), funding_amount: hex(61n * CKB) })).toBe(
+      `Invalid parameter: The funding amount (${61n * CKB}) should be greater than or equal to ${62n * CKB}`,
+    );
+    const unknown = `0x${'ab'.repeat(32)}`;
+    expect(await err(a, 'abandon_channel', { channel_id: unknown })).toBe(
+      `Invalid parameter: Channel Hash256(${unknown}) not found`,
+    );
+    expect(
+      await err(b, 'accept_channel', { temporary_channel_id: unknown, funding_amount: hex(100n * CKB) }),
+    ).toBe(`Invalid parameter: No channel with temp id Hash256(${unknown}) found`);
+    expect(await err(a, 'list_channels', { only_pending: true, include_closed: true })).toMatch(
+      /mutually exclusive/,
+    );
+    const ready = (await rpc(a, 'list_channels', {})).channels[0];
+    expect(await err(a, 'abandon_channel', { channel_id: ready.channel_id })).toBe(
+      `Invalid parameter: Channel Hash256(${ready.channel_id}) is in state ChannelReady, cannot be abandoned, please shutdown the channel instead`,
+    );
+    expect(await err(a, 'open_channel', { peer_id: bPeerId(), funding_amount: '0x1', one_way: true })).toBe(
+      'Invalid parameter: An one-way channel cannot be public',
+    );
+  });
+});

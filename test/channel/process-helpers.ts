@@ -1,0 +1,127 @@
+/** A `strand devchain` process and funded `strand node` processes on it, for channel tests. */
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { type NodeProcess, STRAND_BIN, startNode, tempDir } from '../helpers/node-process.ts';
+
+export const CKB = 100_000_000n;
+const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/fiber-test-nodes');
+
+export interface DevchainProcess {
+  url: string;
+  dir: string;
+  stop(): Promise<void>;
+}
+
+/** Starts a dev chain funding the fixture wallets `nodes` (1, 2, 3) with `ckb` each. */
+export async function startDevchain(
+  nodes: number[],
+  ckb = 5000,
+  blockIntervalMs = 200,
+): Promise<DevchainProcess> {
+  const dir = tempDir('strand-devchain-ch-');
+  const fund = nodes.flatMap((n) => ['--fund', `${FIXTURES}/${n}/ckb/plain_key:${ckb}`]);
+  const proc: ChildProcess = spawn(
+    process.execPath,
+    [
+      STRAND_BIN,
+      'devchain',
+      '-d',
+      dir,
+      '--listen',
+      '127.0.0.1:0',
+      '--block-interval',
+      String(blockIntervalMs),
+      ...fund,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`devchain did not start: ${out}`)), 60_000);
+    proc.stdout?.on('data', (d) => {
+      out += d;
+      const m = /devchain rpc (\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1] as string);
+      }
+    });
+    proc.stderr?.on('data', (d) => {
+      out += d;
+    });
+  });
+  return {
+    url,
+    dir,
+    async stop() {
+      if (proc.exitCode === null) {
+        const exited = new Promise((r) => proc.once('exit', r));
+        proc.kill('SIGTERM');
+        await exited;
+      }
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A node with fixture `n`'s keys, on the chain at `rpcUrl`; `dir` reuses a previous node's home. */
+export async function startChannelNode(
+  n: number,
+  rpcUrl: string,
+  fiber: Record<string, unknown> = {},
+  dir?: string,
+): Promise<NodeProcess> {
+  const home = dir ?? tempDir();
+  if (!dir) {
+    fs.mkdirSync(path.join(home, 'ckb'), { recursive: true });
+    fs.mkdirSync(path.join(home, 'fiber'), { recursive: true });
+    fs.copyFileSync(path.join(FIXTURES, `${n}/ckb/plain_key`), path.join(home, 'ckb/key'));
+    fs.copyFileSync(path.join(FIXTURES, `${n}/fiber/sk`), path.join(home, 'fiber/sk'));
+  }
+  return startNode({
+    dir: home,
+    config: {
+      fiber: { chain: 'dev', listening_addr: '/ip4/127.0.0.1/tcp/0', ...fiber },
+      rpc: { listening_addr: '127.0.0.1:0', enabled_modules: ['info', 'peer', 'channel', 'dev'] },
+      services: ['fiber', 'rpc', 'ckb'],
+      ckb: { rpc_url: rpcUrl },
+    },
+    env: { FIBER_SECRET_KEY_PASSWORD: 'password1' },
+  });
+}
+
+export async function rpc(node: NodeProcess, method: string, params: unknown = {}): Promise<any> {
+  const r = await node.call(method, [params]);
+  if (r.error) throw new Error(`${method}: ${r.error.message}`);
+  return r.result;
+}
+
+/** Polls until `pred` holds (or throws after `ms`). */
+export async function until<T>(
+  what: string,
+  fn: () => Promise<T>,
+  pred: (v: T) => boolean,
+  ms = 60_000,
+): Promise<T> {
+  const end = Date.now() + ms;
+  let last: T | undefined;
+  while (Date.now() < end) {
+    last = await fn();
+    if (pred(last)) return last;
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  throw new Error(`timed out waiting for ${what}: ${JSON.stringify(last)}`);
+}
+
+export async function connect(a: NodeProcess, b: NodeProcess): Promise<{ aInfo: any; bInfo: any }> {
+  const aInfo = await rpc(a, 'node_info', undefined);
+  const bInfo = await rpc(b, 'node_info', undefined);
+  await rpc(a, 'connect_peer', { address: bInfo.addresses[0] });
+  await until(
+    'peers connected',
+    () => rpc(b, 'list_peers', undefined),
+    (r) => r.peers.length > 0,
+  );
+  return { aInfo, bInfo };
+}
