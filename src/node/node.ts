@@ -4,6 +4,8 @@
  */
 import path from 'node:path';
 import { type ChainClient, createChainClient, createWallet, type Wallet } from '../chain/index.ts';
+import { ChannelService, loadChannelScripts } from '../channel/service.ts';
+import { channelSchema } from '../channel/store.ts';
 import { bytesToHex } from '../codec/hex.ts';
 import { blake160 } from '../crypto/hash.ts';
 import { identityFromSecret, type NodeIdentity, publicKeyOf } from '../crypto/identity.ts';
@@ -15,6 +17,7 @@ import { peerSchema } from '../p2p/peer-store.ts';
 import { createAuthorizer, OPEN_ACCESS } from '../rpc/auth.ts';
 import type { MethodSpec } from '../rpc/method.ts';
 import { adminMethods } from '../rpc/modules/admin.ts';
+import { channelMethods } from '../rpc/modules/channel.ts';
 import { infoMethods } from '../rpc/modules/info.ts';
 import { invoiceMethods } from '../rpc/modules/invoice.ts';
 import { peerMethods } from '../rpc/modules/peer.ts';
@@ -65,6 +68,8 @@ export class StrandNode {
   private knownChainHash?: string;
   /** P2P: sessions with peers (present when the `fiber` service runs). */
   peers?: PeerManager;
+  /** Channels (present with peers, a chain that has the channel scripts, and a wallet). */
+  channels?: ChannelService;
 
   private constructor(
     readonly config: Config,
@@ -92,12 +97,14 @@ export class StrandNode {
       nodeMetaSchema,
       invoiceSchema,
       peerSchema,
+      channelSchema,
     ]);
     const node = new StrandNode(config, identity, walletKey, db, log);
     try {
       checkNodeOwnership(db, identity.pubkeyHex);
       if (config.services.includes('ckb')) await node.connectChain();
       if (config.services.includes('fiber')) await node.startPeers();
+      if (node.peers && node.chain && node.wallet) await node.startChannels();
       if (config.services.includes('rpc')) await node.startRpc();
     } catch (e) {
       await node.stop();
@@ -109,6 +116,40 @@ export class StrandNode {
 
   get rpcUrl(): string | undefined {
     return this.rpc?.url;
+  }
+
+  private async startChannels(): Promise<void> {
+    const { fiber } = this.config;
+    let scripts: Awaited<ReturnType<typeof loadChannelScripts>>;
+    try {
+      scripts = await loadChannelScripts(this.chain as ChainClient);
+    } catch (e) {
+      this.log.warn({ err: (e as Error).message }, 'the chain does not name the channel scripts: channels disabled');
+      return;
+    }
+    const lock = this.defaultFundingLockScript();
+    this.channels = new ChannelService({
+      db: this.db,
+      peers: this.peers as PeerManager,
+      wallet: this.wallet as Wallet,
+      chain: this.chain as ChainClient,
+      chainHash: this.chainHash(),
+      scripts,
+      nodeSecret: this.identity.secretKey,
+      defaultShutdownScript: { codeHash: lock.code_hash, hashType: lock.hash_type, args: lock.args },
+      autoAccept: {
+        minCkbFundingAmount: fiber.open_channel_auto_accept_min_ckb_funding_amount,
+        ckbFundingAmount: fiber.auto_accept_channel_ckb_funding_amount,
+      },
+      udtWhitelist: this.config.ckb.udt_whitelist,
+      tlc: {
+        expiryDelta: fiber.tlc_expiry_delta,
+        minValue: fiber.tlc_min_value,
+        feeProportionalMillionths: fiber.tlc_fee_proportional_millionths,
+      },
+      logger: this.log,
+    });
+    this.channels.start();
   }
 
   private async startPeers(): Promise<void> {
@@ -191,6 +232,7 @@ export class StrandNode {
       ...infoMethods(this.infoSource()),
       ...invoiceMethods(this.invoices),
       ...(this.peers ? peerMethods(this.peers) : []),
+      ...(this.channels && this.peers ? channelMethods(this.channels, this.peers) : []),
       ...pubsubMethods(this.changes),
       ...adminMethods({ backup: (dest) => this.backup(dest) }),
       ...profMethods(path.join(this.config.baseDir, 'prof')),
@@ -241,8 +283,8 @@ export class StrandNode {
       tlcExpiryDelta: fiber.tlc_expiry_delta,
       tlcMinValue: fiber.tlc_min_value,
       tlcFeeProportionalMillionths: fiber.tlc_fee_proportional_millionths,
-      channelCount: () => 0,
-      pendingChannelCount: () => 0,
+      channelCount: () => this.channels?.counts().channelCount ?? 0,
+      pendingChannelCount: () => this.channels?.counts().pendingChannelCount ?? 0,
       peersCount: () => this.peers?.peersCount ?? 0,
       udtCfgInfos: this.config.ckb.udt_whitelist.map((u) => ({
         name: u.name,
@@ -275,6 +317,7 @@ export class StrandNode {
     if (this.stopped) return;
     this.stopped = true;
     await this.rpc?.close();
+    await this.channels?.stop();
     await this.peers?.stop();
     this.db.close();
     this.log.info({}, 'node stopped');
