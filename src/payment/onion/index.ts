@@ -1,0 +1,5 @@
+/** The payment onion: what the payment and channel layers use. */
+export * from './hop-data.ts';
+export * from './packet.ts';
+export { SphinxError } from './sphinx.ts';
+export * from './tlc-error.ts';

@@ -1,0 +1,283 @@
+/**
+ * The Sphinx construction of fiber-sphinx (BOLT 4 Sphinx), independent of Fiber's payload format:
+ * key schedule, packet creation, peeling, and error packets
+ * (`../shared/reference/fiber-routing-protocol.md` §1.1–§1.3, §1.6).
+ *
+ * A packet is `version(1) ‖ α(33) ‖ β(L) ‖ γ(32)`. The caller chooses L and how a hop's payload
+ * length is read from the decrypted routing info (`HopLength`). Hand-written because no maintained
+ * JavaScript library implements fiber-sphinx's variant (raw hop data, caller-defined lengths).
+ */
+import { chacha20 } from '@noble/ciphers/chacha.js';
+import { secp256k1 } from '@noble/curves/secp256k1.js';
+import { hmac } from '@noble/hashes/hmac.js';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { StrandError } from '../../codec/errors.ts';
+
+export type Bytes = Uint8Array;
+
+/** Why a packet could not be created or peeled (all map to InvalidOnionPayload in Fiber). */
+export type SphinxErrorKind =
+  | 'PacketTooShort'
+  | 'InvalidPublicKey'
+  | 'InvalidHmac'
+  | 'InvalidHopLength'
+  | 'HopDataLenTooLarge'
+  | 'InvalidSessionKey';
+
+export class SphinxError extends StrandError {
+  constructor(
+    readonly kind: SphinxErrorKind,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Reads the length of the first hop's data from decrypted routing info; null if unreadable. */
+export type HopLength = (routingInfo: Bytes) => number | null;
+
+const N = secp256k1.Point.Fn.ORDER;
+const ZERO_NONCE = new Uint8Array(12);
+const enc = new TextEncoder();
+const LABEL = {
+  rho: enc.encode('rho'),
+  mu: enc.encode('mu'),
+  um: enc.encode('um'),
+  ammag: enc.encode('ammag'),
+  pad: enc.encode('pad'),
+};
+
+function toScalar(b: Bytes): bigint {
+  let v = 0n;
+  for (const x of b) v = (v << 8n) | BigInt(x);
+  return v;
+}
+
+/** ChaCha20 keystream of `len` bytes (zero nonce, counter 0). */
+export function keystream(key: Bytes, len: number): Bytes {
+  return chacha20(key, ZERO_NONCE, new Uint8Array(len));
+}
+
+function xorInto(target: Bytes, stream: Bytes, from = 0): void {
+  for (let i = 0; i < target.length; i++) target[i]! ^= stream[from + i]!;
+}
+
+export function deriveKey(label: keyof typeof LABEL, secret: Bytes): Bytes {
+  return hmac(sha256, LABEL[label], secret);
+}
+
+function point(bytes: Bytes) {
+  try {
+    return secp256k1.Point.fromBytes(bytes);
+  } catch {
+    throw new SphinxError('InvalidPublicKey', 'invalid public key in onion packet');
+  }
+}
+
+/** libsecp256k1's default ECDH: SHA256(compressed(k·P)). */
+function ecdh(p: ReturnType<typeof point>, k: bigint): Bytes {
+  return sha256(p.multiply(k).toBytes(true));
+}
+
+function blinding(alpha: Bytes, secret: Bytes): bigint {
+  const b = toScalar(sha256(concat(alpha, secret)));
+  if (b === 0n || b >= N) throw new SphinxError('InvalidPublicKey', 'blinding factor out of range');
+  return b;
+}
+
+export interface HopKeys {
+  /** α_i, the ephemeral public key hop i sees. */
+  ephemeralPublicKey: Bytes;
+  sharedSecret: Bytes;
+  rho: Bytes;
+  mu: Bytes;
+}
+
+/** The per-hop keys for a session key and the hops' public keys (§1.1). */
+export function deriveHopsKeys(sessionKey: Bytes, hopPubkeys: Bytes[]): HopKeys[] {
+  let e = toScalar(sessionKey);
+  if (e === 0n || e >= N) throw new SphinxError('InvalidSessionKey', 'session key out of range');
+  let alphaPoint = secp256k1.Point.BASE.multiply(e);
+  const out: HopKeys[] = [];
+  for (const pk of hopPubkeys) {
+    const alpha = alphaPoint.toBytes(true);
+    const secret = ecdh(point(pk), e);
+    out.push({
+      ephemeralPublicKey: alpha,
+      sharedSecret: secret,
+      rho: deriveKey('rho', secret),
+      mu: deriveKey('mu', secret),
+    });
+    const b = blinding(alpha, secret);
+    e = (e * b) % N;
+    alphaPoint = alphaPoint.multiply(b);
+  }
+  return out;
+}
+
+/** The shared secrets alone (what the sender keeps to decode error packets). */
+export function deriveSharedSecrets(sessionKey: Bytes, hopPubkeys: Bytes[]): Bytes[] {
+  return deriveHopsKeys(sessionKey, hopPubkeys).map((k) => k.sharedSecret);
+}
+
+/** The filler the last hop's routing info ends with (§1.2 step 2). */
+export function generateFiller(keys: HopKeys[], hopData: Bytes[], dataLen: number): Bytes {
+  let filler = new Uint8Array(0);
+  for (let i = 0; i < keys.length - 1; i++) {
+    const add = hopData[i]!.length + 32;
+    const grown = new Uint8Array(filler.length + add);
+    grown.set(filler, 0);
+    const stream = keystream(keys[i]!.rho, dataLen + add);
+    xorInto(grown, stream, dataLen - filler.length);
+    filler = grown;
+  }
+  return filler;
+}
+
+export interface CreateOptions {
+  sessionKey: Bytes;
+  hopPubkeys: Bytes[];
+  /** Raw data for each hop, already in the form the hop's `HopLength` reads. */
+  hopData: Bytes[];
+  assocData?: Bytes;
+  /** L, the routing info size (6500 for payments, 1300 for trampoline). */
+  dataLen: number;
+  version?: number;
+}
+
+/** Builds a packet (§1.2). */
+export function createPacket(o: CreateOptions): Bytes {
+  const L = o.dataLen;
+  if (o.hopPubkeys.length === 0 || o.hopPubkeys.length !== o.hopData.length) {
+    throw new SphinxError(
+      'HopDataLenTooLarge',
+      'hop data and hop keys must be non-empty and of the same count',
+    );
+  }
+  const total = o.hopData.reduce((s, m) => s + m.length + 32, 0);
+  if (total > L) throw new SphinxError('HopDataLenTooLarge', `hop data needs ${total} bytes, more than ${L}`);
+  const keys = deriveHopsKeys(o.sessionKey, o.hopPubkeys);
+  const filler = generateFiller(keys, o.hopData, L);
+  const A = o.assocData ?? new Uint8Array(0);
+  let P = keystream(deriveKey('pad', o.sessionKey), L);
+  let h: Bytes = new Uint8Array(32);
+  for (let i = keys.length - 1; i >= 0; i--) {
+    const m = o.hopData[i]!;
+    const next = new Uint8Array(L);
+    next.set(m, 0);
+    next.set(h, m.length);
+    next.set(P.subarray(0, L - m.length - 32), m.length + 32);
+    xorInto(next, keystream(keys[i]!.rho, L));
+    if (i === keys.length - 1) next.set(filler, L - filler.length);
+    P = next;
+    h = hmac(sha256, keys[i]!.mu, concat(P, A));
+  }
+  const out = new Uint8Array(1 + 33 + L + 32);
+  out[0] = o.version ?? 0;
+  out.set(keys[0]!.ephemeralPublicKey, 1);
+  out.set(P, 34);
+  out.set(h, 34 + L);
+  return out;
+}
+
+export interface Peeled {
+  /** This hop's data, `hopLength` bytes. */
+  hopData: Bytes;
+  /** The packet for the next hop (same version byte), or null at the last hop (γ' all zero). */
+  next: Bytes | null;
+  sharedSecret: Bytes;
+}
+
+/** Peels one layer with the hop's secret key (§1.3). */
+export function peelPacket(
+  packet: Bytes,
+  secretKey: Bytes,
+  assocData: Bytes | undefined,
+  hopLength: HopLength,
+): Peeled {
+  if (packet.length < 66) throw new SphinxError('PacketTooShort', `onion packet of ${packet.length} bytes`);
+  const alpha = packet.subarray(1, 34);
+  const beta = packet.subarray(34, packet.length - 32);
+  const gamma = packet.subarray(packet.length - 32);
+  const L = beta.length;
+  const sk = toScalar(secretKey);
+  if (sk === 0n || sk >= N) throw new SphinxError('InvalidSessionKey', 'secret key out of range');
+  const secret = ecdh(point(alpha), sk);
+  const mu = deriveKey('mu', secret);
+  const expected = hmac(sha256, mu, concat(beta, assocData ?? new Uint8Array(0)));
+  if (!constantTimeEqual(expected, gamma)) throw new SphinxError('InvalidHmac', 'onion packet HMAC mismatch');
+  const D = new Uint8Array(2 * L);
+  D.set(beta, 0);
+  xorInto(D, keystream(deriveKey('rho', secret), 2 * L));
+  const n = hopLength(D);
+  if (n === null || !Number.isInteger(n) || n < 0 || n + 32 > L) {
+    throw new SphinxError('InvalidHopLength', 'onion hop data length out of range');
+  }
+  const hopData = D.slice(0, n);
+  const nextHmac = D.subarray(n, n + 32);
+  if (nextHmac.every((x) => x === 0)) return { hopData, next: null, sharedSecret: secret };
+  const nextAlpha = point(alpha).multiply(blinding(alpha, secret)).toBytes(true);
+  const next = new Uint8Array(packet.length);
+  next[0] = packet[0]!;
+  next.set(nextAlpha, 1);
+  next.set(D.subarray(n + 32, n + 32 + L), 34);
+  next.set(nextHmac, 34 + L);
+  return { hopData, next, sharedSecret: secret };
+}
+
+// ---- error packets (§1.6) ----
+
+/** The erring hop builds `(HMAC(um, payload) ‖ payload) ⊕ S(ammag)`. */
+export function createErrorPacket(sharedSecret: Bytes, payload: Bytes): Bytes {
+  const out = concat(hmac(sha256, deriveKey('um', sharedSecret), payload), payload);
+  xorInto(out, keystream(deriveKey('ammag', sharedSecret), out.length));
+  return out;
+}
+
+/** Each upstream hop obfuscates the packet once more with its own shared secret. */
+export function obfuscateErrorPacket(sharedSecret: Bytes, packet: Bytes): Bytes {
+  const out = packet.slice();
+  xorInto(out, keystream(deriveKey('ammag', sharedSecret), out.length));
+  return out;
+}
+
+/**
+ * The sender strips one layer per hop until an HMAC verifies and `accept` takes the payload;
+ * returns the erring hop's index and its payload, or null when no hop matches.
+ */
+export function parseErrorPacket<T>(
+  sharedSecrets: Bytes[],
+  packet: Bytes,
+  accept: (payload: Bytes) => T | null,
+): { index: number; payload: Bytes; value: T } | null {
+  if (packet.length < 32) return null;
+  let e: Bytes = packet.slice();
+  for (const [i, s] of sharedSecrets.entries()) {
+    e = obfuscateErrorPacket(s, e);
+    const payload = e.subarray(32);
+    if (constantTimeEqual(hmac(sha256, deriveKey('um', s), payload), e.subarray(0, 32))) {
+      const value = accept(payload);
+      if (value !== null) return { index: i, payload: payload.slice(), value };
+    }
+  }
+  return null;
+}
+
+export function concat(...parts: Bytes[]): Bytes {
+  let len = 0;
+  for (const p of parts) len += p.length;
+  const out = new Uint8Array(len);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+function constantTimeEqual(a: Bytes, b: Bytes): boolean {
+  if (a.length !== b.length) return false;
+  let d = 0;
+  for (let i = 0; i < a.length; i++) d |= a[i]! ^ b[i]!;
+  return d === 0;
+}
