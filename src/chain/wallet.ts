@@ -41,11 +41,14 @@ export interface Wallet {
   transfer(toLock: ccc.ScriptLike, amount: bigint): Promise<ccc.Hex>;
   /**
    * Adds wallet cells as inputs to cover the outputs plus the fee and appends change (when the
-   * change would be too small to stand as a cell, it goes to the fee). Does not sign.
+   * change would be too small to stand as a cell, it goes to the fee). Does not sign. The inputs
+   * stay reserved (no later fund() picks them) until the chain spends them or release() is called.
    */
   fund(tx: ccc.Transaction): Promise<ccc.Transaction>;
-  /** Signs every input locked by the wallet lock (one sighash-all group). */
+  /** Signs the inputs fund() added (one sighash-all group). Call after the tx is final. */
   sign(tx: ccc.Transaction): ccc.Transaction;
+  /** Un-reserves the inputs fund() added, for a transaction that will not be sent. */
+  release(tx: ccc.Transaction): void;
   /** The cell deps a transaction spending wallet cells needs. */
   cellDeps(): Promise<ccc.CellDep[]>;
 }
@@ -160,8 +163,20 @@ export function createWallet(opts: WalletOptions): Wallet {
   async function fundAndRemember(tx: ccc.Transaction): Promise<ccc.Transaction> {
     const before = tx.inputs.length;
     await fund(tx);
-    for (const i of tx.inputs.slice(before)) ownInputs.add(key(i));
+    // Reserved from now on: a second fund() must not pick them while this tx is in flight.
+    for (const i of tx.inputs.slice(before)) {
+      ownInputs.add(key(i));
+      pendingSpent.add(key(i));
+    }
     return tx;
+  }
+
+  /** Gives back the inputs fund() reserved for a transaction that will not be sent. */
+  function release(tx: ccc.Transaction): void {
+    for (const i of tx.inputs) {
+      pendingSpent.delete(key(i));
+      ownInputs.delete(key(i));
+    }
   }
 
   function serial<T>(fn: () => Promise<T>): Promise<T> {
@@ -176,6 +191,7 @@ export function createWallet(opts: WalletOptions): Wallet {
     balance: () => client.getCellsCapacity(searchKey),
     fund: (tx) => serial(() => fundAndRemember(tx)),
     sign,
+    release,
     cellDeps,
     transfer(toLock, amount) {
       return serial(async () => {
@@ -189,9 +205,12 @@ export function createWallet(opts: WalletOptions): Wallet {
         });
         await fundAndRemember(tx);
         sign(tx);
-        const hash = await client.sendTransaction(tx);
-        for (const i of tx.inputs) pendingSpent.add(key(i));
-        return hash;
+        try {
+          return await client.sendTransaction(tx);
+        } catch (e) {
+          release(tx);
+          throw e;
+        }
       });
     },
   };

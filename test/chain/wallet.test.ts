@@ -78,6 +78,29 @@ describe('wallet over the dev chain RPC', () => {
     expect((await txConfirmation(client, hash)).status).toBe('committed');
   });
 
+  it('reserves funded inputs until sent or released', async () => {
+    const client = createChainClient({ rpcUrl: server.url });
+    const key = new Uint8Array(32).fill(0x2f);
+    const w = createWallet({ client, secretKey: key });
+    t.chain.faucet(w.lockScript, 300n * CKB);
+    t.chain.faucet(w.lockScript, 300n * CKB);
+    t.chain.generateBlock();
+    const out = () =>
+      ccc.Transaction.from({
+        version: 0,
+        outputs: [{ lock: lockOf(KEY_A), capacity: 200n * CKB }],
+        outputsData: ['0x'],
+      });
+    const first = await w.fund(out());
+    const second = await w.fund(out());
+    expect(first.inputs[0]?.previousOutput.eq(second.inputs[0]?.previousOutput as ccc.OutPoint)).toBe(false);
+    await expect(w.fund(out())).rejects.toBeInstanceOf(InsufficientFunds);
+    w.release(first);
+    const third = await w.fund(out());
+    expect(third.inputs[0]?.previousOutput.eq(first.inputs[0]?.previousOutput as ccc.OutPoint)).toBe(true);
+    await client.sendTransaction(w.sign(second));
+  });
+
   it('tracks confirmations to the reference depth of 4 blocks', async () => {
     const client = createChainClient({ rpcUrl: server.url });
     const a = createWallet({ client, secretKey: KEY_A });
