@@ -6,11 +6,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
+import { SIGHASH_ALL_TYPE_HASH } from '../chain/address.ts';
 import { bytesToHex } from '../codec/hex.ts';
 import { blake160 } from '../crypto/hash.ts';
 import { identityFromSecret, isValidSecretKey, publicKeyOf } from '../crypto/identity.ts';
 import { loadOrCreateNodeKey, loadWalletKey, PASSWORD_ENV, writeWalletKey } from '../crypto/keyfile.ts';
-import { SECP256K1_BLAKE160_CODE_HASH } from '../node/node.ts';
 import { defaultBaseDir, fail } from './util.ts';
 
 interface KeyOpts {
@@ -72,7 +72,7 @@ async function show(opts: KeyOpts, create: boolean): Promise<void> {
       // Loaded lazily: @ckb-ccc/core is large and only this command needs it here.
       const { ccc } = await import('@ckb-ccc/core');
       out.wallet_address = ccc.Address.from({
-        script: { codeHash: SECP256K1_BLAKE160_CODE_HASH, hashType: 'type', args },
+        script: { codeHash: SIGHASH_ALL_TYPE_HASH, hashType: 'type', args },
         prefix: opts.mainnet ? 'ckb' : 'ckt',
       }).toString();
     }

@@ -4,8 +4,10 @@
  */
 import { Command } from 'commander';
 import { registerDevchainCommand } from './devchain.ts';
+import { registerDevnetCommand } from './devnet.ts';
 import { registerKeysCommand } from './keys.ts';
 import { registerNodeCommand } from './node.ts';
+import { registerRpcCommand } from './rpc.ts';
 import { registerTokenCommand } from './token.ts';
 
 export async function main(argv: string[]): Promise<void> {
@@ -16,5 +18,7 @@ export async function main(argv: string[]): Promise<void> {
   registerKeysCommand(program);
   registerTokenCommand(program);
   registerDevchainCommand(program);
+  registerDevnetCommand(program);
+  registerRpcCommand(program);
   await program.parseAsync(argv);
 }

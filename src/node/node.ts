@@ -3,7 +3,13 @@
  * and tears it down in the reverse order. Nothing else imports `node/`.
  */
 import path from 'node:path';
-import { type ChainClient, createChainClient, createWallet, type Wallet } from '../chain/index.ts';
+import {
+  type ChainClient,
+  createChainClient,
+  createWallet,
+  SIGHASH_ALL_TYPE_HASH,
+  type Wallet,
+} from '../chain/index.ts';
 import { ChannelService, loadChannelScripts } from '../channel/service.ts';
 import { channelSchema } from '../channel/store.ts';
 import { bytesToHex } from '../codec/hex.ts';
@@ -32,10 +38,6 @@ import { checkNodeOwnership, nodeMetaSchema } from '../store/node-meta.ts';
 import { COMMIT_HASH, VERSION } from './build-info.ts';
 import { type Config, currencyOf } from './config.ts';
 import { createLogger, type Logger } from './log.ts';
-
-/** secp256k1-blake160 sighash-all: the type hash of its code cell, the same on every CKB chain. */
-export const SECP256K1_BLAKE160_CODE_HASH =
-  '0x9bd7e06f3ecf4be0f2fcd2188b23f1b9fcc88e5d4b65a8637b17723bbda3cce8';
 
 /** Genesis hashes of the public chains; a dev chain's hash comes from the chain itself. */
 const KNOWN_CHAIN_HASHES: Record<string, string> = {
@@ -124,7 +126,10 @@ export class StrandNode {
     try {
       scripts = await loadChannelScripts(this.chain as ChainClient);
     } catch (e) {
-      this.log.warn({ err: (e as Error).message }, 'the chain does not name the channel scripts: channels disabled');
+      this.log.warn(
+        { err: (e as Error).message },
+        'the chain does not name the channel scripts: channels disabled',
+      );
       return;
     }
     const lock = this.defaultFundingLockScript();
@@ -308,7 +313,7 @@ export class StrandNode {
   defaultFundingLockScript(): ScriptJson {
     if (!this.fundingLock) {
       const args = this.walletKey ? bytesToHex(blake160(publicKeyOf(this.walletKey))) : '0x';
-      this.fundingLock = { code_hash: SECP256K1_BLAKE160_CODE_HASH, hash_type: 'type', args };
+      this.fundingLock = { code_hash: SIGHASH_ALL_TYPE_HASH, hash_type: 'type', args };
     }
     return this.fundingLock;
   }

@@ -1,0 +1,122 @@
+/**
+ * `strand devnet` as a user runs it: the network comes up, is described in devnet.json, answers
+ * over JSON-RPC (also through `strand rpc`), funds through the faucet, stops cleanly on SIGINT and
+ * keeps its state across a restart.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createRpcClient } from '../../src/rpc/client.ts';
+import { runStrand, STRAND_BIN, tempDir } from '../helpers/node-process.ts';
+
+const dir = path.join(tempDir('strand-devnet-'), 'net');
+const basePort = 20_000 + Math.floor(Math.random() * 20_000);
+let proc: ChildProcess | undefined;
+
+function startDevnet(): Promise<{ proc: ChildProcess; out: () => string }> {
+  const p = spawn(process.execPath, [
+    STRAND_BIN,
+    'devnet',
+    '-d',
+    dir,
+    '--nodes',
+    '2',
+    '--base-port',
+    String(basePort),
+    '--block-interval',
+    '200',
+  ]);
+  let out = '';
+  p.stdout.on('data', (d) => {
+    out += d;
+  });
+  p.stderr.on('data', (d) => {
+    out += d;
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setInterval(() => {
+      if (out.includes('Ctrl-C stops it')) {
+        clearInterval(timer);
+        resolve({ proc: p, out: () => out });
+      }
+    }, 100);
+    p.once('exit', (code) => {
+      clearInterval(timer);
+      reject(new Error(`devnet exited with ${code}:\n${out}`));
+    });
+  });
+}
+
+function interrupt(p: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => {
+    p.once('exit', (code) => resolve(code));
+    p.kill('SIGINT');
+  });
+}
+
+afterAll(async () => {
+  if (proc && proc.exitCode === null) await interrupt(proc);
+});
+
+describe('strand devnet', () => {
+  it('brings up a chain and connected nodes, described in devnet.json', async () => {
+    const started = await startDevnet();
+    proc = started.proc;
+    expect(started.out()).toMatch(/alice\s+http:\/\/127\.0\.0\.1:\d+/);
+    const desc = JSON.parse(fs.readFileSync(path.join(dir, 'devnet.json'), 'utf8'));
+    expect(desc.nodes.map((n: { name: string }) => n.name)).toEqual(['alice', 'bob']);
+    const alice = createRpcClient(desc.nodes[0].rpc_url);
+    const bob = createRpcClient(desc.nodes[1].rpc_url);
+    const info = await alice.call('node_info');
+    expect(info.pubkey).toBe(desc.nodes[0].pubkey);
+    expect(info.chain_hash).toBe(desc.chain.chain_hash);
+    expect(info.default_funding_lock_script.args).toBe(desc.nodes[0].wallet_lock_args);
+    const peers = (await bob.call('list_peers')).peers as { pubkey: string }[];
+    expect(peers.map((p) => p.pubkey)).toContain(desc.nodes[0].pubkey);
+
+    // The faucet and the rpc command.
+    const chain = createRpcClient(desc.chain.rpc_url);
+    const lock = {
+      code_hash: info.default_funding_lock_script.code_hash,
+      hash_type: 'type',
+      args: desc.nodes[0].wallet_lock_args,
+    };
+    const before = BigInt(
+      (await chain.call('get_cells_capacity', [{ script: lock, script_type: 'lock' }])).capacity,
+    );
+    expect(before).toBeGreaterThan(0n);
+    const fund = await runStrand(['devnet', 'fund', 'alice', '1000', '-d', dir]);
+    expect(fund.stderr).toBe('');
+    expect(fund.stdout).toMatch(/^0x[0-9a-f]{64}/);
+    const deadline = Date.now() + 20_000;
+    let after = before;
+    while (after === before && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 200));
+      after = BigInt(
+        (await chain.call('get_cells_capacity', [{ script: lock, script_type: 'lock' }])).capacity,
+      );
+    }
+    expect(after - before).toBe(1000n * 100_000_000n);
+    const rpc = await runStrand(['rpc', '--node', 'bob', '-d', dir, 'node_info']);
+    expect(JSON.parse(rpc.stdout).pubkey).toBe(desc.nodes[1].pubkey);
+    const bad = await runStrand(['rpc', '--node', 'bob', '-d', dir, 'no_such_method']);
+    expect(bad.code).toBe(1);
+    expect(JSON.parse(bad.stderr).code).toBe(-32601);
+
+    expect(await interrupt(proc)).toBe(0);
+  });
+
+  it('keeps its state across a restart', async () => {
+    const desc = JSON.parse(fs.readFileSync(path.join(dir, 'devnet.json'), 'utf8'));
+    const started = await startDevnet();
+    proc = started.proc;
+    expect(started.out()).not.toContain('wallets funded');
+    const again = JSON.parse(fs.readFileSync(path.join(dir, 'devnet.json'), 'utf8'));
+    expect(again.nodes.map((n: { pubkey: string }) => n.pubkey)).toEqual(
+      desc.nodes.map((n: { pubkey: string }) => n.pubkey),
+    );
+    expect(again.chain.chain_hash).toBe(desc.chain.chain_hash);
+    expect(await interrupt(proc)).toBe(0);
+  });
+});
