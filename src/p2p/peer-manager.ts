@@ -98,6 +98,8 @@ interface Peer extends PeerInfo {
   redial?: string;
   closeReason?: string;
   initSent?: boolean;
+  /** Closed in favour of a simultaneous session with the same peer. */
+  replaced?: boolean;
   onClosed: (() => void)[];
   /** Messages that arrived before the peer's Init, replayed once it is accepted. */
   preInit?: { protocolId: number; payload: Uint8Array }[];
@@ -332,7 +334,7 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
       this.log.warn({ address: target.address, proven: peerId }, 'p2p peer id not match');
       throw new DomainError(`peer id not match: ${target.address} is ${peerId}`);
     }
-    if (this.peers.has(pubkey)) {
+    if (!this.admitDuplicate(pubkey, true)) {
       secure.destroy();
       throw new DomainError('Peer already connected');
     }
@@ -370,7 +372,7 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
         this.pendingInbound.delete(raw);
         if (this.stopping) return secure.destroy();
         const pubkey = bytesToHex(secure.remotePubkey, false);
-        if (this.peers.has(pubkey)) {
+        if (!this.admitDuplicate(pubkey, false)) {
           this.log.debug({ pubkey }, 'p2p repeated connection dropped');
           return secure.destroy();
         }
@@ -405,7 +407,7 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
             this.log.debug({ pubkey: base.pubkey, protocol: id }, 'p2p protocol open');
             this.emit('protocol', base.pubkey, id);
             if (id !== FIBER_PROTOCOL_ID || peer) return;
-            if (this.peers.has(base.pubkey)) {
+            if (!this.admitDuplicate(base.pubkey, base.outbound)) {
               session.close('repeated connection');
               return;
             }
@@ -434,6 +436,27 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
       });
       session.start();
     });
+  }
+
+  /**
+   * Whether a new session (`outbound` or not) with `pubkey` may proceed. Without a session to
+   * that peer, yes. With one — two nodes dialing each other at the same time — both ends keep
+   * the session dialed by the node with the smaller pubkey, so they agree without a message and
+   * do not both drop (tentacle would keep whichever came first on each side, possibly
+   * different ones).
+   */
+  private admitDuplicate(pubkey: string, outbound: boolean): boolean {
+    const existing = this.peers.get(pubkey);
+    if (!existing) return true;
+    if (existing.outbound === outbound) return false;
+    const weDialPreferred = this.identity.pubkeyHex < pubkey;
+    if (outbound !== weDialPreferred) return false;
+    // The new session wins: the existing one ends without a redial of its own.
+    this.log.debug({ pubkey }, 'p2p simultaneous connection: keeping the one dialled by the smaller key');
+    existing.redial = undefined;
+    existing.replaced = true;
+    this.closeSession(existing, 'replaced by a simultaneous connection');
+    return true;
   }
 
   private onPeerOpen(peer: Peer): void {
@@ -473,7 +496,8 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
     if (this.peers.get(peer.pubkey) === peer) this.peers.delete(peer.pubkey);
     this.log.info({ pubkey: peer.pubkey, reason, err: err?.message }, 'p2p peer disconnected');
     for (const f of peer.onClosed.splice(0)) f();
-    this.emit('disconnected', publicInfo(peer), reason);
+    // A session replaced before its Init was accepted was never announced as connected.
+    if (!(peer.replaced && !peer.init)) this.emit('disconnected', publicInfo(peer), reason);
     if (peer.redial && !this.stopping) this.redialer.lost(peer.redial);
   }
 

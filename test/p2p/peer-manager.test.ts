@@ -233,6 +233,38 @@ describe('PeerManager on loopback', () => {
     await until(() => a2.peersCount === 1 && b2.peersCount === 1, 'redial after the peer restarted');
   });
 
+  it('two nodes dialing each other at once keep one session, the same on both sides', async () => {
+    for (let round = 0; round < 3; round++) {
+      const [ia, ib] = [randomIdentity(), randomIdentity()];
+      // Learn two free ports, then start both nodes with the other as bootnode at the same time.
+      const probeA = await startManager({ identity: ia });
+      const probeB = await startManager({ identity: ib });
+      const [pa, pb] = [probeA.listenPort!, probeB.listenPort!];
+      await Promise.all([probeA.stop(), probeB.stop()]);
+      const opts = (id: typeof ia, port: number, other: typeof ib, otherPort: number) => ({
+        identity: id,
+        listenAddr: `/ip4/127.0.0.1/tcp/${port}`,
+        bootnodes: [`/ip4/127.0.0.1/tcp/${otherPort}/p2p/${other.peerId}`],
+      });
+      const drops: string[] = [];
+      const [a, b] = await Promise.all([
+        startManager(opts(ia, pa, ib, pb)),
+        startManager(opts(ib, pb, ia, pa)),
+      ]);
+      a.on('disconnected', (_p, r) => drops.push(r));
+      b.on('disconnected', (_p, r) => drops.push(r));
+      await until(() => !!a.peerInit(ib.pubkeyHex) && !!b.peerInit(ia.pubkeyHex), 'one session up');
+      await new Promise((r) => setTimeout(r, 200));
+      expect(a.peersCount).toBe(1);
+      expect(b.peersCount).toBe(1);
+      // Both keep the session dialled by the smaller key.
+      expect(a.list()[0]!.outbound).toBe(ia.pubkeyHex < ib.pubkeyHex);
+      expect(b.list()[0]!.outbound).toBe(ib.pubkeyHex < ia.pubkeyHex);
+      expect(drops).toEqual([]);
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  });
+
   it('enforces the inbound limit', async () => {
     const hub = await startManager({ limits: { maxInbound: 1 } });
     const x = await startManager();
