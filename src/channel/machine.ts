@@ -8,13 +8,21 @@
  * CommitmentSigned ×2 → TxSignatures ×2 (the side contributing less first) → 4 confirmations →
  * ChannelReady ×2 → CHANNEL_READY.
  *
- * Nonces: see `musig.ts`. Open/Accept advertise our completer nonces for our first commitment and
- * our revocations; TxComplete advertises our nonce for the cooperative close; CommitmentSigned
- * carries the first signer's deterministic nonce. Each secret nonce is dropped when used.
+ * Nonces: see `musig.ts`. Open/Accept and TxComplete advertise nonces into our pool (the peer's
+ * `theirs`); CommitmentSigned and RevokeAndAck carry the first signer's deterministic nonce. Every
+ * secret nonce leaves the pool (and the store) when used. After each completion we advertise a
+ * fresh one with a TxComplete (a Strand extension outside the funding collaboration).
  */
 import { ccc } from '@ckb-ccc/core';
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
 import { blake160 } from '../crypto/hash.ts';
+import {
+  onCloseConfirmed,
+  onClosingSigned,
+  onShutdown,
+  type ShutdownCommand,
+  startShutdown,
+} from './close.ts';
 import { commitmentPoint, deriveChannelKeys, finalChannelId } from './keys.ts';
 import { complete, newNonce, SignatureError, signFirst, sorted2 } from './musig.ts';
 import { type Channel, hasFlag, type Nonce, type PartyParams, type ScriptData, withFlag } from './state.ts';
@@ -48,6 +56,11 @@ export type Effect =
   | { type: 'signFunding'; tx: ccc.Transaction; broadcast: boolean }
   | { type: 'watchFunding'; txHash: string }
   | { type: 'renamed'; from: string; to: string }
+  /** Send a transaction (a commitment needs the funding lock's cell deps added first). */
+  | { type: 'broadcast'; tx: ccc.Transaction; withFundingDeps?: boolean }
+  | { type: 'watchClose'; txHash: string }
+  /** Our commitment is on chain: settle our share once the delay has passed. */
+  | { type: 'settleAfterDelay' }
   | { type: 'failed'; reason: string };
 
 export type Event =
@@ -55,7 +68,10 @@ export type Event =
   | { type: 'funded'; tx: ccc.Transaction }
   | { type: 'fundingSigned'; tx: ccc.Transaction }
   | { type: 'fundingConfirmed' }
-  | { type: 'fundingFailed'; reason: string };
+  | { type: 'fundingFailed'; reason: string }
+  | { type: 'shutdown'; cmd: ShutdownCommand }
+  | { type: 'closeConfirmed' }
+  | { type: 'settled'; txHash: string };
 
 export interface Step {
   ch: Channel;
@@ -134,7 +150,7 @@ export function openChannel(p: OpenParams, env: MachineEnv): Step {
       maxTlcValueInFlight: p.maxTlcValueInFlight,
       maxTlcNumberInFlight: p.maxTlcNumberInFlight,
     },
-    nonces: { myCommit: nonceData(commit), myRevoke: nonceData(revoke) },
+    nonces: { mine: [nonceData(commit), nonceData(revoke)], theirs: [] },
     localBalance: p.fundingAmount,
     remoteBalance: 0n,
     commitmentNumbers: { local: 0n, remote: 0n },
@@ -230,7 +246,7 @@ export function receiveOpen(
       maxTlcNumberInFlight: m.maxTlcNumberInFlight,
       points: [h(m.firstPerCommitmentPoint), h(m.secondPerCommitmentPoint)],
     },
-    nonces: { theirCommit: h(m.nextCommitmentNonce), theirRevoke: h(m.nextRevocationNonce) },
+    nonces: { mine: [], theirs: [h(m.nextCommitmentNonce), h(m.nextRevocationNonce)] },
     localBalance: 0n,
     remoteBalance: m.fundingAmount,
     commitmentNumbers: { local: 0n, remote: 0n },
@@ -279,7 +295,7 @@ export function acceptChannel(ch0: Channel, p: AcceptParams): Step {
     tlcFeeProportionalMillionths: p.tlcFeeProportionalMillionths ?? ch0.tlcFeeProportionalMillionths,
     state: 'COLLABORATING_FUNDING_TX',
     flags: ['AWAITING_REMOTE_TX_COLLABORATION_MSG'],
-    nonces: { ...ch0.nonces, myCommit: nonceData(commit), myRevoke: nonceData(revoke) },
+    nonces: { ...ch0.nonces, mine: [nonceData(commit), nonceData(revoke)] },
   };
   const msg: AcceptChannel = {
     channelId: b(ch0.tempId),
@@ -353,14 +369,17 @@ function fundingKeys(ch: Channel): Uint8Array[] {
 }
 
 /** Our CommitmentSigned: we sign the peer's commitment first, with a deterministic nonce. */
-function commitmentSigned(ch: Channel, env: MachineEnv): ChannelMessage {
-  const theirNonce = ch.nonces.theirCommit;
-  if (!theirNonce) throw new ChannelError('no commitment nonce of the peer');
+export function commitmentSigned(ch: Channel, env: MachineEnv): { ch: Channel; msg: ChannelMessage } {
+  const theirNonce = ch.nonces.theirs[0];
+  if (!theirNonce) throw new ChannelError('no nonce of the peer left');
   const { tx } = buildCommitment(ch, true, env);
   const s = signFirst(keysOf(ch).fundingKey, b(theirNonce), fundingKeys(ch), txMessage(tx));
   return {
-    type: 'CommitmentSigned',
-    value: { channelId: b(ch.id), fundingTxPartialSignature: s.partial, nextCommitmentNonce: s.nonce },
+    ch: { ...ch, nonces: { ...ch.nonces, theirs: ch.nonces.theirs.slice(1) } },
+    msg: {
+      type: 'CommitmentSigned',
+      value: { channelId: b(ch.id), fundingTxPartialSignature: s.partial, nextCommitmentNonce: s.nonce },
+    },
   };
 }
 
@@ -371,8 +390,8 @@ function completeOwnCommitment(
   theirNonce: Uint8Array,
   env: MachineEnv,
 ): Channel {
-  const my = ch.nonces.myCommit;
-  if (!my) throw new ChannelError('our commitment nonce is already used');
+  const my = ch.nonces.mine[0];
+  if (!my) throw new ChannelError('no nonce of ours left');
   const k = keysOf(ch);
   const { tx } = buildCommitment(ch, false, env);
   let sig: Uint8Array;
@@ -394,7 +413,7 @@ function completeOwnCommitment(
   tx.witnesses = [fundingWitness(k.fundingPubkey, b((ch.remote as PartyParams).fundingPubkey), sig)];
   return {
     ...ch,
-    nonces: { ...ch.nonces, myCommit: null },
+    nonces: { ...ch.nonces, mine: ch.nonces.mine.slice(1) },
     latestCommitmentTx: h(tx.toBytes()),
     latestCommitmentTxHash: tx.hash(),
   };
@@ -455,13 +474,15 @@ export function fundingTxOf(ch: Channel): ccc.Transaction {
 function maybeSignCommitment(ch0: Channel, env: MachineEnv): Step {
   if (!hasFlag(ch0, 'OUR_TX_COMPLETE_SENT') || !hasFlag(ch0, 'THEIR_TX_COMPLETE_SENT'))
     return { ch: ch0, effects: [] };
-  const ch: Channel = {
-    ...ch0,
-    state: 'SIGNING_COMMITMENT',
-    flags: ['OUR_COMMITMENT_SIGNED_SENT'],
-    commitmentNumbers: { local: 1n, remote: 1n },
-  };
-  const msg = commitmentSigned(ch, env);
+  const { ch, msg } = commitmentSigned(
+    {
+      ...ch0,
+      state: 'SIGNING_COMMITMENT',
+      flags: ['OUR_COMMITMENT_SIGNED_SENT'],
+      commitmentNumbers: { local: 1n, remote: 1n },
+    },
+    env,
+  );
   return { ch, effects: [{ type: 'send', msg }] };
 }
 
@@ -476,7 +497,10 @@ function maybeTxSignatures(ch0: Channel): Step {
 // ---- the step function -------------------------------------------------------------------------
 
 export function step(ch: Channel, ev: Event, env: MachineEnv): Step {
-  if (ch.state === 'CLOSED') return { ch, effects: [] };
+  if (ch.state === 'CLOSED' && ev.type !== 'settled') {
+    if (ev.type === 'shutdown') throw new ChannelError('Messaging failed because channel is closed');
+    return { ch, effects: [] };
+  }
   switch (ev.type) {
     case 'peer':
       return onPeer(ch, ev.msg, env);
@@ -488,6 +512,15 @@ export function step(ch: Channel, ev: Event, env: MachineEnv): Step {
       return onConfirmed(ch);
     case 'fundingFailed':
       return fail(ch, ev.reason);
+    case 'shutdown':
+      return startShutdown(ch, ev.cmd, env);
+    case 'closeConfirmed':
+      return onCloseConfirmed(ch);
+    case 'settled':
+      return {
+        ch: { ...ch, flags: ch.flags.filter((f) => f !== 'WAITING_ONCHAIN_SETTLEMENT') },
+        effects: [],
+      };
   }
 }
 
@@ -511,7 +544,7 @@ function onPeer(ch: Channel, msg: ChannelMessage, env: MachineEnv): Step {
     case 'TxComplete': {
       if (ch.state !== 'COLLABORATING_FUNDING_TX') throw new ChannelError('unexpected TxComplete');
       const c = withFlag(
-        { ...ch, nonces: { ...ch.nonces, theirClose: h(msg.value.nextCommitmentNonce) } },
+        { ...ch, nonces: { ...ch.nonces, theirs: [...ch.nonces.theirs, h(msg.value.nextCommitmentNonce)] } },
         'THEIR_TX_COMPLETE_SENT',
       );
       return maybeSignCommitment(c, env);
@@ -538,6 +571,10 @@ function onPeer(ch: Channel, msg: ChannelMessage, env: MachineEnv): Step {
         throw new ChannelError(`unexpected ChannelReady in ${ch.state}`);
       return maybeReady(withFlag(ch, 'THEIR_CHANNEL_READY'));
     }
+    case 'Shutdown':
+      return onShutdown(ch, msg.value, env);
+    case 'ClosingSigned':
+      return onClosingSigned(ch, msg.value);
     case 'TxAbort':
       if (
         ch.state === 'CHANNEL_READY' ||
@@ -586,7 +623,7 @@ function onAccept(ch0: Channel, m: AcceptChannel, env: MachineEnv): Step {
       points: [h(m.firstPerCommitmentPoint), h(m.secondPerCommitmentPoint)],
     },
     remoteBalance: m.fundingAmount,
-    nonces: { ...ch0.nonces, theirCommit: h(m.nextCommitmentNonce), theirRevoke: h(m.nextRevocationNonce) },
+    nonces: { ...ch0.nonces, theirs: [h(m.nextCommitmentNonce), h(m.nextRevocationNonce)] },
   };
   // Our part of the funding tx: output 0 = the funding cell holding our amount + reserve.
   const tx = ccc.Transaction.from({
@@ -629,7 +666,7 @@ function completeCollaboration(ch0: Channel): Step {
   const k = keysOf(ch0);
   const close = newNonce(k.fundingPubkey, k.fundingKey);
   const ch = withFlag(
-    { ...ch0, nonces: { ...ch0.nonces, myClose: nonceData(close) } },
+    { ...ch0, nonces: { ...ch0.nonces, mine: [...ch0.nonces.mine, nonceData(close)] } },
     'OUR_TX_COMPLETE_SENT',
   );
   return {

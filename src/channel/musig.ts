@@ -79,3 +79,51 @@ export function aggregateXOnly(keys: Uint8Array[]): Uint8Array {
 export function sorted2(a: Uint8Array, b: Uint8Array): Uint8Array[] {
   return Buffer.compare(a, b) <= 0 ? [a, b] : [b, a];
 }
+
+/**
+ * A session where both nonces were advertised in advance (the cooperative close, whose message
+ * carries no nonce): our partial signature with our nonce, used once.
+ */
+export function signWithNonce(a: {
+  mySecret: Uint8Array;
+  myPubkey: Uint8Array;
+  myNonce: NoncePair;
+  theirPubkey: Uint8Array;
+  theirNonce: Uint8Array;
+  keys: Uint8Array[];
+  msg: Uint8Array;
+}): Uint8Array {
+  const nonces: Uint8Array[] = [];
+  nonces[indexOf(a.keys, a.myPubkey)] = a.myNonce.public;
+  nonces[indexOf(a.keys, a.theirPubkey)] = a.theirNonce;
+  const session = new musig.Session(musig.nonceAggregate(nonces), a.keys, a.msg);
+  return session.sign(a.myNonce.secret.slice(), a.mySecret);
+}
+
+/** Aggregates two partial signatures of such a session, checking the peer's. */
+export function aggregateTwo(a: {
+  myPubkey: Uint8Array;
+  myNonce: Uint8Array;
+  myPartial: Uint8Array;
+  theirPubkey: Uint8Array;
+  theirNonce: Uint8Array;
+  theirPartial: Uint8Array;
+  keys: Uint8Array[];
+  msg: Uint8Array;
+}): Uint8Array {
+  const mine = indexOf(a.keys, a.myPubkey);
+  const theirs = indexOf(a.keys, a.theirPubkey);
+  const nonces: Uint8Array[] = [];
+  nonces[mine] = a.myNonce;
+  nonces[theirs] = a.theirNonce;
+  try {
+    const session = new musig.Session(musig.nonceAggregate(nonces), a.keys, a.msg);
+    if (!session.partialSigVerify(a.theirPartial, nonces, theirs)) throw new Error('invalid');
+    const partials: Uint8Array[] = [];
+    partials[mine] = a.myPartial;
+    partials[theirs] = a.theirPartial;
+    return session.partialSigAgg(partials);
+  } catch {
+    throw new SignatureError('the peer partial signature does not verify');
+  }
+}

@@ -13,6 +13,7 @@ import type { FiberMessage, FiberMessageKind } from '../p2p/fiber-message.ts';
 import { deriveChannelKeys, newChannelSeed, tempChannelId } from './keys.ts';
 import {
   acceptChannel,
+  buildCommitment,
   ChannelError,
   checkOpenChannel,
   type Effect,
@@ -28,7 +29,7 @@ import {
 } from './machine.ts';
 import { type Channel, PENDING_STATES, type ScriptData } from './state.ts';
 import { ChannelStore } from './store.ts';
-import { reserveFor, type ScriptInfo } from './tx.ts';
+import { partySettlementTx, reserveFor, type ScriptInfo } from './tx.ts';
 import {
   CHANNEL_CODECS,
   type ChannelMessage,
@@ -153,6 +154,13 @@ export class ChannelService {
     }
     for (const ch of this.store.list()) {
       if (ch.state === 'AWAITING_CHANNEL_READY' && ch.fundingTxHash) this.watch(ch);
+      if (
+        ch.state === 'SHUTTING_DOWN' &&
+        ch.shutdownTxHash &&
+        ch.flags.includes('WAITING_COMMITMENT_CONFIRMATION')
+      )
+        this.watchTx(ch.tempId, ch.shutdownTxHash, 1, { type: 'closeConfirmed' });
+      if (ch.state === 'CLOSED' && ch.flags.includes('WAITING_ONCHAIN_SETTLEMENT')) this.settleLater(ch);
     }
   }
 
@@ -338,6 +346,26 @@ export class ChannelService {
     });
   }
 
+  /** `shutdown_channel`: cooperative, or `force` (our latest commitment on chain). */
+  async shutdownChannel(
+    id: string,
+    cmd: { closeScript?: ccc.ScriptLike; feeRate?: bigint; force?: boolean },
+  ): Promise<void> {
+    const key = id.toLowerCase();
+    const ch0 = this.store.get(key);
+    if (!ch0) throw new DomainError('Messaging failed because channel is closed');
+    if (cmd.force && (cmd.closeScript || cmd.feeRate !== undefined))
+      throw new DomainError('close_script and fee_rate should not be set when force is true');
+    await this.command(ch0.tempId, {
+      type: 'shutdown',
+      cmd: {
+        closeScript: cmd.closeScript ? scriptData(cmd.closeScript) : undefined,
+        feeRate: cmd.feeRate,
+        force: cmd.force,
+      },
+    });
+  }
+
   list(): Channel[] {
     return this.store.list();
   }
@@ -368,6 +396,22 @@ export class ChannelService {
       if (this.queues.get(key) === settled) this.queues.delete(key);
     });
     return next;
+  }
+
+  /** An RPC command: the machine's refusal becomes the RPC error, nothing changes. */
+  private command(tempId: string, ev: Event): Promise<void> {
+    return this.enqueue(tempId, () => {
+      const ch = this.store.get(tempId);
+      if (!ch) throw new DomainError('Messaging failed because channel is closed');
+      let s: Step;
+      try {
+        s = step(ch, ev, this.env);
+      } catch (e) {
+        if (e instanceof ChannelError) throw new DomainError(e.message);
+        throw e;
+      }
+      this.commit(s);
+    });
   }
 
   /** Feeds one event to a channel's machine, inside its actor. */
@@ -425,6 +469,22 @@ export class ChannelService {
         return;
       case 'renamed':
         return;
+      case 'broadcast': {
+        const tx = e.tx.clone();
+        if (e.withFundingDeps)
+          tx.cellDeps = this.o.scripts.fundingLock.cellDeps.map((d) => ccc.CellDep.from(d));
+        this.o.chain.sendTransaction(tx).catch((err) => {
+          // Both sides broadcast the same close: the second one is a duplicate, not a failure.
+          this.log.warn({ channel: ch.id, tx: tx.hash(), err: (err as Error).message }, 'broadcast refused');
+        });
+        return;
+      }
+      case 'watchClose':
+        this.watchTx(ch.tempId, e.txHash, 1, { type: 'closeConfirmed' });
+        return;
+      case 'settleAfterDelay':
+        this.settleLater(ch);
+        return;
       case 'failed':
         this.log.warn({ channel: ch.id, reason: e.reason }, 'channel opening failed');
         return;
@@ -458,9 +518,14 @@ export class ChannelService {
   }
 
   private watch(ch: Channel): void {
-    if (this.watchers.has(ch.tempId) || !ch.fundingTxHash) return;
-    const need = this.o.confirmations ?? 4;
-    const hash = ch.fundingTxHash;
+    if (!ch.fundingTxHash) return;
+    this.watchTx(ch.tempId, ch.fundingTxHash, this.o.confirmations ?? 4, { type: 'fundingConfirmed' });
+  }
+
+  /** Polls the chain until `hash` is `need` blocks deep, then feeds `ev` to the channel. */
+  private watchTx(tempId: string, hash: string, need: number, ev: Event): void {
+    const key = `${tempId}:${hash}`;
+    if (this.watchers.has(key)) return;
     let busy = false;
     const timer = setInterval(() => {
       if (busy) return;
@@ -469,19 +534,70 @@ export class ChannelService {
         .then((c) => {
           if (c.status === 'committed' && c.depth >= need) {
             clearInterval(timer);
-            this.watchers.delete(ch.tempId);
-            return this.deliver(ch.tempId, { type: 'fundingConfirmed' });
+            this.watchers.delete(key);
+            return this.deliver(tempId, ev);
           }
         })
         .catch((e) =>
-          this.log.warn({ channel: ch.id, err: (e as Error).message }, 'confirmation check failed'),
+          this.log.warn({ channel: tempId, err: (e as Error).message }, 'confirmation check failed'),
         )
         .finally(() => {
           busy = false;
         });
     }, this.o.pollMs ?? 1000);
     timer.unref?.();
-    this.watchers.set(ch.tempId, timer);
+    this.watchers.set(key, timer);
+  }
+
+  /**
+   * After a force close: once the commitment delay has passed, our share (balance + reserve)
+   * goes to our shutdown script. Retried each poll while the chain says "immature" or while the
+   * other side must settle first (see `partySettlementTx`).
+   */
+  private settleLater(ch0: Channel): void {
+    const key = `${ch0.tempId}:settle`;
+    if (this.watchers.has(key)) return;
+    let busy = false;
+    const timer = setInterval(() => {
+      if (busy) return;
+      busy = true;
+      this.trySettle(ch0.tempId)
+        .then((hash) => {
+          if (!hash) return;
+          clearInterval(timer);
+          this.watchers.delete(key);
+          return this.deliver(ch0.tempId, { type: 'settled', txHash: hash });
+        })
+        .catch((e) =>
+          this.log.info({ channel: ch0.id, err: (e as Error).message }, 'settlement not possible yet'),
+        )
+        .finally(() => {
+          busy = false;
+        });
+    }, this.o.pollMs ?? 1000);
+    timer.unref?.();
+    this.watchers.set(key, timer);
+  }
+
+  private async trySettle(tempId: string): Promise<string | null> {
+    const ch = this.store.get(tempId);
+    if (!ch?.latestCommitmentTx || !ch.flags.includes('WAITING_ONCHAIN_SETTLEMENT')) return null;
+    const commitment = ccc.Transaction.fromBytes(ch.latestCommitmentTx);
+    const { script } = buildCommitment(ch, false, this.env);
+    const tx = partySettlementTx({
+      cell: {
+        outPoint: { txHash: commitment.hash(), index: 0 },
+        output: commitment.outputs[0] as ccc.CellOutput,
+      },
+      script,
+      holder: true,
+      settleKey: deriveChannelKeys(hexToBytes(ch.seed)).tlcBaseKey,
+      to: toScript(ch.local.shutdownScript),
+      fee: 1000n,
+      cellDeps: this.o.scripts.commitmentLock.cellDeps,
+      delayEpoch: ch.delayEpoch,
+    });
+    return this.o.chain.sendTransaction(tx);
   }
 
   // ---- the wire ----------------------------------------------------------------------------------

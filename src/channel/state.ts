@@ -86,15 +86,12 @@ export interface Channel {
   local: PartyParams;
   /** Absent until the peer's Open/Accept arrived. */
   remote?: PartyParams & { points: Hex[] };
-  /** Our advertised completer nonces (secret dropped once used) and the peer's. */
-  nonces: {
-    myCommit?: Nonce | null;
-    myRevoke?: Nonce | null;
-    myClose?: Nonce | null;
-    theirCommit?: Hex | null;
-    theirRevoke?: Hex | null;
-    theirClose?: Hex | null;
-  };
+  /**
+   * MuSig2 nonce pools, in the order advertised. A session where we complete (or, for the close,
+   * sign with a pre-advertised nonce) takes the head of `mine`; a session where the peer does takes
+   * the head of `theirs`. Both sides consume them in message order, so they agree.
+   */
+  nonces: { mine: Nonce[]; theirs: Hex[] };
   localBalance: bigint;
   remoteBalance: bigint;
   /** L: version of the peer's commitment we sign; R: version of ours. */
@@ -107,12 +104,15 @@ export interface Channel {
   latestCommitmentTxHash: Hex | null;
   shutdownTxHash: Hex | null;
   failureDetail: string | null;
-  /** Shutdown negotiation (close scripts and fee rates of each side). */
+  /** Shutdown negotiation (close scripts and fee rates of each side) and the closing signatures. */
   shutdown?: {
     local?: { closeScript: ScriptData; feeRate: bigint };
     remote?: { closeScript: ScriptData; feeRate: bigint };
-    /** The message we put our closing partial signature on (never sign another). */
-    signedMessage?: Hex;
+    /** The shutdown tx we signed (never sign another one with these nonces). */
+    tx?: Hex;
+    myNonce?: Hex;
+    theirNonce?: Hex;
+    myPartial?: Hex;
     theirPartial?: Hex;
     force?: boolean;
   };

@@ -182,9 +182,10 @@ describe('channel opening between two machines', () => {
     expect([A.ch!.localBalance, A.ch!.remoteBalance]).toEqual([438n * CKB, 188n * CKB]);
     expect([B.ch!.localBalance, B.ch!.remoteBalance]).toEqual([188n * CKB, 438n * CKB]);
     expect(A.ch!.commitmentNumbers).toEqual({ local: 2n, remote: 2n });
-    // Every secret nonce used for the commitments is gone.
-    expect(A.ch!.nonces.myCommit).toBeNull();
-    expect(B.ch!.nonces.myCommit).toBeNull();
+    // The secret nonces used for the commitments are gone; the pools mirror each other.
+    expect(A.ch!.nonces.mine.map((n) => n.public)).toEqual(B.ch!.nonces.theirs);
+    expect(B.ch!.nonces.mine.map((n) => n.public)).toEqual(A.ch!.nonces.theirs);
+    expect(A.ch!.nonces.mine).toHaveLength(2);
     // Each side's stored commitment is fully signed: the chain accepts it (either one).
     const commitA = ccc.Transaction.fromBytes(A.ch!.latestCommitmentTx!);
     commitA.cellDeps = t.chain.scripts.funding_lock.cellDeps.map((d) => ccc.CellDep.from(d));

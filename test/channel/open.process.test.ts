@@ -3,8 +3,11 @@
  * `strand node`s driven over JSON-RPC. 500 CKB opened, the peer auto-accepting with 250:
  * CHANNEL_READY on both, 438/188 and 188/438, a 750-CKB funding cell on chain.
  */
+
+import { ccc } from '@ckb-ccc/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChainClient } from '../../src/chain/client.ts';
+import { shutdownTxSize } from '../../src/channel/tx.ts';
 import type { NodeProcess } from '../helpers/node-process.ts';
 import {
   CKB,
@@ -17,6 +20,8 @@ import {
 } from './process-helpers.ts';
 
 const hex = (v: bigint) => `0x${v.toString(16)}`;
+const toCcc = (s: { code_hash: string; hash_type: string; args: string }) =>
+  ccc.Script.from({ codeHash: s.code_hash, hashType: s.hash_type as ccc.HashType, args: s.args });
 let chain: DevchainProcess;
 let a: NodeProcess;
 let b: NodeProcess;
@@ -105,4 +110,43 @@ describe('open_channel between two nodes on the dev chain', () => {
       'Invalid parameter: An one-way channel cannot be public',
     );
   });
+});
+
+describe('closing', () => {
+  it('cooperative close pays each side balance + reserve (minus the initiator fee) at its close_script', async () => {
+    const client = createChainClient({ rpcUrl: chain.url });
+    const ca = (await rpc(a, 'list_channels', {})).channels[0];
+    // A closes to another lock of its choosing; B's share goes to B's default lock.
+    const aLock = { ...aInfo.default_funding_lock_script, args: `0x${'aa'.repeat(20)}` };
+    await rpc(a, 'shutdown_channel', { channel_id: ca.channel_id, close_script: aLock, fee_rate: '0x3e8' });
+    const closedA = await until(
+      'A closed',
+      () => rpc(a, 'list_channels', { include_closed: true }),
+      (x) => x.channels[0]?.state.state_name === 'CLOSED',
+    );
+    const closedB = await until(
+      'B closed',
+      () => rpc(b, 'list_channels', { include_closed: true }),
+      (x) => x.channels[0]?.state.state_name === 'CLOSED',
+    );
+    expect(closedA.channels[0].state.state_flags).toEqual(['COOPERATIVE']);
+    expect(closedB.channels[0].state.state_flags).toEqual(['COOPERATIVE']);
+    const hash = closedA.channels[0].shutdown_transaction_hash;
+    expect(closedB.channels[0].shutdown_transaction_hash).toBe(hash);
+    const tx = (await client.getTransaction(hash)) as any;
+    const outputs = tx.transaction.outputs as { capacity: string; lock: { args: string } }[];
+    const toA = outputs.find((o) => o.lock.args === aLock.args)!;
+    const toB = outputs.find((o) => o.lock.args === bInfo.default_funding_lock_script.args)!;
+    // The initiator pays the fee (528 bytes → 528 shannons at 1000/KB with 2 deps; 1 dep here).
+    expect(BigInt(toB.capacity)).toBe(250n * CKB);
+    expect(500n * CKB - BigInt(toA.capacity)).toBe(
+      BigInt(shutdownTxSize(1, [toCcc(aLock), toCcc(bInfo.default_funding_lock_script)])),
+    );
+    // Closed channels are hidden unless asked for; closing twice is an error.
+    expect((await rpc(a, 'list_channels', {})).channels).toHaveLength(0);
+    const again = await a.call('shutdown_channel', [{ channel_id: ca.channel_id }]);
+    expect(again.error?.message).toBe('Messaging failed because channel is closed');
+    const info = await rpc(a, 'node_info', undefined);
+    expect(info.channel_count).toBe('0x0');
+  }, 60_000);
 });

@@ -1,5 +1,6 @@
 /**
- * `channel` module: open_channel, accept_channel, abandon_channel, list_channels, update_channel
+ * `channel` module: open_channel, accept_channel, abandon_channel, list_channels, shutdown_channel,
+ * update_channel
  * (fiber-rpc.md §1.3, §2.1; error texts §5.2). Counterparty by the seed's `peer_id` (a `Qm…` id or
  * a pubkey) or v0.8's `pubkey`; records carry both, state names and flags as the seed writes them.
  */
@@ -210,6 +211,24 @@ export function channelMethods(svc: ChannelService, peers: ChannelPeers): Method
           return true;
         });
         return { channels: channels.map(channelJson) };
+      },
+    }),
+    method({
+      name: 'shutdown_channel',
+      module: 'channel',
+      params: z.object({
+        channel_id: h256,
+        close_script: script.optional(),
+        fee_rate: u64.optional(),
+        force: z.boolean().optional(),
+      }),
+      handler: async (p) => {
+        await svc.shutdownChannel(p.channel_id, {
+          closeScript: p.close_script ? toCcc(p.close_script) : undefined,
+          feeRate: p.fee_rate,
+          force: p.force,
+        });
+        return null;
       },
     }),
     method({

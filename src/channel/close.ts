@@ -1,0 +1,238 @@
+/**
+ * Closing, pure: cooperative (Shutdown ×2, ClosingSigned ×2, one transaction paying each side
+ * its balance + reserve − its fee to its close script; the initiator pays the whole fee because
+ * the peer answers with fee rate 0, as the reference) and forced (our latest commitment on chain).
+ */
+import { ccc } from '@ckb-ccc/core';
+import { bytesToHex, hexToBytes } from '../codec/hex.ts';
+import { deriveChannelKeys } from './keys.ts';
+import { ChannelError, type Effect, type MachineEnv, type Step, scriptData, toScript } from './machine.ts';
+import { aggregateTwo, SignatureError, signWithNonce, sorted2 } from './musig.ts';
+import { type Channel, hasFlag, type PartyParams, type ScriptData, withFlag } from './state.ts';
+import { CKB, feeOf, fundingWitness, shutdownTx, shutdownTxSize, txMessage } from './tx.ts';
+import type { ClosingSigned, Shutdown } from './wire.ts';
+
+const b = (h: string) => hexToBytes(h);
+const h = (x: Uint8Array) => bytesToHex(x);
+
+export interface ShutdownCommand {
+  closeScript?: ScriptData;
+  feeRate?: bigint;
+  force?: boolean;
+}
+
+function occupied(s: ScriptData): bigint {
+  return BigInt(ccc.CellOutput.from({ capacity: 0n, lock: toScript(s) }).occupiedSize) * CKB;
+}
+
+function closeFee(ch: Channel, rate: bigint, env: MachineEnv, local: ScriptData, remote: ScriptData): bigint {
+  return feeOf(rate, shutdownTxSize(env.fundingLock.cellDeps.length, [toScript(local), toScript(remote)]));
+}
+
+/** `shutdown_channel` (cooperative); errors carry the reference's texts. */
+export function startShutdown(ch: Channel, cmd: ShutdownCommand, env: MachineEnv): Step {
+  if (cmd.force) return forceClose(ch);
+  if (ch.state !== 'CHANNEL_READY')
+    throw new ChannelError(
+      `Invalid state: Trying to send shutdown message while in invalid state ${ch.state}`,
+    );
+  const closeScript = cmd.closeScript ?? ch.local.shutdownScript;
+  const feeRate = cmd.feeRate ?? ch.commitmentFeeRate;
+  if (feeRate < ch.commitmentFeeRate)
+    throw new ChannelError(
+      `Invalid parameter: Fee rate ${feeRate} is less than commitment fee rate ${ch.commitmentFeeRate}`,
+    );
+  const remoteScript = (ch.remote as PartyParams).shutdownScript;
+  const fee = closeFee(ch, feeRate, env, closeScript, remoteScript);
+  const available = ch.localBalance + ch.local.reserve - occupied(closeScript);
+  if (fee > available)
+    throw new ChannelError(
+      `Invalid parameter: Local balance is not enough to pay the fee, expect fee ${fee} <= available_max_fee_amount ${available}`,
+    );
+  const c: Channel = {
+    ...ch,
+    state: 'SHUTTING_DOWN',
+    flags: ['OUR_SHUTDOWN_SENT'],
+    shutdown: { ...ch.shutdown, local: { closeScript, feeRate } },
+  };
+  return {
+    ch: c,
+    effects: [
+      {
+        type: 'send',
+        msg: {
+          type: 'Shutdown',
+          value: { channelId: b(ch.id), feeRate, closeScript: toScript(closeScript) },
+        },
+      },
+    ],
+  };
+}
+
+export function onShutdown(ch0: Channel, m: Shutdown, env: MachineEnv): Step {
+  if (ch0.state !== 'CHANNEL_READY' && ch0.state !== 'SHUTTING_DOWN')
+    throw new ChannelError(`unexpected Shutdown in ${ch0.state}`);
+  const remote = { closeScript: scriptData(m.closeScript), feeRate: m.feeRate };
+  let ch: Channel = withFlag(
+    {
+      ...ch0,
+      state: 'SHUTTING_DOWN',
+      flags: ch0.state === 'SHUTTING_DOWN' ? ch0.flags : [],
+      shutdown: { ...ch0.shutdown, remote },
+    },
+    'THEIR_SHUTDOWN_SENT',
+  );
+  const effects: Effect[] = [];
+  if (!hasFlag(ch, 'OUR_SHUTDOWN_SENT')) {
+    // The reference's auto-reply: our original shutdown script, fee rate 0 (the initiator pays).
+    const local = { closeScript: ch.local.shutdownScript, feeRate: 0n };
+    ch = withFlag({ ...ch, shutdown: { ...ch.shutdown, local } }, 'OUR_SHUTDOWN_SENT');
+    effects.push({
+      type: 'send',
+      msg: {
+        type: 'Shutdown',
+        value: { channelId: b(ch.id), feeRate: 0n, closeScript: toScript(local.closeScript) },
+      },
+    });
+  }
+  const s = maybeClosingSigned(ch, env);
+  return { ch: s.ch, effects: [...effects, ...s.effects] };
+}
+
+/** The shutdown tx both sides sign. */
+export function buildShutdownTx(ch: Channel, env: MachineEnv): ccc.Transaction {
+  const sd = ch.shutdown;
+  if (!sd?.local || !sd.remote) throw new ChannelError('shutdown scripts not exchanged');
+  const r = ch.remote as PartyParams;
+  const feeL = closeFee(ch, sd.local.feeRate, env, sd.local.closeScript, sd.remote.closeScript);
+  const feeR = closeFee(ch, sd.remote.feeRate, env, sd.local.closeScript, sd.remote.closeScript);
+  return shutdownTx({
+    fundingOutPoint: { txHash: ch.fundingTxHash as string, index: 0 },
+    cellDeps: env.fundingLock.cellDeps,
+    sides: [
+      {
+        fundingPubkey: b(ch.local.fundingPubkey),
+        closeScript: toScript(sd.local.closeScript),
+        capacity: ch.localBalance + ch.local.reserve - feeL,
+      },
+      {
+        fundingPubkey: b(r.fundingPubkey),
+        closeScript: toScript(sd.remote.closeScript),
+        capacity: ch.remoteBalance + r.reserve - feeR,
+      },
+    ],
+  });
+}
+
+function maybeClosingSigned(ch: Channel, env: MachineEnv): Step {
+  if (!hasFlag(ch, 'OUR_SHUTDOWN_SENT') || !hasFlag(ch, 'THEIR_SHUTDOWN_SENT') || ch.shutdown?.myPartial)
+    return { ch, effects: [] };
+  const my = ch.nonces.mine[0];
+  const their = ch.nonces.theirs[0];
+  if (!my || !their) throw new ChannelError('no nonce left for the closing signature');
+  const k = deriveChannelKeys(b(ch.seed));
+  const tx = buildShutdownTx(ch, env);
+  const remotePk = b((ch.remote as PartyParams).fundingPubkey);
+  const partial = signWithNonce({
+    mySecret: k.fundingKey,
+    myPubkey: k.fundingPubkey,
+    myNonce: { secret: b(my.secret), public: b(my.public) },
+    theirPubkey: remotePk,
+    theirNonce: b(their),
+    keys: sorted2(k.fundingPubkey, remotePk),
+    msg: txMessage(tx),
+  });
+  const c: Channel = withFlag(
+    {
+      ...ch,
+      nonces: { mine: ch.nonces.mine.slice(1), theirs: ch.nonces.theirs.slice(1) },
+      shutdown: {
+        ...ch.shutdown,
+        tx: h(tx.toBytes()),
+        myNonce: my.public,
+        theirNonce: their,
+        myPartial: h(partial),
+      },
+    },
+    'DROPPING_PENDING',
+  );
+  const send: Effect = {
+    type: 'send',
+    msg: { type: 'ClosingSigned', value: { channelId: b(ch.id), partialSignature: partial } },
+  };
+  const agg = maybeAggregate(c);
+  return { ch: agg.ch, effects: [send, ...agg.effects] };
+}
+
+export function onClosingSigned(ch: Channel, m: ClosingSigned): Step {
+  if (ch.state !== 'SHUTTING_DOWN') throw new ChannelError(`unexpected ClosingSigned in ${ch.state}`);
+  if (ch.shutdown?.theirPartial) return { ch, effects: [] };
+  return maybeAggregate({ ...ch, shutdown: { ...ch.shutdown, theirPartial: h(m.partialSignature) } });
+}
+
+function maybeAggregate(ch: Channel): Step {
+  const sd = ch.shutdown;
+  if (!sd?.myPartial || !sd.theirPartial || !sd.tx || hasFlag(ch, 'WAITING_COMMITMENT_CONFIRMATION'))
+    return { ch, effects: [] };
+  const tx = ccc.Transaction.fromBytes(sd.tx);
+  const localPk = b(ch.local.fundingPubkey);
+  const remotePk = b((ch.remote as PartyParams).fundingPubkey);
+  let sig: Uint8Array;
+  try {
+    sig = aggregateTwo({
+      myPubkey: localPk,
+      myNonce: b(sd.myNonce as string),
+      myPartial: b(sd.myPartial),
+      theirPubkey: remotePk,
+      theirNonce: b(sd.theirNonce as string),
+      theirPartial: b(sd.theirPartial),
+      keys: sorted2(localPk, remotePk),
+      msg: txMessage(tx),
+    });
+  } catch (e) {
+    if (e instanceof SignatureError) throw new ChannelError('invalid closing signature from the peer');
+    throw e;
+  }
+  tx.witnesses = [fundingWitness(localPk, remotePk, sig)];
+  const c: Channel = withFlag({ ...ch, shutdownTxHash: tx.hash() }, 'WAITING_COMMITMENT_CONFIRMATION');
+  return {
+    ch: c,
+    effects: [
+      { type: 'broadcast', tx },
+      { type: 'watchClose', txHash: tx.hash() },
+    ],
+  };
+}
+
+/** Our latest commitment on chain (with the funding lock's deps); settlement follows the delay. */
+export function forceClose(ch: Channel): Step {
+  if (ch.state !== 'CHANNEL_READY' && ch.state !== 'SHUTTING_DOWN')
+    throw new ChannelError(`Invalid state: Handling force shutdown command invalid state ${ch.state}`);
+  if (!ch.latestCommitmentTx) throw new ChannelError('Commitment transaction not found');
+  const tx = ccc.Transaction.fromBytes(ch.latestCommitmentTx);
+  const c: Channel = {
+    ...ch,
+    state: 'SHUTTING_DOWN',
+    flags: ['WAITING_COMMITMENT_CONFIRMATION'],
+    shutdown: { ...ch.shutdown, force: true },
+    shutdownTxHash: tx.hash(),
+  };
+  return {
+    ch: c,
+    effects: [
+      { type: 'broadcast', tx, withFundingDeps: true },
+      { type: 'watchClose', txHash: tx.hash() },
+    ],
+  };
+}
+
+/** The close tx is confirmed. */
+export function onCloseConfirmed(ch: Channel): Step {
+  if (ch.state !== 'SHUTTING_DOWN') return { ch, effects: [] };
+  if (ch.shutdown?.force)
+    return {
+      ch: { ...ch, state: 'CLOSED', flags: ['UNCOOPERATIVE_LOCAL', 'WAITING_ONCHAIN_SETTLEMENT'] },
+      effects: [{ type: 'settleAfterDelay' }],
+    };
+  return { ch: { ...ch, state: 'CLOSED', flags: ['COOPERATIVE'] }, effects: [] };
+}
