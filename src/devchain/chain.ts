@@ -17,7 +17,8 @@ import { signSighashAll } from '../crypto/sighash.ts';
 import type { Db } from '../store/db.ts';
 import { type Block, type Header, makeBlock, ZERO_HASH } from './block.ts';
 import { ChainTxError } from './errors.ts';
-import { buildGenesis, cellbaseInput, cellbaseWitness } from './genesis.ts';
+import { cellbaseInput, cellbaseWitness } from './genesis.ts';
+import { cachedGenesis } from './genesis-cache.ts';
 import { DEV_SCRIPTS, type DevScript, devScriptCodeHash } from './scripts/registry.ts';
 import {
   epochFromFull,
@@ -495,16 +496,10 @@ export class DevChain {
 
 // ---- creation ----------------------------------------------------------------------------------
 
-const genesisCache = new Map<string, Block>();
-
 function initialise(db: Db, opts: DevChainOptions, now: () => bigint): void {
   const specToml = opts.specToml ?? DEFAULT_SPEC_TOML;
   const spec: ChainSpec = parseChainSpec(specToml);
-  let genesis = genesisCache.get(specToml);
-  if (!genesis) {
-    genesis = buildGenesis(spec).block;
-    genesisCache.set(specToml, genesis);
-  }
+  const genesis = cachedGenesis(specToml, spec);
   const epochLength = opts.epochLength ?? spec.params.genesisEpochLength;
   if (epochLength <= 0n || epochLength > 0xffffn)
     throw new Error('epoch length must be between 1 and 65535 blocks');

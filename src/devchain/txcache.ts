@@ -25,3 +25,9 @@ export function txBytesOf(tx: ccc.Transaction): Uint8Array {
   }
   return b;
 }
+
+/** Seeds the memo with values computed elsewhere (e.g. verified from a cache file). */
+export function primeTxCache(tx: ccc.Transaction, hash: ccc.Hex, serialized: Uint8Array): void {
+  hashes.set(tx, hash);
+  bytes.set(tx, serialized);
+}

@@ -66,3 +66,29 @@ describe('the Strand dev spec', () => {
     }
   });
 });
+
+describe('genesis cache', () => {
+  it('reloads a cached genesis identically and rebuilds a damaged cache file', async () => {
+    const { cachedGenesis, forgetGenesisMemory, genesisCacheFile } = await import(
+      '../../src/devchain/genesis-cache.ts'
+    );
+    const text = spec('variant');
+    const parsed = parseChainSpec(text);
+    const built = cachedGenesis(text, parsed);
+    const file = genesisCacheFile(text) as string;
+    expect(fs.existsSync(file)).toBe(true);
+    forgetGenesisMemory();
+    const loaded = cachedGenesis(text, parsed);
+    expect(loaded).not.toBe(built);
+    expect(loaded.hash).toBe('0x6412224f266611e8481d7459163b545c195d2f575de2143624a13c65bd8e4ca4');
+    expect(loaded.transactions.map((t) => t.hash())).toEqual(built.transactions.map((t) => t.hash()));
+    // Flip one byte inside a stored transaction: the file no longer checks out and is rebuilt.
+    const j = JSON.parse(fs.readFileSync(file, 'utf8'));
+    j.txs[1] = j.txs[1].slice(0, 200) + (j.txs[1][200] === '0' ? '1' : '0') + j.txs[1].slice(201);
+    fs.writeFileSync(file, JSON.stringify(j));
+    forgetGenesisMemory();
+    const rebuilt = cachedGenesis(text, parsed);
+    expect(rebuilt.hash).toBe(built.hash);
+    expect(JSON.parse(fs.readFileSync(file, 'utf8')).txs[1]).not.toBe(j.txs[1]);
+  });
+});
