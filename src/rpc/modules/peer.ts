@@ -2,7 +2,9 @@
  * `peer` module: `connect_peer`, `disconnect_peer`, `list_peers` (fiber-rpc.md §1.2, error texts
  * §5.2). `disconnect_peer` takes the seed's `peer_id` (a `Qm…` id, or a pubkey) and v0.8's
  * `pubkey`; when both are given they must name the same node. `list_peers` writes `pubkey`,
- * `peer_id` and `address`.
+ * `peer_id` and `address`. `connect_peer` answers once the Fiber protocol is open (the reference
+ * answers as soon as the dial starts), so dial and handshake failures surface as errors; a peer
+ * already connected is not one.
  */
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { z } from 'zod';
@@ -17,6 +19,7 @@ export interface PeerService {
   list(): { pubkey: string; peerId: string; address: string }[];
 }
 
+const ALREADY_CONNECTED = 'Peer already connected';
 const PUBKEY_HEX = /^(0x)?[0-9a-fA-F]{66}$/;
 
 /** A 33-byte compressed key that is a curve point; texts as the reference's (`invalid pubkey '…': …`). */
@@ -69,6 +72,9 @@ export function peerMethods(pm: PeerService): MethodSpec[] {
             throw new DomainError('either `address` or `pubkey` is required');
           }
         } catch (e) {
+          // Idempotent, as in fnn v0.8.0: its dial of a connected peer is accepted and only fails
+          // later inside tentacle, so the RPC answers null (its e2e tests rely on that).
+          if (e instanceof DomainError && e.message === ALREADY_CONNECTED) return null;
           if (e instanceof DomainError && e.data === undefined) throw new DomainError(e.message, p);
           throw e;
         }
