@@ -6,6 +6,7 @@
  * Sends are serialised so two transfers never pick the same cells.
  */
 import { ccc } from '@ckb-ccc/core';
+import { cccA } from '@ckb-ccc/core/advanced';
 import { DomainError } from '../codec/errors.ts';
 import { bytesToHex } from '../codec/hex.ts';
 import { lockArgsOf } from '../crypto/secp256k1.ts';
@@ -75,10 +76,12 @@ export function createWallet(opts: WalletOptions): Wallet {
     if (deps) return deps;
     // Strand's dev chain names them; otherwise CKB's dev-chain convention: genesis tx 1, output 0.
     try {
-      const s = await client.call<{ secp256k1_blake160_sighash_all: { cellDeps: ccc.CellDepLike[] } }>(
+      const s = await client.call<{ secp256k1_blake160_sighash_all: { cell_deps: unknown[] } }>(
         'get_dev_scripts',
       );
-      deps = s.secp256k1_blake160_sighash_all.cellDeps.map((d) => ccc.CellDep.from(d));
+      deps = s.secp256k1_blake160_sighash_all.cell_deps.map((d) =>
+        cccA.JsonRpcTransformers.cellDepTo(d as Parameters<typeof cccA.JsonRpcTransformers.cellDepTo>[0]),
+      );
     } catch {
       const block = await client.call<{ transactions: { hash: string }[] }>('get_block_by_number', ['0x0']);
       const tx1 = block.transactions[1];

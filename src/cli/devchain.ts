@@ -11,6 +11,7 @@ import { createChainClient } from '../chain/client.ts';
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
 import { lockArgsOf } from '../crypto/secp256k1.ts';
 import { DEFAULT_SPEC_TOML, type DevAccount, DevChain, STRAND_SPEC_TOML } from '../devchain/chain.ts';
+import { devScriptsJson } from '../devchain/rpc/json.ts';
 import { startDevchainRpc } from '../devchain/rpc/server.ts';
 import { fail } from './util.ts';
 
@@ -65,7 +66,7 @@ export function registerDevchainCommand(program: Command): void {
       chain.startMining(interval);
       process.stdout.write(
         `devchain rpc ${server.url}\nchain hash ${chain.genesisHash}\ntip ${chain.tip.number}\n` +
-          `scripts ${JSON.stringify(chain.scripts)}\n`,
+          `scripts ${JSON.stringify(devScriptsJson(chain.scripts))}\n`,
       );
       const stop = async () => {
         chain.stopMining();

@@ -140,6 +140,33 @@ describe('dev chain JSON-RPC: chain methods', () => {
     });
   });
 
+  it('describes its scripts and their cell deps in CKB JSON', async () => {
+    const s = await rpc('get_dev_scripts');
+    expect(s.secp256k1_blake160_sighash_all).toEqual({
+      script: {
+        code_hash: '0x9bd7e06f3ecf4be0f2fcd2188b23f1b9fcc88e5d4b65a8637b17723bbda3cce8',
+        hash_type: 'type',
+        args: '0x',
+      },
+      cell_deps: [
+        {
+          out_point: {
+            tx_hash: '0x154518a71076c327a5dd3945cd6250deeca8051fa08ec7da2a6078ef1ad5fcba',
+            index: '0x0',
+          },
+          dep_type: 'dep_group',
+        },
+      ],
+    });
+    expect(s.funding_lock.script).toEqual({
+      code_hash: t.chain.scripts.funding_lock.codeHash,
+      hash_type: 'data2',
+      args: '0x',
+    });
+    expect(s.commitment_lock.cell_deps[0].dep_type).toBe('code');
+    expect(s.test_udt.script.args).toBe(t.chain.scripts.test_udt.args);
+  });
+
   it('answers malformed requests like a JSON-RPC server', async () => {
     const post = (body: string) =>
       fetch(server.url, { method: 'POST', body, headers: { 'content-type': 'application/json' } }).then(

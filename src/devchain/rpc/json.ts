@@ -7,6 +7,7 @@ import { cccA } from '@ckb-ccc/core/advanced';
 import { z } from 'zod';
 import { toHexQuantity } from '../../codec/hex.ts';
 import type { Block, Header } from '../block.ts';
+import type { DevScripts, ScriptInfo } from '../chain.ts';
 import { txError } from '../errors.ts';
 import type { SearchKey } from '../indexer.ts';
 import { checkSince } from '../since.ts';
@@ -175,3 +176,25 @@ export const searchKeySchema = z
       groupByTransaction: k.group_by_transaction ?? false,
     }),
   );
+
+/** The dev chain's script table in CKB JSON: each script (args empty) with its cell deps. */
+export function devScriptsJson(s: DevScripts) {
+  const entry = (i: ScriptInfo) => ({
+    script: { code_hash: i.codeHash, hash_type: i.hashType, args: '0x' },
+    cell_deps: i.cellDeps.map((d) => ({
+      out_point: { tx_hash: d.outPoint.txHash, index: toHexQuantity(d.outPoint.index) },
+      dep_type: d.depType === 'code' ? 'code' : 'dep_group',
+    })),
+  });
+  return {
+    secp256k1_blake160_sighash_all: entry(s.secp256k1_blake160_sighash_all),
+    funding_lock: entry(s.funding_lock),
+    commitment_lock: entry(s.commitment_lock),
+    simple_udt: entry(s.simple_udt),
+    xudt: entry(s.xudt),
+    test_udt: {
+      script: { code_hash: s.test_udt.codeHash, hash_type: s.test_udt.hashType, args: s.test_udt.args },
+      cell_deps: entry(s.simple_udt).cell_deps,
+    },
+  };
+}

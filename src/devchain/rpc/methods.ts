@@ -15,6 +15,7 @@ import {
   blockJson,
   bytes,
   cellRowJson,
+  devScriptsJson,
   h256,
   headerJson,
   outPoint,
@@ -248,7 +249,7 @@ export function devchainMethods(chain: DevChain): Map<string, Handler> {
   });
   m.set('get_dev_scripts', (p) => {
     args(p);
-    return chain.scripts;
+    return devScriptsJson(chain.scripts);
   });
   m.set('faucet', (p) => {
     const [to, capacity, udt] = args(p, z.union([z.string().max(1000), script]), u64, opt(u64));
