@@ -28,8 +28,8 @@ import { checkSince, type SinceEnv } from './since.ts';
 import { txBytesOf, txHashOf } from './txcache.ts';
 
 const SHANNONS = 100_000_000n;
-/** CKB's max block bytes; one transaction must stay below it. */
-export const MAX_TX_BYTES = 597_000;
+/** CKB's default tx pool size limit (`max_tx_size`). */
+export const MAX_TX_BYTES = 512_000;
 const OutPointVec = mol.vector(ccc.OutPoint);
 
 /** A cell known to the view; `dataHash` is precomputed so big code cells are hashed once. */

@@ -161,6 +161,12 @@ describe('dev chain ledger rules', () => {
     rejects(() => t.chain.sendTransaction(tx), -302, /Inputs\[0\]\.Lock, cause: ScriptNotFound/);
   });
 
+  it('rejects a transaction above the pool size limit', () => {
+    const tx = simpleTransfer(t.chain, KEY_A, lockOf(KEY_B), 100n * CKB);
+    tx.witnesses.push(ccc.hexFrom(new Uint8Array(520_000)));
+    rejects(() => t.chain.sendTransaction(tx), -1110, /Transaction size \d+ exceeded maximum limit 512000/);
+  });
+
   it('rejects malformed shapes: no inputs, data length mismatch, wrong version', () => {
     const cell = cellA();
     const base = buildTx(t.chain, {
