@@ -50,6 +50,11 @@ export interface Wallet {
   sign(tx: ccc.Transaction): ccc.Transaction;
   /** Un-reserves the inputs fund() added, for a transaction that will not be sent. */
   release(tx: ccc.Transaction): void;
+  /**
+   * Signs every input whose live cell is locked by the wallet lock, found through the chain
+   * (`get_live_cell`): for a transaction funded before a restart, or by several parties.
+   */
+  signOwnInputs(tx: ccc.Transaction): Promise<ccc.Transaction>;
   /** The cell deps a transaction spending wallet cells needs. */
   cellDeps(): Promise<ccc.CellDep[]>;
 }
@@ -174,6 +179,27 @@ export function createWallet(opts: WalletOptions): Wallet {
     return tx;
   }
 
+  async function signOwnInputs(tx: ccc.Transaction): Promise<ccc.Transaction> {
+    const ours: number[] = [];
+    for (const [i, input] of tx.inputs.entries()) {
+      const r = (await client.getLiveCell(input.previousOutput, false)) as {
+        status: string;
+        cell: { output: { lock: { code_hash: string; hash_type: string; args: string } } } | null;
+      };
+      const lock = r.cell?.output.lock;
+      if (
+        r.status === 'live' &&
+        lock?.code_hash === lockScript.codeHash &&
+        lock.hash_type === lockScript.hashType &&
+        lock.args === lockScript.args
+      ) {
+        ours.push(i);
+      }
+    }
+    if (ours.length) signSighashAll(tx, ours, opts.secretKey);
+    return tx;
+  }
+
   /** Gives back the inputs fund() reserved for a transaction that will not be sent. */
   function release(tx: ccc.Transaction): void {
     for (const i of tx.inputs) {
@@ -195,6 +221,7 @@ export function createWallet(opts: WalletOptions): Wallet {
     fund: (tx) => serial(() => fundAndRemember(tx)),
     sign,
     release,
+    signOwnInputs,
     cellDeps,
     transfer(toLock, amount) {
       return serial(async () => {

@@ -99,6 +99,11 @@ describe('wallet over the dev chain RPC', () => {
     const third = await w.fund(out());
     expect(third.inputs[0]?.previousOutput.eq(first.inputs[0]?.previousOutput as ccc.OutPoint)).toBe(true);
     await client.sendTransaction(w.sign(second));
+    // A fresh wallet object (as after a restart) signs the same inputs by looking them up.
+    const again = createWallet({ client, secretKey: key });
+    w.release(third);
+    const rebuilt = await w.fund(out());
+    await client.sendTransaction(await again.signOwnInputs(rebuilt));
   });
 
   it('tracks confirmations to the reference depth of 4 blocks', async () => {
