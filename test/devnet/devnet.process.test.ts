@@ -59,7 +59,8 @@ afterAll(async () => {
   if (proc && proc.exitCode === null) await interrupt(proc);
 });
 
-describe('strand devnet', () => {
+// Bringing up a chain and nodes takes a while on a loaded machine.
+describe('strand devnet', { timeout: 180_000 }, () => {
   it('brings up a chain and connected nodes, described in devnet.json', async () => {
     const started = await startDevnet();
     proc = started.proc;
