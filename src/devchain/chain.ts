@@ -127,7 +127,11 @@ export class DevChain {
   private timer?: NodeJS.Timeout;
   private closed = false;
 
-  private constructor(db: Db, now: () => bigint) {
+  private constructor(
+    db: Db,
+    now: () => bigint,
+    private readonly logger: NonNullable<DevChainOptions['logger']>,
+  ) {
     this.db = db;
     this.now = now;
     for (const row of db.prepare('SELECT number, hash, header FROM dc_blocks ORDER BY number').all() as {
@@ -157,7 +161,11 @@ export class DevChain {
     try {
       const has = db.prepare("SELECT value FROM dc_meta WHERE key = 'scripts'").get();
       if (!has) initialise(db, opts, now);
-      const chain = new DevChain(db, now);
+      const chain = new DevChain(
+        db,
+        now,
+        opts.logger ?? { info: () => {}, warn: (m) => process.stderr.write(`${m}\n`) },
+      );
       chain.restorePool();
       return chain;
     } catch (e) {
@@ -369,7 +377,15 @@ export class DevChain {
   /** Produces a block every `ms` (0 = never) until `close()`. */
   startMining(ms: number): void {
     this.stopMining();
-    if (ms > 0) this.timer = setInterval(() => this.generateBlock(), ms);
+    if (ms <= 0) return;
+    this.timer = setInterval(() => {
+      try {
+        this.generateBlock();
+      } catch (e) {
+        // A timer must not crash the process (e.g. the disk is full); the chain stays as it was.
+        this.logger.warn(`devchain: block production failed: ${(e as Error).message}`);
+      }
+    }, ms);
   }
 
   stopMining(): void {
