@@ -36,6 +36,10 @@ export function startShutdown(ch: Channel, cmd: ShutdownCommand, env: MachineEnv
     throw new ChannelError(
       `Invalid state: Trying to send shutdown message while in invalid state ${ch.state}`,
     );
+  if (ch.round || ch.tlcs.length > 0)
+    throw new ChannelError(
+      'Invalid state: Unable to process shutdown command, as there are pending outbound tlcs',
+    );
   const closeScript = cmd.closeScript ?? ch.local.shutdownScript;
   const feeRate = cmd.feeRate ?? ch.commitmentFeeRate;
   if (feeRate < ch.commitmentFeeRate)

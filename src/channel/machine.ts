@@ -27,6 +27,19 @@ import { commitmentPoint, deriveChannelKeys, finalChannelId } from './keys.ts';
 import { complete, newNonce, SignatureError, signFirst, sorted2 } from './musig.ts';
 import { type Channel, hasFlag, type Nonce, type PartyParams, type ScriptData, withFlag } from './state.ts';
 import {
+  type AddTlcCommand,
+  addTlc,
+  onAddTlc,
+  onCommitmentSignedReady,
+  onNonceAdvert,
+  onRemoveTlc,
+  onRevokeAndAck,
+  type RemoveReason,
+  removeTlc,
+  signCommitment,
+  type TlcNotice,
+} from './tlc.ts';
+import {
   commitmentLockArgs,
   commitmentTx,
   commitmentTxSize,
@@ -61,6 +74,8 @@ export type Effect =
   | { type: 'watchClose'; txHash: string }
   /** Our commitment is on chain: settle our share once the delay has passed. */
   | { type: 'settleAfterDelay' }
+  /** A TLC round finished: tell the payments layer. */
+  | { type: 'tlc'; notice: TlcNotice }
   | { type: 'failed'; reason: string };
 
 export type Event =
@@ -70,6 +85,9 @@ export type Event =
   | { type: 'fundingConfirmed' }
   | { type: 'fundingFailed'; reason: string }
   | { type: 'shutdown'; cmd: ShutdownCommand }
+  | { type: 'addTlc'; cmd: AddTlcCommand }
+  | { type: 'removeTlc'; id: bigint; reason: RemoveReason }
+  | { type: 'signCommitment' }
   | { type: 'closeConfirmed' }
   | { type: 'settled'; txHash: string };
 
@@ -89,11 +107,11 @@ export function toScript(s: ScriptData): ccc.Script {
   return ccc.Script.from(s);
 }
 
-function keysOf(ch: Channel) {
+export function keysOf(ch: Channel) {
   return deriveChannelKeys(b(ch.seed));
 }
 
-function nonceData(n: { secret: Uint8Array; public: Uint8Array }): Nonce {
+export function nonceData(n: { secret: Uint8Array; public: Uint8Array }): Nonce {
   return { secret: h(n.secret), public: h(n.public) };
 }
 
@@ -153,6 +171,8 @@ export function openChannel(p: OpenParams, env: MachineEnv): Step {
     nonces: { mine: [nonceData(commit), nonceData(revoke)], theirs: [] },
     localBalance: p.fundingAmount,
     remoteBalance: 0n,
+    tlcs: [],
+    nextTlcId: { offered: 0n, received: 0n },
     commitmentNumbers: { local: 0n, remote: 0n },
     fundingTx: null,
     fundingTxHash: null,
@@ -249,6 +269,8 @@ export function receiveOpen(
     nonces: { mine: [], theirs: [h(m.nextCommitmentNonce), h(m.nextRevocationNonce)] },
     localBalance: 0n,
     remoteBalance: m.fundingAmount,
+    tlcs: [],
+    nextTlcId: { offered: 0n, received: 0n },
     commitmentNumbers: { local: 0n, remote: 0n },
     fundingTx: null,
     fundingTxHash: null,
@@ -341,12 +363,32 @@ export function buildCommitment(ch: Channel, forRemote: boolean, env: MachineEnv
   const holder = forRemote ? { p: r, balance: ch.remoteBalance } : { p: ch.local, balance: ch.localBalance };
   const other = forRemote ? { p: ch.local, balance: ch.localBalance } : { p: r, balance: ch.remoteBalance };
   const withReserve = (x: typeof holder) => (ch.udt ? x.balance : x.balance + x.p.reserve);
-  const script = settlementScript([], {
-    holderPkh: blake160(b(holder.p.tlcBasepoint)),
-    holderAmount: withReserve(holder),
-    otherPkh: blake160(b(other.p.tlcBasepoint)),
-    otherAmount: withReserve(other),
-  });
+  // Pending TLCs: first those the holder offered, then the other's, each by id.
+  const pending = ch.tlcs.filter((t) => !t.removal);
+  const holderOffered = (t: (typeof pending)[number]) => t.offered !== forRemote;
+  const ordered = [
+    ...pending.filter(holderOffered).sort((x, y) => (x.id < y.id ? -1 : 1)),
+    ...pending.filter((t) => !holderOffered(t)).sort((x, y) => (x.id < y.id ? -1 : 1)),
+  ];
+  const holderKeyHash = blake160(b(holder.p.tlcBasepoint));
+  const otherKeyHash = blake160(b(other.p.tlcBasepoint));
+  const script = settlementScript(
+    ordered.map((t) => ({
+      offeredByHolder: holderOffered(t),
+      hashAlgorithm: t.hashAlgorithm,
+      amount: t.amount,
+      paymentHash: b(t.paymentHash),
+      holderKeyHash,
+      otherKeyHash,
+      expiry: t.expiry,
+    })),
+    {
+      holderPkh: holderKeyHash,
+      holderAmount: withReserve(holder),
+      otherPkh: otherKeyHash,
+      otherAmount: withReserve(other),
+    },
+  );
   const version = forRemote ? ch.commitmentNumbers.local : ch.commitmentNumbers.remote;
   const revocationKeys = [b(other.p.fundingPubkey), b(holder.p.fundingPubkey)];
   const args = commitmentLockArgs(revocationKeys, ch.delayEpoch, version, script);
@@ -364,7 +406,7 @@ export function buildCommitment(ch: Channel, forRemote: boolean, env: MachineEnv
   return { tx, script, args, version, revocationKeys };
 }
 
-function fundingKeys(ch: Channel): Uint8Array[] {
+export function fundingKeys(ch: Channel): Uint8Array[] {
   return sorted2(b(ch.local.fundingPubkey), b((ch.remote as PartyParams).fundingPubkey));
 }
 
@@ -384,7 +426,7 @@ export function commitmentSigned(ch: Channel, env: MachineEnv): { ch: Channel; m
 }
 
 /** Completes our commitment with the peer's partial signature; drops our nonce. */
-function completeOwnCommitment(
+export function completeOwnCommitment(
   ch: Channel,
   partial: Uint8Array,
   theirNonce: Uint8Array,
@@ -514,6 +556,12 @@ export function step(ch: Channel, ev: Event, env: MachineEnv): Step {
       return fail(ch, ev.reason);
     case 'shutdown':
       return startShutdown(ch, ev.cmd, env);
+    case 'addTlc':
+      return addTlc(ch, ev.cmd, env);
+    case 'removeTlc':
+      return removeTlc(ch, ev.id, ev.reason, env);
+    case 'signCommitment':
+      return signCommitment(ch, env);
     case 'closeConfirmed':
       return onCloseConfirmed(ch);
     case 'settled':
@@ -542,14 +590,30 @@ function onPeer(ch: Channel, msg: ChannelMessage, env: MachineEnv): Step {
     case 'TxUpdate':
       return onTxUpdate(ch, msg.value.tx, env);
     case 'TxComplete': {
-      if (ch.state !== 'COLLABORATING_FUNDING_TX') throw new ChannelError('unexpected TxComplete');
+      if (ch.state !== 'COLLABORATING_FUNDING_TX') {
+        if (ch.state === 'NEGOTIATING_FUNDING') throw new ChannelError('unexpected TxComplete');
+        return onNonceAdvert(ch, msg.value.nextCommitmentNonce);
+      }
       const c = withFlag(
         { ...ch, nonces: { ...ch.nonces, theirs: [...ch.nonces.theirs, h(msg.value.nextCommitmentNonce)] } },
         'THEIR_TX_COMPLETE_SENT',
       );
       return maybeSignCommitment(c, env);
     }
+    case 'AddTlc':
+      return onAddTlc(ch, msg.value, env);
+    case 'RemoveTlc':
+      return onRemoveTlc(ch, msg.value);
+    case 'RevokeAndAck':
+      return onRevokeAndAck(ch, msg.value, env);
     case 'CommitmentSigned': {
+      if (ch.state === 'CHANNEL_READY')
+        return onCommitmentSignedReady(
+          ch,
+          msg.value.fundingTxPartialSignature,
+          msg.value.nextCommitmentNonce,
+          env,
+        );
       if (ch.state !== 'SIGNING_COMMITMENT' && ch.state !== 'COLLABORATING_FUNDING_TX')
         throw new ChannelError(`unexpected CommitmentSigned in ${ch.state}`);
       if (ch.state === 'COLLABORATING_FUNDING_TX') {

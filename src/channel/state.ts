@@ -63,6 +63,30 @@ export interface PartyParams {
   maxTlcNumberInFlight: bigint;
 }
 
+export interface Tlc {
+  id: bigint;
+  /** Offered by us (outbound) or by the peer (inbound). */
+  offered: boolean;
+  amount: bigint;
+  paymentHash: Hex;
+  /** Absolute unix ms. */
+  expiry: bigint;
+  /** 0 = ckb blake2b, 1 = sha256. */
+  hashAlgorithm: number;
+  onion: Hex;
+  /** Announced in the round in progress, or in both commitments. */
+  added: 'announced' | 'committed';
+  removal?: { preimage?: Hex; error?: Hex; state: 'announced' | 'committed' };
+}
+
+/** The TLC round in progress: updates + CommitmentSigned one way, RevokeAndAck + CommitmentSigned back, RevokeAndAck. */
+export interface Round {
+  initiator: 'local' | 'remote';
+  /** Local initiator: the peer's RevokeAndAck / CommitmentSigned arrived. */
+  gotRevoke?: boolean;
+  gotCommit?: boolean;
+}
+
 export interface Channel {
   /** Current id: the temporary id until AcceptChannel, then the final one. */
   id: Hex;
@@ -96,6 +120,12 @@ export interface Channel {
   remoteBalance: bigint;
   /** L: version of the peer's commitment we sign; R: version of ours. */
   commitmentNumbers: { local: bigint; remote: bigint };
+  tlcs: Tlc[];
+  /** Next id of a TLC we offer, and of one the peer offers (both sequential from 0). */
+  nextTlcId: { offered: bigint; received: bigint };
+  round?: Round | null;
+  /** The latest revocation of the peer's commitments we hold: version and aggregated signature. */
+  revocation?: { version: bigint; signature: Hex; args: Hex } | null;
   /** The funding tx as it stands (molecule hex). */
   fundingTx: Hex | null;
   fundingTxHash: Hex | null;

@@ -20,9 +20,10 @@ import {
   step,
 } from '../../src/channel/machine.ts';
 import type { Channel } from '../../src/channel/state.ts';
-import { CKB, reserveFor } from '../../src/channel/tx.ts';
+import { CKB, reserveFor, revocationWitness } from '../../src/channel/tx.ts';
 import type { ChannelMessage } from '../../src/channel/wire.ts';
 import { bytesToHex } from '../../src/codec/hex.ts';
+import { ckbHash } from '../../src/crypto/hash.ts';
 import { signSighashAll } from '../../src/crypto/sighash.ts';
 import { cellsOf, KEY_A, KEY_B, lockOf, openTestChain, type TestChain } from '../devchain/helpers.ts';
 
@@ -158,6 +159,125 @@ function openPair(openAmount: bigint, acceptAmount: bigint) {
   run(A, B);
   return { A, B };
 }
+
+function readyPair() {
+  const { A, B } = openPair(500n * CKB, 250n * CKB);
+  for (let i = 0; i < 5; i++) t.chain.generateBlock();
+  feed(A, B, { type: 'fundingConfirmed' });
+  feed(B, A, { type: 'fundingConfirmed' });
+  run(A, B);
+  expect(A.ch!.state).toBe('CHANNEL_READY');
+  return { A, B };
+}
+
+const withDeps = (hex: string) => {
+  const tx = ccc.Transaction.fromBytes(hex);
+  tx.cellDeps = t.chain.scripts.funding_lock.cellDeps.map((d) => ccc.CellDep.from(d));
+  return tx;
+};
+
+describe('TLC rounds between two machines', () => {
+  it('add and fulfil move the balances; both commitments stay valid; the old one is revocable', () => {
+    const { A, B } = readyPair();
+    const oldA = A.ch!.latestCommitmentTx!;
+    const preimage = new Uint8Array(32).fill(9);
+    feed(A, B, {
+      type: 'addTlc',
+      cmd: {
+        amount: 100n * CKB,
+        paymentHash: ckbHash(preimage),
+        expiry: 1_800_000_000_000n,
+        hashAlgorithm: 0,
+        onion: new Uint8Array(0),
+      },
+    });
+    run(A, B);
+    expect(A.ch!.round ?? null).toBeNull();
+    expect(B.ch!.round ?? null).toBeNull();
+    expect([A.ch!.localBalance, A.ch!.remoteBalance]).toEqual([338n * CKB, 188n * CKB]);
+    expect(B.ch!.tlcs.map((x) => [x.id, x.offered, x.added])).toEqual([[0n, false, 'committed']]);
+    expect(A.ch!.commitmentNumbers).toEqual({ local: 3n, remote: 3n });
+    // A wrong preimage is refused; the right one settles the TLC to B.
+    expect(() =>
+      step(B.ch!, { type: 'removeTlc', id: 0n, reason: { preimage: new Uint8Array(32) } }, env()),
+    ).toThrow(/does not match/);
+    feed(B, A, { type: 'removeTlc', id: 0n, reason: { preimage } });
+    run(A, B);
+    expect([A.ch!.localBalance, A.ch!.remoteBalance]).toEqual([338n * CKB, 288n * CKB]);
+    expect([B.ch!.localBalance, B.ch!.remoteBalance]).toEqual([288n * CKB, 338n * CKB]);
+    expect(A.ch!.tlcs).toEqual([]);
+    expect(A.ch!.localBalance + A.ch!.remoteBalance).toBe(626n * CKB);
+    // Pools stay mirrored and never run dry.
+    expect(A.ch!.nonces.mine.map((n) => n.public)).toEqual(B.ch!.nonces.theirs);
+    expect(B.ch!.nonces.mine.map((n) => n.public)).toEqual(A.ch!.nonces.theirs);
+    // A publishes its revoked first commitment; B sweeps it with the revocation it holds.
+    const old = withDeps(oldA);
+    const oldHash = t.chain.sendTransaction(old);
+    t.chain.generateBlock();
+    const rev = B.ch!.revocation!;
+    expect(rev.version).toBeGreaterThanOrEqual(1n);
+    const out = ccc.CellOutput.from({ capacity: old.outputs[0]!.capacity, lock: lockOf(KEY_B) });
+    // The revocation output is signed as is; the fee comes from one of B's own cells.
+    const feeCell = cellsOf(t.chain, lockOf(KEY_B)).find(
+      (c) => !B.own.has(c.outPoint.txHash + c.outPoint.index),
+    )!;
+    const sweep = ccc.Transaction.from({
+      version: 0,
+      cellDeps: [
+        ...t.chain.scripts.commitment_lock.cellDeps,
+        ...t.chain.scripts.secp256k1_blake160_sighash_all.cellDeps,
+      ],
+      inputs: [
+        { previousOutput: { txHash: oldHash, index: 0 }, since: 0n },
+        { previousOutput: feeCell.outPoint, since: 0n },
+      ],
+      outputs: [out, { lock: lockOf(KEY_B), capacity: feeCell.output.capacity - 2000n }],
+      outputsData: ['0x', '0x'],
+      witnesses: [
+        revocationWitness(
+          [B.ch!.local.fundingPubkey, A.ch!.local.fundingPubkey].map((x) => ccc.bytesFrom(x)),
+          rev.version,
+          ccc.bytesFrom(rev.signature),
+        ),
+      ],
+    });
+    signSighashAll(sweep, [1], KEY_B);
+    t.chain.sendTransaction(sweep);
+  });
+
+  it('the latest commitment with a pending TLC is accepted by the chain', () => {
+    const { A, B } = readyPair();
+    feed(A, B, {
+      type: 'addTlc',
+      cmd: {
+        amount: 5n * CKB,
+        paymentHash: new Uint8Array(32).fill(1),
+        expiry: 1_800_000_000_000n,
+        hashAlgorithm: 1,
+        onion: new Uint8Array(3),
+      },
+    });
+    run(A, B);
+    t.chain.sendTransaction(withDeps(B.ch!.latestCommitmentTx!));
+    expect(() => step(A.ch!, { type: 'shutdown', cmd: {} }, env())).toThrow(/pending outbound tlcs/);
+  });
+
+  it('a second TLC command during a round is refused with the reference text', () => {
+    const { A, B } = readyPair();
+    const cmd = {
+      amount: CKB,
+      paymentHash: new Uint8Array(32),
+      expiry: 1_800_000_000_000n,
+      hashAlgorithm: 0,
+      onion: new Uint8Array(0),
+    };
+    feed(A, B, { type: 'addTlc', cmd });
+    expect(() => step(A.ch!, { type: 'addTlc', cmd }, env())).toThrow(
+      'Unable to handle TLC command in waiting TLC ACK state',
+    );
+    expect(() => step(A.ch!, { type: 'addTlc', cmd: { ...cmd, amount: 10_000n * CKB } }, env())).toThrow();
+  });
+});
 
 describe('channel opening between two machines', () => {
   it('500 CKB with the peer adding 250 ends CHANNEL_READY: 438/188 and 188/438, 750 CKB on chain', () => {

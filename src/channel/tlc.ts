@@ -1,0 +1,371 @@
+/**
+ * TLC rounds, pure. One round at a time per channel (the reference also allows only one unacked
+ * CommitmentSigned per side): the initiator sends its updates (AddTlc / RemoveTlc) and a
+ * CommitmentSigned for the peer's next commitment; the peer answers RevokeAndAck (revoking its
+ * previous commitment) and its own CommitmentSigned; the initiator ends with RevokeAndAck.
+ * Updates apply to balances when announced, so both new commitments include them; the old
+ * commitments are revoked by the end of the round.
+ *
+ * Nonces: each completion (our new commitment, the peer's revocation) takes the head of our
+ * pool and is followed by a TxComplete advertising a fresh nonce (Strand extension: the
+ * reference's messages carry too few nonces to never reuse one).
+ */
+import { ccc } from '@ckb-ccc/core';
+import { bytesToHex, hexToBytes } from '../codec/hex.ts';
+import { ckbHash, sha256 } from '../crypto/hash.ts';
+import { commitmentPoint } from './keys.ts';
+import {
+  buildCommitment,
+  ChannelError,
+  commitmentSigned,
+  completeOwnCommitment,
+  type Effect,
+  keysOf,
+  type MachineEnv,
+  nonceData,
+  type Step,
+  toScript,
+  totalCapacity,
+} from './machine.ts';
+import { complete, newNonce, SignatureError, signFirst } from './musig.ts';
+import type { Channel, PartyParams, Tlc } from './state.ts';
+import { commitmentTxSize, feeOf, revocationMessage } from './tx.ts';
+import type { AddTlc, RemoveTlc, RevokeAndAck } from './wire.ts';
+
+const b = (h: string) => hexToBytes(h);
+const h = (x: Uint8Array) => bytesToHex(x);
+
+export const WAITING_ACK = 'Unable to handle TLC command in waiting TLC ACK state';
+
+export interface AddTlcCommand {
+  amount: bigint;
+  paymentHash: Uint8Array;
+  expiry: bigint;
+  hashAlgorithm: number;
+  onion: Uint8Array;
+}
+
+export type RemoveReason = { preimage: Uint8Array } | { error: Uint8Array };
+
+/** What the node learns from a finished round (for the payments layer). */
+export type TlcNotice =
+  | { type: 'received'; tlc: Tlc }
+  | { type: 'fulfilled'; tlc: Tlc; preimage: string }
+  | { type: 'failed'; tlc: Tlc; error: string };
+
+function ready(ch: Channel): void {
+  if (ch.state !== 'CHANNEL_READY') throw new ChannelError(`Invalid state: channel is in state ${ch.state}`);
+}
+
+function idle(ch: Channel): void {
+  ready(ch);
+  if (ch.round) throw new ChannelError(WAITING_ACK);
+}
+
+export function hashPreimage(preimage: Uint8Array, algorithm: number): Uint8Array {
+  return algorithm === 1 ? sha256(preimage) : ckbHash(preimage);
+}
+
+/** `add_tlc`: announce a TLC and sign the peer's commitment that includes it. */
+export function addTlc(ch0: Channel, c: AddTlcCommand, env: MachineEnv): Step & { tlcId: bigint } {
+  idle(ch0);
+  if (c.amount <= 0n) throw new ChannelError('Invalid parameter: TLC amount must be greater than 0');
+  if (c.amount > ch0.localBalance)
+    throw new ChannelError(
+      `Invalid parameter: TLC amount ${c.amount} exceeds the local balance ${ch0.localBalance}`,
+    );
+  if (c.hashAlgorithm !== 0 && c.hashAlgorithm !== 1)
+    throw new ChannelError('Invalid parameter: hash algorithm');
+  const r = ch0.remote as PartyParams;
+  const inFlight = ch0.tlcs.filter((t) => t.offered && !t.removal);
+  if (BigInt(inFlight.length) >= r.maxTlcNumberInFlight)
+    throw new ChannelError(`Invalid parameter: TLC number in flight exceeds ${r.maxTlcNumberInFlight}`);
+  const value = inFlight.reduce((s, t) => s + t.amount, 0n) + c.amount;
+  if (value > r.maxTlcValueInFlight)
+    throw new ChannelError(`Invalid parameter: TLC value in flight exceeds ${r.maxTlcValueInFlight}`);
+  if (c.expiry <= BigInt(env.now())) throw new ChannelError('Invalid parameter: TLC expiry is in the past');
+  const tlc: Tlc = {
+    id: ch0.nextTlcId.offered,
+    offered: true,
+    amount: c.amount,
+    paymentHash: h(c.paymentHash),
+    expiry: c.expiry,
+    hashAlgorithm: c.hashAlgorithm,
+    onion: h(c.onion),
+    added: 'announced',
+  };
+  const ch: Channel = {
+    ...ch0,
+    tlcs: [...ch0.tlcs, tlc],
+    localBalance: ch0.localBalance - c.amount,
+    nextTlcId: { ...ch0.nextTlcId, offered: ch0.nextTlcId.offered + 1n },
+  };
+  const add: Effect = {
+    type: 'send',
+    msg: {
+      type: 'AddTlc',
+      value: {
+        channelId: b(ch.id),
+        tlcId: tlc.id,
+        amount: tlc.amount,
+        paymentHash: c.paymentHash,
+        expiry: c.expiry,
+        hashAlgorithm: c.hashAlgorithm,
+        onionPacket: c.onion,
+      },
+    },
+  };
+  const s = startRound(ch, env);
+  return { ch: s.ch, effects: [add, ...s.effects], tlcId: tlc.id };
+}
+
+/** `remove_tlc`: settle (preimage) or fail a TLC the peer offered us. */
+export function removeTlc(ch0: Channel, id: bigint, reason: RemoveReason, env: MachineEnv): Step {
+  idle(ch0);
+  const tlc = ch0.tlcs.find((t) => !t.offered && t.id === id);
+  if (!tlc || tlc.removal || tlc.added !== 'committed')
+    throw new ChannelError(`Invalid parameter: TLC ${id} not found or not removable`);
+  let ch: Channel;
+  if ('preimage' in reason) {
+    if (h(hashPreimage(reason.preimage, tlc.hashAlgorithm)) !== tlc.paymentHash)
+      throw new ChannelError('Invalid parameter: the preimage does not match the payment hash');
+    ch = withRemoval(ch0, tlc, { preimage: h(reason.preimage), state: 'announced' });
+    ch = { ...ch, localBalance: ch.localBalance + tlc.amount };
+  } else {
+    ch = withRemoval(ch0, tlc, { error: h(reason.error), state: 'announced' });
+    ch = { ...ch, remoteBalance: ch.remoteBalance + tlc.amount };
+  }
+  const msg: Effect = {
+    type: 'send',
+    msg: {
+      type: 'RemoveTlc',
+      value: {
+        channelId: b(ch.id),
+        tlcId: id,
+        reason: 'preimage' in reason ? { fulfill: reason.preimage } : { fail: reason.error },
+      },
+    },
+  };
+  const s = startRound(ch, env);
+  return { ch: s.ch, effects: [msg, ...s.effects] };
+}
+
+/** `commitment_signed` (dev): a round without updates. */
+export function signCommitment(ch: Channel, env: MachineEnv): Step {
+  idle(ch);
+  return startRound(ch, env);
+}
+
+function withRemoval(ch: Channel, tlc: Tlc, removal: NonNullable<Tlc['removal']>): Channel {
+  return { ...ch, tlcs: ch.tlcs.map((t) => (t === tlc ? { ...t, removal } : t)) };
+}
+
+function startRound(ch0: Channel, env: MachineEnv): Step {
+  const { ch, msg } = commitmentSigned({ ...ch0, round: { initiator: 'local' } }, env);
+  return { ch, effects: [{ type: 'send', msg }] };
+}
+
+// ---- the peer's messages -----------------------------------------------------------------------
+
+export function onAddTlc(ch0: Channel, m: AddTlc, env: MachineEnv): Step {
+  ready(ch0);
+  if (ch0.round?.initiator === 'local') throw new ChannelError('AddTlc while our round is in progress');
+  if (m.tlcId !== ch0.nextTlcId.received)
+    throw new ChannelError(`AddTlc: expected TLC id ${ch0.nextTlcId.received}`);
+  if (m.amount <= 0n || m.amount > ch0.remoteBalance) throw new ChannelError('AddTlc: amount out of range');
+  if (m.hashAlgorithm > 1) throw new ChannelError('AddTlc: unknown hash algorithm');
+  const inFlight = ch0.tlcs.filter((t) => !t.offered && !t.removal);
+  if (BigInt(inFlight.length) >= ch0.local.maxTlcNumberInFlight)
+    throw new ChannelError('AddTlc: too many TLCs');
+  void env;
+  const tlc: Tlc = {
+    id: m.tlcId,
+    offered: false,
+    amount: m.amount,
+    paymentHash: h(m.paymentHash),
+    expiry: m.expiry,
+    hashAlgorithm: m.hashAlgorithm,
+    onion: h(m.onionPacket),
+    added: 'announced',
+  };
+  return {
+    ch: {
+      ...ch0,
+      round: { initiator: 'remote' },
+      tlcs: [...ch0.tlcs, tlc],
+      remoteBalance: ch0.remoteBalance - m.amount,
+      nextTlcId: { ...ch0.nextTlcId, received: m.tlcId + 1n },
+    },
+    effects: [],
+  };
+}
+
+export function onRemoveTlc(ch0: Channel, m: RemoveTlc): Step {
+  ready(ch0);
+  if (ch0.round?.initiator === 'local') throw new ChannelError('RemoveTlc while our round is in progress');
+  const tlc = ch0.tlcs.find((t) => t.offered && t.id === m.tlcId);
+  if (!tlc || tlc.removal || tlc.added !== 'committed')
+    throw new ChannelError(`RemoveTlc: no TLC ${m.tlcId} to remove`);
+  let ch: Channel;
+  if ('fulfill' in m.reason) {
+    if (h(hashPreimage(m.reason.fulfill, tlc.hashAlgorithm)) !== tlc.paymentHash)
+      throw new ChannelError('RemoveTlc: the preimage does not match');
+    ch = withRemoval(ch0, tlc, { preimage: h(m.reason.fulfill), state: 'announced' });
+    ch = { ...ch, remoteBalance: ch.remoteBalance + tlc.amount };
+  } else {
+    ch = withRemoval(ch0, tlc, { error: h(m.reason.fail), state: 'announced' });
+    ch = { ...ch, localBalance: ch.localBalance + tlc.amount };
+  }
+  return { ch: { ...ch, round: { initiator: 'remote' } }, effects: [] };
+}
+
+/** A fresh nonce for our pool, advertised to the peer. */
+function advertise(ch: Channel): { ch: Channel; effect: Effect } {
+  const k = keysOf(ch);
+  const n = newNonce(k.fundingPubkey, k.fundingKey);
+  return {
+    ch: { ...ch, nonces: { ...ch.nonces, mine: [...ch.nonces.mine, nonceData(n)] } },
+    effect: {
+      type: 'send',
+      msg: { type: 'TxComplete', value: { channelId: b(ch.id), nextCommitmentNonce: n.public } },
+    },
+  };
+}
+
+/** The revocation output of holder H's commitments: the whole cell to the other side. */
+function revocationOutput(ch: Channel, holderIsLocal: boolean, env: MachineEnv) {
+  const other = holderIsLocal ? (ch.remote as PartyParams) : ch.local;
+  const fee = feeOf(
+    ch.commitmentFeeRate,
+    commitmentTxSize(env.fundingLock.cellDeps.length, env.commitmentLock),
+  );
+  return ccc.CellOutput.from({ capacity: totalCapacity(ch) - fee, lock: toScript(other.shutdownScript) });
+}
+
+/** The peer signed our next commitment. */
+export function onCommitmentSignedReady(
+  ch0: Channel,
+  partial: Uint8Array,
+  nonce: Uint8Array,
+  env: MachineEnv,
+): Step {
+  ready(ch0);
+  const initiator = ch0.round?.initiator ?? 'remote';
+  if (initiator === 'local' && !ch0.round?.gotRevoke)
+    throw new ChannelError('CommitmentSigned before RevokeAndAck');
+  let ch = completeOwnCommitment(
+    { ...ch0, round: ch0.round ?? { initiator: 'remote' } },
+    partial,
+    nonce,
+    env,
+  );
+  const effects: Effect[] = [];
+  const ad = advertise(ch);
+  ch = ad.ch;
+  effects.push(ad.effect);
+  // Revoke our previous commitment (version R − 1): we sign first, the peer completes.
+  const revoked = ch.commitmentNumbers.remote - 1n;
+  const theirNonce = ch.nonces.theirs[0];
+  if (!theirNonce) throw new ChannelError('no nonce of the peer left');
+  const own = buildCommitment(ch, false, env);
+  const out = revocationOutput(ch, true, env);
+  const msg = revocationMessage(out, new Uint8Array(0), own.args, revoked);
+  const k = keysOf(ch);
+  const s = signFirst(k.fundingKey, b(theirNonce), own.revocationKeys, msg);
+  ch = {
+    ...ch,
+    nonces: { ...ch.nonces, theirs: ch.nonces.theirs.slice(1) },
+    commitmentNumbers: { ...ch.commitmentNumbers, remote: ch.commitmentNumbers.remote + 1n },
+  };
+  const raa: RevokeAndAck = {
+    channelId: b(ch.id),
+    revocationPartialSignature: s.partial,
+    nextPerCommitmentPoint: commitmentPoint(k.commitmentSeed, ch.commitmentNumbers.remote + 1n),
+    nextRevocationNonce: s.nonce,
+  };
+  effects.push({ type: 'send', msg: { type: 'RevokeAndAck', value: raa } });
+  if (initiator === 'remote') {
+    // Our turn: sign the peer's next commitment, with the same updates.
+    const cs = commitmentSigned(ch, env);
+    ch = cs.ch;
+    effects.push({ type: 'send', msg: cs.msg });
+    return { ch, effects };
+  }
+  return finishRound(ch, effects);
+}
+
+/** The peer revoked its previous commitment: we complete and keep the revocation signature. */
+export function onRevokeAndAck(ch0: Channel, m: RevokeAndAck, env: MachineEnv): Step {
+  ready(ch0);
+  if (!ch0.round) throw new ChannelError('RevokeAndAck without a round in progress');
+  if (ch0.round.initiator === 'local' && ch0.round.gotRevoke) throw new ChannelError('second RevokeAndAck');
+  const my = ch0.nonces.mine[0];
+  if (!my) throw new ChannelError('no nonce of ours left');
+  const revoked = ch0.commitmentNumbers.local - 1n;
+  const theirs = buildCommitment(ch0, true, env);
+  const out = revocationOutput(ch0, false, env);
+  const msg = revocationMessage(out, new Uint8Array(0), theirs.args, revoked);
+  const k = keysOf(ch0);
+  let sig: Uint8Array;
+  try {
+    sig = complete({
+      mySecret: k.fundingKey,
+      myPubkey: k.fundingPubkey,
+      myNonce: { secret: b(my.secret), public: b(my.public) },
+      theirPubkey: b((ch0.remote as PartyParams).fundingPubkey),
+      theirNonce: m.nextRevocationNonce,
+      theirPartial: m.revocationPartialSignature,
+      keys: theirs.revocationKeys,
+      msg,
+    });
+  } catch (e) {
+    if (e instanceof SignatureError) throw new ChannelError('invalid revocation signature from the peer');
+    throw e;
+  }
+  let ch: Channel = {
+    ...ch0,
+    nonces: { ...ch0.nonces, mine: ch0.nonces.mine.slice(1) },
+    revocation: { version: revoked, signature: h(sig), args: h(theirs.args) },
+    commitmentNumbers: { ...ch0.commitmentNumbers, local: ch0.commitmentNumbers.local + 1n },
+    remote: {
+      ...(ch0.remote as PartyParams & { points: string[] }),
+      points: [
+        ...(ch0.remote as PartyParams & { points: string[] }).points,
+        h(m.nextPerCommitmentPoint),
+      ].slice(-4),
+    },
+  } as Channel;
+  const ad = advertise(ch);
+  ch = ad.ch;
+  if (ch.round?.initiator === 'local') {
+    return { ch: { ...ch, round: { ...ch.round, gotRevoke: true } }, effects: [ad.effect] };
+  }
+  return finishRound(ch, [ad.effect]);
+}
+
+/** Both commitments now include the round's updates: they are committed. */
+function finishRound(ch: Channel, effects: Effect[]): Step {
+  const notices: TlcNotice[] = [];
+  const tlcs: Tlc[] = [];
+  for (const t of ch.tlcs) {
+    if (t.removal) {
+      if (t.removal.preimage) notices.push({ type: 'fulfilled', tlc: t, preimage: t.removal.preimage });
+      else notices.push({ type: 'failed', tlc: t, error: t.removal.error ?? '0x' });
+      continue; // fully removed
+    }
+    if (t.added === 'announced') {
+      const c = { ...t, added: 'committed' as const };
+      if (!t.offered) notices.push({ type: 'received', tlc: c });
+      tlcs.push(c);
+    } else tlcs.push(t);
+  }
+  return {
+    ch: { ...ch, tlcs, round: null },
+    effects: [...effects, ...notices.map((n) => ({ type: 'tlc' as const, notice: n }))],
+  };
+}
+
+/** A nonce the peer advertised outside the funding collaboration. */
+export function onNonceAdvert(ch: Channel, nonce: Uint8Array): Step {
+  return { ch: { ...ch, nonces: { ...ch.nonces, theirs: [...ch.nonces.theirs, h(nonce)] } }, effects: [] };
+}
