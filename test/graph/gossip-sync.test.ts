@@ -1,0 +1,227 @@
+/** Gossip between real PeerManagers over /p2p/43: sync, push, queries, hostile input, persistence. */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { multiaddr } from '@multiformats/multiaddr';
+import { afterEach, describe, expect, it } from 'vitest';
+import { identityFromSecret, type NodeIdentity } from '../../src/crypto/identity.ts';
+import { encodeGossipMessage } from '../../src/graph/messages.ts';
+import { outpointHex } from '../../src/graph/network-graph.ts';
+import { createGraphService, type GraphService, hasPublicAddress } from '../../src/graph/service.ts';
+import { graphSchema } from '../../src/graph/store.ts';
+import type { PeerManager } from '../../src/p2p/peer-manager.ts';
+import { peerSchema } from '../../src/p2p/peer-store.ts';
+import { openDatabase } from '../../src/store/db.ts';
+import { CHAIN_A, startManager, stopAll, tcpAddr, until } from '../p2p/helpers.ts';
+import { outPoint, party, signedChannel, signedUpdate, trustingFunding } from './gossip-helpers.ts';
+
+const services: GraphService[] = [];
+const dirs: string[] = [];
+
+afterEach(async () => {
+  await Promise.all(services.splice(0).map((s) => s.stop()));
+  await stopAll();
+});
+
+function dbFile(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strand-graph-'));
+  dirs.push(dir);
+  return path.join(dir, 'store.db');
+}
+
+async function node(
+  seed: number,
+  file = dbFile(),
+): Promise<{ pm: PeerManager; svc: GraphService; id: NodeIdentity; file: string }> {
+  const id = identityFromSecret(party(seed).sk);
+  const db = openDatabase(file, [peerSchema, graphSchema]);
+  const pm = await startManager({ identity: id, db });
+  const svc = createGraphService({
+    db,
+    identity: id,
+    chainHash: CHAIN_A,
+    peers: pm,
+    funding: trustingFunding(),
+    announcePrivateAddr: true,
+    timers: false,
+  });
+  svc.start();
+  services.push(svc);
+  return { pm, svc, id, file };
+}
+
+describe('gossip sync between two nodes', () => {
+  it('active pull on connect brings node and channel announcements and updates; routes follow', async () => {
+    const a = await node(1);
+    const b = await node(2);
+    const c = party(3);
+    // A knows itself, C, and a channel A–C with both updates
+    a.svc.announceNode({ nodeName: 'alice', addresses: [tcpAddr(a.pm)] });
+    const ca = signedChannel(party(1), c, CHAIN_A, outPoint(7));
+    expect(await a.svc.processBroadcast({ type: 'ChannelAnnouncement', value: ca })).toBe('accepted');
+    expect(await a.svc.processBroadcast({ type: 'ChannelUpdate', value: signedUpdate(party(1), ca) })).toBe(
+      'accepted',
+    );
+    expect(
+      await a.svc.processBroadcast({ type: 'ChannelUpdate', value: signedUpdate(c, ca, { feeRate: 5n }) }),
+    ).toBe('accepted');
+
+    await b.pm.connect(tcpAddr(a.pm));
+    const op = outpointHex(ca.channelOutpoint);
+    await until(() => {
+      const ch = b.svc.graph.channel(op);
+      return !!ch?.update1 && !!ch.update2 && !!b.svc.graph.node(a.id.pubkeyHex);
+    }, 'B to learn the channel and A');
+    const learned = b.svc.graph.node(a.id.pubkeyHex)!.announcement;
+    expect(new TextDecoder().decode(learned.nodeName).replace(/\0+$/, '')).toBe('alice');
+    // B can now route from A to C over the learned channel (as if paying from A)
+    const route = b.svc.findRoute({
+      source: a.id.pubkeyHex,
+      target: Buffer.from(c.pk).toString('hex'),
+      amount: 1000n,
+      finalTlcExpiryDelta: 86_400_000,
+      tlcExpiryLimit: 1_209_600_000,
+    });
+    expect(route.map((h) => h.channelOutpoint)).toEqual([op]);
+
+    // A's next announcement reaches B by the passive subscription
+    await until(
+      () =>
+        [
+          ...(b.svc as unknown as { peerState: Map<string, { subscribed?: boolean }> }).peerState.values(),
+        ].some((s) => s.subscribed),
+      'B subscribed',
+    );
+    await until(
+      () =>
+        [
+          ...(a.svc as unknown as { peerState: Map<string, { subscriber?: boolean }> }).peerState.values(),
+        ].some((s) => s.subscriber),
+      'A has a subscriber',
+    );
+    a.svc.announceNode({ nodeName: 'alice-2', addresses: [tcpAddr(a.pm)] });
+    await until(
+      () =>
+        new TextDecoder()
+          .decode(b.svc.graph.node(a.id.pubkeyHex)!.announcement.nodeName)
+          .startsWith('alice-2'),
+      'B to receive the new announcement',
+    );
+    // and B's own announcement reaches A (A subscribed back)
+    b.svc.announceNode({ nodeName: 'bob', addresses: [tcpAddr(b.pm)] });
+    await until(() => !!a.svc.graph.node(b.id.pubkeyHex), 'A to receive B');
+  });
+
+  it('an update whose announcement is unknown is held, the announcement queried from the sender', async () => {
+    const a = await node(11);
+    const b = await node(12);
+    const c = party(13);
+    const ca = signedChannel(party(11), c, CHAIN_A, outPoint(9));
+    await a.svc.processBroadcast({ type: 'ChannelAnnouncement', value: ca });
+    await b.pm.connect(tcpAddr(a.pm));
+    await until(() => !!b.svc.graph.channel(outpointHex(ca.channelOutpoint)), 'sync');
+    // a second channel known only to A; B is sent only its update
+    const ca2 = signedChannel(party(11), c, CHAIN_A, outPoint(10));
+    await a.svc.processBroadcast({ type: 'ChannelAnnouncement', value: ca2 });
+    const cu = signedUpdate(c, ca2, { feeRate: 77n });
+    a.pm.sendGossip(
+      b.id.pubkeyHex,
+      encodeGossipMessage({
+        type: 'BroadcastMessagesFilterResult',
+        messages: [{ type: 'ChannelUpdate', value: cu }],
+      }),
+    );
+    await until(() => {
+      const ch = b.svc.graph.channel(outpointHex(ca2.channelOutpoint));
+      return !!ch && (ch.update1?.feeRate === 77n || ch.update2?.feeRate === 77n);
+    }, 'held update applied after the queried announcement');
+  });
+
+  it('hostile gossip is dropped and the node keeps serving', async () => {
+    const a = await node(21);
+    const b = await node(22);
+    await b.pm.connect(tcpAddr(a.pm));
+    await until(() => a.pm.list().some((p) => p.init), 'connected');
+    const rnd = (n: number) => new Uint8Array(n).map(() => Math.floor(Math.random() * 256));
+    for (let i = 0; i < 50; i++) b.pm.sendGossip(a.id.pubkeyHex, rnd(1 + ((i * 37) % 900)));
+    // a forged update (signed by the wrong key) and a node announcement with a bad signature
+    const c = party(23);
+    const ca = signedChannel(party(21), c, CHAIN_A, outPoint(30));
+    await a.svc.processBroadcast({ type: 'ChannelAnnouncement', value: ca });
+    const forged = signedUpdate(party(99), ca);
+    expect(await a.svc.processBroadcast({ type: 'ChannelUpdate', value: forged })).toBe('rejected');
+    const ann = b.svc.announceNode({ nodeName: 'bob' });
+    expect(
+      await a.svc.processBroadcast({
+        type: 'NodeAnnouncement',
+        value: { ...ann, timestamp: ann.timestamp + 5n },
+      }),
+    ).toBe('rejected');
+    // a future timestamp (beyond 60 s of skew) is refused
+    const future = signedUpdate(party(21), ca, { timestamp: BigInt(Date.now() + 120_000) });
+    expect(await a.svc.processBroadcast({ type: 'ChannelUpdate', value: future })).toBe('rejected');
+    // the node still syncs normally
+    b.svc.announceNode({ nodeName: 'bob-2' });
+    await until(() => !!a.svc.graph.node(b.id.pubkeyHex), 'A still learns B');
+  });
+});
+
+describe('graph store', () => {
+  it('persists messages and history across a restart; older or duplicate messages change nothing', async () => {
+    const file = dbFile();
+    const first = await node(31, file);
+    const c = party(32);
+    const ca = signedChannel(party(31), c, CHAIN_A, outPoint(40));
+    await first.svc.processBroadcast({ type: 'ChannelAnnouncement', value: ca });
+    const cu = signedUpdate(c, ca, { feeRate: 42n, timestamp: BigInt(Date.now() - 1000) });
+    expect(await first.svc.processBroadcast({ type: 'ChannelUpdate', value: cu })).toBe('accepted');
+    expect(await first.svc.processBroadcast({ type: 'ChannelUpdate', value: cu })).toBe('duplicate');
+    const older = signedUpdate(c, ca, { feeRate: 1n, timestamp: cu.timestamp - 2n });
+    expect(await first.svc.processBroadcast({ type: 'ChannelUpdate', value: older })).toBe('stale');
+    first.svc.history.applyPairResult(outpointHex(ca.channelOutpoint), 'forward', 5n, false, 123);
+    first.svc.announceNode({ nodeName: 'persisted' });
+    await first.svc.stop();
+    await first.pm.stop();
+
+    const db = openDatabase(file, [peerSchema, graphSchema]);
+    const again = createGraphService({ db, identity: first.id, chainHash: CHAIN_A, timers: false });
+    again.start();
+    services.push(again);
+    const ch = again.graph.channel(outpointHex(ca.channelOutpoint))!;
+    expect([ch.update1?.feeRate, ch.update2?.feeRate]).toContain(42n);
+    expect(again.graph.node(first.id.pubkeyHex)).toBeDefined();
+    expect(again.history.get(outpointHex(ca.channelOutpoint), 'forward')?.failAmount).toBe(5n);
+    db.close();
+  });
+
+  it('prunes channels not refreshed for 28 days', async () => {
+    let now = Date.now();
+    const id = identityFromSecret(party(41).sk);
+    const db = openDatabase(dbFile(), [graphSchema]);
+    const svc = createGraphService({
+      db,
+      identity: id,
+      chainHash: CHAIN_A,
+      funding: trustingFunding(BigInt(now)),
+      timers: false,
+      now: () => now,
+    });
+    svc.start();
+    services.push(svc);
+    const ca = signedChannel(party(41), party(42), CHAIN_A, outPoint(50));
+    await svc.processBroadcast({ type: 'ChannelAnnouncement', value: ca });
+    expect(svc.prune()).toEqual([]);
+    now += 29 * 86_400_000;
+    expect(svc.prune()).toEqual([outpointHex(ca.channelOutpoint)]);
+    expect(svc.graph.channelCount).toBe(0);
+    expect(svc.store.get(`ca:${outpointHex(ca.channelOutpoint)}`)).toBeUndefined();
+  });
+
+  it('node announcements without a public address are dropped unless announce_private_addr', () => {
+    expect(hasPublicAddress([multiaddr('/ip4/127.0.0.1/tcp/8228').bytes])).toBe(false);
+    expect(hasPublicAddress([multiaddr('/ip4/192.168.1.2/tcp/8228').bytes])).toBe(false);
+    expect(hasPublicAddress([multiaddr('/ip4/8.8.8.8/tcp/8228').bytes])).toBe(true);
+    expect(hasPublicAddress([multiaddr('/dns4/node.example.com/tcp/8228').bytes])).toBe(true);
+    expect(hasPublicAddress([])).toBe(false);
+  });
+});
