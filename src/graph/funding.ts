@@ -27,7 +27,7 @@ export function createChainFundingChecker(
     async check(a) {
       const txHash = bytesToHex(a.channelOutpoint.txHash);
       const got = await chain.getTransaction(txHash);
-      if (!got || got.tx_status.status !== 'committed' || !got.tx_status.block_hash) {
+      if (got?.tx_status.status !== 'committed' || !got.tx_status.block_hash) {
         throw new FundingCheckError(`Channel announcement transaction ${txHash} not found or not confirmed`);
       }
       const output = (got.transaction as TxJson | null)?.outputs?.[0];

@@ -22,7 +22,6 @@ import type { FundingChecker } from './funding.ts';
 import { directionOf, PaymentHistory } from './history.ts';
 import {
   type BroadcastMessage,
-  type ChannelAnnouncement,
   type ChannelUpdate,
   decodeGossipMessage,
   encodeGossipMessage,
@@ -419,7 +418,7 @@ export class GraphService {
     }
     const u = m.value;
     const ca = this.store.get(`ca:${outpointHex(u.channelOutpoint)}`);
-    if (!ca || ca.message.type !== 'ChannelAnnouncement') {
+    if (ca?.message.type !== 'ChannelAnnouncement') {
       this.hold(u, from);
       return 'held';
     }
