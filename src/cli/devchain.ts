@@ -4,6 +4,7 @@
  * from a running dev chain.
  */
 import fs from 'node:fs';
+import path from 'node:path';
 import type { ccc } from '@ckb-ccc/core';
 import type { Command } from 'commander';
 import { addressToScript, sighashLock } from '../chain/address.ts';
@@ -38,6 +39,11 @@ export function registerDevchainCommand(program: Command): void {
       let chain: DevChain;
       try {
         const accounts = ((opts.fund as string[] | undefined) ?? []).map(parseAccount);
+        if (fs.existsSync(path.join(opts.dir, 'devchain.sqlite')) && (accounts.length || opts.epochLength)) {
+          process.stderr.write(
+            'devchain: the chain already exists; --fund and --epoch-length apply at creation only (use `strand devchain faucet`)\n',
+          );
+        }
         chain = DevChain.open({
           dir: opts.dir,
           specToml:
