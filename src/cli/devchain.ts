@@ -10,6 +10,7 @@ import type { Command } from 'commander';
 import { addressToScript, sighashLock } from '../chain/address.ts';
 import { createChainClient } from '../chain/client.ts';
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
+import { decryptWalletKey, PASSWORD_ENV } from '../crypto/keyfile.ts';
 import { lockArgsOf } from '../crypto/secp256k1.ts';
 import { DEFAULT_SPEC_TOML, type DevAccount, DevChain, STRAND_SPEC_TOML } from '../devchain/chain.ts';
 import { devScriptsJson } from '../devchain/rpc/json.ts';
@@ -33,7 +34,7 @@ export function registerDevchainCommand(program: Command): void {
     )
     .option(
       '--fund <account...>',
-      'fund at creation: <address|0x lock args|key file>:<CKB>[:<UDT>] (repeatable)',
+      'fund at creation: <address|0x lock args|key file>:<CKB>[:<UDT>] (repeatable; an encrypted ckb/key needs FIBER_SECRET_KEY_PASSWORD)',
     )
     .action(async (opts) => {
       let chain: DevChain;
@@ -116,8 +117,17 @@ function lockFor(spec: string): ccc.Script {
   if (/^0x[0-9a-fA-F]{40}$/.test(spec)) return sighashLock(spec);
   if (/^ck[bt]1/.test(spec)) return addressToScript(spec);
   if (fs.existsSync(spec)) {
-    const text = fs.readFileSync(spec, 'utf8').trim().split(/\s+/)[0] ?? '';
-    const key = hexToBytes(text.startsWith('0x') ? text : `0x${text}`, `key file ${spec}`, 32);
+    const data = fs.readFileSync(spec);
+    const text = data.toString('utf8').trim().split(/\s+/)[0] ?? '';
+    let key: Uint8Array;
+    if (/^(0x)?[0-9a-fA-F]{64}$/.test(text)) {
+      key = hexToBytes(text.startsWith('0x') ? text : `0x${text}`, `key file ${spec}`, 32);
+    } else {
+      // An encrypted wallet key (`ckb/key`), opened with the node's password variable.
+      const password = process.env[PASSWORD_ENV];
+      if (!password) throw new Error(`${spec} is an encrypted key file: set ${PASSWORD_ENV} to read it`);
+      key = decryptWalletKey(new Uint8Array(data), password, spec);
+    }
     return sighashLock(bytesToHex(lockArgsOf(key)));
   }
   throw new Error(`'${spec}' is not an address, 20-byte lock args or a key file`);

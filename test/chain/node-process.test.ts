@@ -32,9 +32,10 @@ beforeAll(async () => {
       '--block-interval',
       '200',
       '--fund',
-      `${FIXTURE}/ckb/plain_key:3000`,
+      `${FIXTURE}/ckb/key:3000`,
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    // The node's encrypted wallet key file, read with the node's password variable.
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, FIBER_SECRET_KEY_PASSWORD: 'password1' } },
   );
   rpcUrl = await new Promise<string>((resolve, reject) => {
     let out = '';
