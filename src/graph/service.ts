@@ -22,6 +22,7 @@ import type { FundingChecker } from './funding.ts';
 import { directionOf, PaymentHistory } from './history.ts';
 import {
   type BroadcastMessage,
+  type ChannelAnnouncement,
   type ChannelUpdate,
   decodeGossipMessage,
   encodeGossipMessage,
@@ -250,6 +251,58 @@ export class GraphService {
     const run = this.queue.then(() => this.verifyAndAccept(m, from));
     this.queue = run.catch(() => {});
     return run;
+  }
+
+  // ---- RPC listings (stored announcements in cursor order, as the reference) ----
+
+  listNodes(limit: number, after: Uint8Array): { nodes: NodeAnnouncement[]; lastCursor: Uint8Array | null } {
+    const rows = this.store.after(after, Math.min(limit, 1_000_000), CURSOR_TYPE.NodeAnnouncement);
+    const nodes = rows.flatMap((r) => (r.message.type === 'NodeAnnouncement' ? [r.message.value] : []));
+    return { nodes, lastCursor: rows[rows.length - 1]?.cursor ?? null };
+  }
+
+  listChannels(
+    limit: number,
+    after: Uint8Array,
+  ): {
+    channels: {
+      announcement: ChannelAnnouncement;
+      createdTimestamp: bigint;
+      update1: ChannelUpdate | null;
+      update2: ChannelUpdate | null;
+    }[];
+    lastCursor: Uint8Array | null;
+  } {
+    const channels: ReturnType<GraphService['listChannels']>['channels'] = [];
+    let cursor = after;
+    let lastCursor: Uint8Array | null = null;
+    const want = Math.min(limit, 1_000_000);
+    while (channels.length < want) {
+      const rows = this.store.after(cursor, want - channels.length, CURSOR_TYPE.ChannelAnnouncement);
+      if (rows.length === 0) break;
+      for (const r of rows) {
+        cursor = r.cursor;
+        if (r.message.type !== 'ChannelAnnouncement') continue;
+        const op = outpointHex(r.message.value.channelOutpoint);
+        const cu = (side: 1 | 2) => {
+          const m = this.store.get(`cu:${op}:${side}`)?.message;
+          return m?.type === 'ChannelUpdate' ? m.value : null;
+        };
+        const update1 = cu(1);
+        const update2 = cu(2);
+        const closed =
+          !!update1 && !!update2 && (update1.channelFlags & 1) === 1 && (update2.channelFlags & 1) === 1;
+        if (closed) continue;
+        channels.push({
+          announcement: r.message.value,
+          createdTimestamp: cursorTimestamp(r.cursor),
+          update1,
+          update2,
+        });
+        lastCursor = r.cursor;
+      }
+    }
+    return { channels, lastCursor };
   }
 
   // ---- maintenance ----
