@@ -123,6 +123,8 @@ export class DevChain {
   private readonly poolSpent = new Map<string, string>();
   private readonly poolCells = new Map<string, ViewCell>();
   private readonly now: () => bigint;
+  /** Added to the clock for block timestamps (`increase_time`); persisted, so time never goes back. */
+  private timeOffset = 0n;
   private genesisBlock?: Block;
   private timer?: NodeJS.Timeout;
   private closed = false;
@@ -150,6 +152,7 @@ export class DevChain {
       (db.prepare('SELECT value FROM dc_meta WHERE key = ?').get(k) as { value: string })?.value;
     this.genesisHash = this.hashes[0] as ccc.Hex;
     this.epochLength = BigInt(meta('epoch_length'));
+    this.timeOffset = BigInt(meta('time_offset') ?? '0');
     this.scripts = JSON.parse(meta('scripts'));
   }
 
@@ -325,7 +328,8 @@ export class DevChain {
   /** Commits a new block with every pending transaction; returns its hash. */
   generateBlock(): ccc.Hex {
     const number = this.tip.number + 1n;
-    const timestamp = this.now() > this.tip.timestamp ? this.now() : this.tip.timestamp + 1n;
+    const clock = this.now() + this.timeOffset;
+    const timestamp = clock > this.tip.timestamp ? clock : this.tip.timestamp + 1n;
     const cellbase = ccc.Transaction.from({
       version: 0,
       inputs: [cellbaseInput(number)],
@@ -352,6 +356,22 @@ export class DevChain {
     commitBlock(this.db, block, (op) => this.live.get(outPointKey(op)));
     this.applyBlock(block);
     return block.hash;
+  }
+
+  /**
+   * Moves the chain's clock forward by `ms` for the blocks that follow (a dev tool to reach
+   * timestamp locks without waiting); returns the clock's new reading.
+   */
+  increaseTime(ms: bigint): bigint {
+    if (ms < 0n || ms > 10n * 365n * 86_400_000n)
+      throw new RangeError('increase_time takes 0 to 10 years of milliseconds');
+    this.timeOffset += ms;
+    this.db
+      .prepare(
+        "INSERT INTO dc_meta (key, value) VALUES ('time_offset', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+      )
+      .run(this.timeOffset.toString());
+    return this.now() + this.timeOffset;
   }
 
   /** Generates blocks until the tip has advanced by `epochs` (an EpochNumberWithFraction value). */

@@ -65,6 +65,31 @@ describe('dev chain persistence', () => {
     }
   });
 
+  it('increase_time moves block timestamps (and the median) forward, and survives a restart', () => {
+    const t = openTestChain();
+    try {
+      const before = t.chain.tip.timestamp;
+      t.chain.increaseTime(3_600_000n);
+      for (let i = 0; i < 40; i++) t.chain.generateBlock();
+      expect(t.chain.tip.timestamp).toBeGreaterThanOrEqual(before + 3_600_000n);
+      expect(t.chain.medianTime(t.chain.tipHash)).toBeGreaterThanOrEqual(before + 3_600_000n);
+      expect(() => t.chain.increaseTime(-1n)).toThrow(RangeError);
+      const tip = t.chain.tip.timestamp;
+      t.chain.close();
+      const again = DevChain.open({ dir: t.dir, now: () => t.clock.now });
+      try {
+        again.generateBlock();
+        // The clock did not move, but the offset persisted: no jump back to the real clock.
+        expect(again.tip.timestamp).toBeGreaterThanOrEqual(t.clock.now + 3_600_000n);
+        expect(again.tip.timestamp).toBeGreaterThan(tip);
+      } finally {
+        again.close();
+      }
+    } finally {
+      t.close();
+    }
+  });
+
   it('rejects a transaction paying less than the minimum fee rate', () => {
     const t = openTestChain();
     try {

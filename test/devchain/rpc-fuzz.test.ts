@@ -31,6 +31,7 @@ const METHODS = [
   'get_transactions',
   'generate_epochs',
   'faucet',
+  'increase_time',
 ];
 
 /** JSON values shaped a bit like CKB params, to get past the first checks now and then. */

@@ -1,6 +1,7 @@
 /**
  * The dev chain's CKB JSON-RPC methods (positional params, CKB's shapes and error codes), plus
- * the dev-only `generate_block`, `generate_epochs`, and Strand's `faucet` and `get_dev_scripts`.
+ * the dev-only `generate_block`, `generate_epochs`, and Strand's `faucet`, `get_dev_scripts` and
+ * `increase_time` (moves block timestamps forward, to reach timestamp locks without waiting).
  */
 import { ccc } from '@ckb-ccc/core';
 import { z } from 'zod';
@@ -242,6 +243,15 @@ export function devchainMethods(chain: DevChain): Map<string, Handler> {
     const [epochs] = args(p, u64);
     try {
       return q(chain.generateEpochs(epochs));
+    } catch (e) {
+      if (e instanceof RangeError) throw new RpcError(-32602, `InvalidParams: ${e.message}`);
+      throw e;
+    }
+  });
+  m.set('increase_time', (p) => {
+    const [ms] = args(p, u64);
+    try {
+      return q(chain.increaseTime(ms));
     } catch (e) {
       if (e instanceof RangeError) throw new RpcError(-32602, `InvalidParams: ${e.message}`);
       throw e;
