@@ -1,0 +1,207 @@
+/**
+ * `send_payment` parameters → a validated payment request, with the reference's defaults and its
+ * refusal texts (`Failed to validate payment request: "<reason>"`, fiber-rpc.md §5.2). Pure: the
+ * caller supplies the decoded invoice and the clock.
+ */
+import { randomBytes } from 'node:crypto';
+import { DomainError } from '../codec/errors.ts';
+import { bytesToHex } from '../codec/hex.ts';
+import { ckbHash, sha256 } from '../crypto/hash.ts';
+import type { Invoice } from '../invoice/types.ts';
+import { findAttr } from '../invoice/types.ts';
+import { MAX_CUSTOM_RECORDS_SIZE } from './onion/hop-data.ts';
+
+export const MIN_TLC_EXPIRY_DELTA = 9_600_000n;
+export const MAX_TLC_EXPIRY_LIMIT = 1_209_600_000n;
+export const DEFAULT_FINAL_TLC_EXPIRY_DELTA = 86_400_000n;
+export const DEFAULT_MAX_FEE_RATE = 5n; // per thousand
+export const DEFAULT_MAX_PARTS = 12n;
+const U64_MAX = (1n << 64n) - 1n;
+
+export interface SendPaymentParams {
+  target_pubkey?: string;
+  amount?: bigint;
+  payment_hash?: string;
+  final_tlc_expiry_delta?: bigint;
+  tlc_expiry_limit?: bigint;
+  invoice?: string;
+  timeout?: bigint;
+  max_fee_amount?: bigint;
+  max_fee_rate?: bigint;
+  max_parts?: bigint;
+  keysend?: boolean;
+  udt_type_script?: { code_hash: string; hash_type: string; args: string };
+  allow_self_payment?: boolean;
+  custom_records?: Record<string, string>;
+  hop_hints?: { pubkey: string; channel_outpoint: string; fee_rate: bigint; tlc_expiry_delta: bigint }[];
+  dry_run?: boolean;
+}
+
+export type HashAlgorithmName = 'ckb_hash' | 'sha256';
+
+/** What a payment session stores and the router/onion need. */
+export interface PaymentRequest {
+  targetPubkey: string;
+  amount: bigint;
+  /** 0x-prefixed. */
+  paymentHash: string;
+  /** Keysend: the preimage travels in the final hop's payload. 0x-prefixed. */
+  preimage: string | null;
+  finalTlcExpiryDelta: bigint;
+  tlcExpiryLimit: bigint;
+  maxFeeAmount: bigint;
+  maxParts: bigint;
+  keysend: boolean;
+  udtTypeScript: { code_hash: string; hash_type: string; args: string } | null;
+  allowSelfPayment: boolean;
+  customRecords: Record<string, string> | null;
+  hopHints: { pubkey: string; channelOutpoint: string; feeRate: bigint; tlcExpiryDelta: bigint }[];
+  hashAlgorithm: HashAlgorithmName;
+  invoice: string | null;
+  dryRun: boolean;
+  timeout: bigint | null;
+}
+
+export function invalidRequest(reason: string): DomainError {
+  return new DomainError(`InvalidParameter: Failed to validate payment request: "${reason}"`);
+}
+
+export interface ValidateContext {
+  /** The decoded invoice when `invoice` was given (already checked to parse). */
+  invoice?: Invoice;
+  /** Whether the invoice's signature verifies. */
+  invoiceSignatureValid?: boolean;
+  nowMs: number;
+  /** Hex pubkey (66 chars, no 0x) of the payee in the invoice, when present. */
+  invoicePayee?: string;
+  /** Hex of the invoice's UDT script (molecule), for comparison. */
+  invoiceUdtScriptMatches?: (s: NonNullable<SendPaymentParams['udt_type_script']>) => boolean;
+}
+
+export function validateSendPayment(p: SendPaymentParams, ctx: ValidateContext): PaymentRequest {
+  const inv = ctx.invoice;
+  if (p.keysend && p.invoice) throw invalidRequest('keysend payment should not have invoice');
+  if (p.keysend && p.payment_hash) throw invalidRequest('keysend payment should not have payment_hash');
+
+  let target = p.target_pubkey;
+  let amount = p.amount;
+  let paymentHash = p.payment_hash;
+  let finalDelta = p.final_tlc_expiry_delta;
+  let hashAlgorithm: HashAlgorithmName = 'ckb_hash';
+  if (inv) {
+    if (ctx.invoiceSignatureValid === false) throw invalidRequest('invoice is invalid');
+    const payee = ctx.invoicePayee;
+    if (target !== undefined && payee !== undefined && target !== payee) {
+      throw invalidRequest('target_pubkey does not match the invoice');
+    }
+    target ??= payee;
+    if (amount !== undefined && inv.amount !== undefined && amount !== inv.amount) {
+      throw invalidRequest('amount does not match the invoice');
+    }
+    amount ??= inv.amount;
+    const invHash = bytesToHex(inv.data.paymentHash);
+    if (paymentHash !== undefined && paymentHash !== invHash) {
+      throw invalidRequest('payment_hash does not match the invoice');
+    }
+    paymentHash = invHash;
+    const expiry = findAttr(inv, 'ExpiryTime');
+    if (expiry && Number(inv.data.timestamp) + Number(expiry.seconds) * 1000 < ctx.nowMs) {
+      throw invalidRequest('invoice is expired');
+    }
+    const invDelta = findAttr(inv, 'FinalHtlcMinimumExpiryDelta');
+    if (invDelta && finalDelta !== undefined && finalDelta !== invDelta.value) {
+      throw invalidRequest('final_tlc_expiry_delta does not match the invoice');
+    }
+    finalDelta ??= invDelta?.value;
+    const alg = findAttr(inv, 'HashAlgorithm');
+    if (alg) hashAlgorithm = alg.value;
+    if (p.udt_type_script && ctx.invoiceUdtScriptMatches && !ctx.invoiceUdtScriptMatches(p.udt_type_script)) {
+      throw invalidRequest('udt_type_script does not match the invoice');
+    }
+    if (p.hop_hints && p.hop_hints.length > 0) throw invalidRequest('invoice does not support hop hints');
+  }
+  if (target === undefined) throw invalidRequest('target_pubkey is missing');
+  if (amount === undefined) throw invalidRequest('amount is missing');
+
+  let preimage: string | null = null;
+  if (p.keysend) {
+    const pre = randomBytes(32);
+    preimage = bytesToHex(pre);
+    paymentHash = bytesToHex(ckbHash(pre));
+  }
+  if (paymentHash === undefined) throw invalidRequest('payment_hash is missing');
+  if (amount === 0n) throw invalidRequest('amount must be greater than 0');
+  if (!p.udt_type_script && amount >= U64_MAX) {
+    throw invalidRequest(`The payment amount (${amount}) should be less than ${U64_MAX}`);
+  }
+  finalDelta ??= DEFAULT_FINAL_TLC_EXPIRY_DELTA;
+  if (finalDelta < MIN_TLC_EXPIRY_DELTA || finalDelta > MAX_TLC_EXPIRY_LIMIT) {
+    throw invalidRequest(
+      `invalid final_tlc_expiry_delta, expect between ${MIN_TLC_EXPIRY_DELTA} and ${MAX_TLC_EXPIRY_LIMIT}`,
+    );
+  }
+  const limit = p.tlc_expiry_limit ?? MAX_TLC_EXPIRY_LIMIT;
+  if (limit < finalDelta) {
+    throw invalidRequest(
+      `tlc_expiry_limit is too small, final_tlc_expiry_delta: ${finalDelta}, tlc_expiry_limit: ${limit}`,
+    );
+  }
+  if (limit > MAX_TLC_EXPIRY_LIMIT) {
+    throw invalidRequest(`tlc_expiry_limit is too large, expect it to less than ${MAX_TLC_EXPIRY_LIMIT}`);
+  }
+  const maxParts = p.max_parts ?? DEFAULT_MAX_PARTS;
+  if (maxParts < 1n || maxParts > 24n)
+    throw invalidRequest('invalid max_parts, value should be in range [1, 24]');
+  if (p.custom_records) {
+    let size = 0;
+    for (const [k, v] of Object.entries(p.custom_records)) {
+      const key = Number(k);
+      if (!Number.isInteger(key) || key < 0 || key > 65535) {
+        throw invalidRequest('custom_records key should in range 0 ~ 65535');
+      }
+      size += (v.length - 2) / 2;
+    }
+    if (size > MAX_CUSTOM_RECORDS_SIZE) {
+      throw invalidRequest("the sum size of custom_records's value can not more than 2048 bytes");
+    }
+  }
+  // Fee cap: the smaller of the absolute cap and the rate cap (rounded up).
+  const rate = p.max_fee_rate ?? DEFAULT_MAX_FEE_RATE;
+  const byRate = (amount * rate + 999n) / 1000n;
+  const maxFeeAmount =
+    p.max_fee_amount !== undefined && p.max_fee_amount < byRate ? p.max_fee_amount : byRate;
+  return {
+    targetPubkey: target,
+    amount,
+    paymentHash,
+    preimage,
+    finalTlcExpiryDelta: finalDelta,
+    tlcExpiryLimit: limit,
+    maxFeeAmount,
+    maxParts,
+    keysend: !!p.keysend,
+    udtTypeScript: p.udt_type_script ?? null,
+    allowSelfPayment: !!p.allow_self_payment,
+    customRecords: p.custom_records ?? null,
+    hopHints: (p.hop_hints ?? []).map((h) => ({
+      pubkey: h.pubkey,
+      channelOutpoint: h.channel_outpoint,
+      feeRate: h.fee_rate,
+      tlcExpiryDelta: h.tlc_expiry_delta,
+    })),
+    hashAlgorithm,
+    invoice: p.invoice ?? null,
+    dryRun: !!p.dry_run,
+    timeout: p.timeout ?? null,
+  };
+}
+
+/** Whether `preimage` opens `paymentHash` under `alg`. */
+export function preimageMatches(
+  preimage: Uint8Array,
+  paymentHash: Uint8Array,
+  alg: HashAlgorithmName,
+): boolean {
+  const h = alg === 'sha256' ? sha256(preimage) : ckbHash(preimage);
+  return Buffer.from(h).equals(Buffer.from(paymentHash));
+}

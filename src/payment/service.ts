@@ -1,0 +1,402 @@
+/**
+ * Payment sessions: `send_payment` validates the request, finds a route, stores the session
+ * (status `Created`) and dispatches the first TLC; the channel layer reports the TLC's outcome,
+ * which ends the session (`Success` with the preimage, or `Failed` with the reason) or retries
+ * over another route, up to the session's try limit. Every state is committed before the step
+ * that depends on it, and announced as a `PutPaymentSession` store change.
+ */
+import { randomBytes } from 'node:crypto';
+import { DomainError } from '../codec/errors.ts';
+import { bytesToHex, hexToBytes, toHexQuantity } from '../codec/hex.ts';
+import type { PaymentHistory } from '../graph/history.ts';
+import { directionOf } from '../graph/history.ts';
+import { type FindRouteRequest, PathFindError, type RouterHop } from '../graph/pathfind.ts';
+import type { Invoice } from '../invoice/types.ts';
+import type { StoreChange } from '../store/changes.ts';
+import { buildOnion, decodeErrorPacket } from './onion/packet.ts';
+import { buildPaymentHops, routeFee } from './onion/route-hops.ts';
+import {
+  type PaymentRequest,
+  type SendPaymentParams,
+  type ValidateContext,
+  validateSendPayment,
+} from './request.ts';
+import {
+  type Attempt,
+  attemptFailed,
+  attemptSucceeded,
+  inflightAttempts,
+  isFinal,
+  newSession,
+  type PaymentSession,
+  type PaymentStatus,
+  sessionFailed,
+  startAttempt,
+} from './session.ts';
+import type { PaymentStore } from './store.ts';
+
+export interface PaymentRouter {
+  /** Throws PathFindError when there is no route. */
+  findRoute(req: FindRouteRequest): RouterHop[];
+}
+
+export interface OutgoingTlc {
+  attemptId: string;
+  paymentHash: string;
+  /** Our channel to the first hop (OutPointHex). */
+  channelOutpoint: string;
+  amount: bigint;
+  expiry: bigint;
+  hashAlgorithm: 0 | 1;
+  onionPacket: Uint8Array;
+}
+
+/** The channel layer, seen from payments. */
+export interface TlcOutbox {
+  /** Offers the TLC on the channel; rejects when the channel refuses it at once. */
+  sendTlc(tlc: OutgoingTlc): Promise<void>;
+}
+
+export interface InvoiceLookup {
+  parseInvoice(invoice: string): Invoice;
+  verifyInvoice(invoice: Invoice): boolean;
+  payeeOf(invoice: Invoice): string | undefined;
+}
+
+export interface PaymentServiceOptions {
+  store: PaymentStore;
+  nodePubkey: string;
+  router: PaymentRouter;
+  tlc: TlcOutbox;
+  invoices: InvoiceLookup;
+  history?: PaymentHistory;
+  onChange?: (change: StoreChange) => void;
+  now?: () => number;
+  logger?: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
+}
+
+/** Failures at the final node that another route cannot fix. */
+const FINAL_ERRORS = new Set([
+  'IncorrectOrUnknownPaymentDetails',
+  'InvoiceExpired',
+  'InvoiceCancelled',
+  'FinalIncorrectExpiryDelta',
+  'FinalIncorrectTlcAmount',
+  'HoldTlcTimeout',
+  'RequiredNodeFeatureMissing',
+  'PermanentNodeFailure',
+  'ExpiryTooSoon',
+  'ExpiryTooFar',
+]);
+
+export interface PaymentRecord {
+  payment_hash: string;
+  status: PaymentStatus;
+  created_at: string;
+  last_updated_at: string;
+  failed_error: string | null;
+  fee: string;
+  custom_records: Record<string, string> | null;
+}
+
+export function paymentRecord(s: PaymentSession): PaymentRecord {
+  return {
+    payment_hash: s.paymentHash,
+    status: s.status,
+    created_at: toHexQuantity(s.createdAt),
+    last_updated_at: toHexQuantity(s.lastUpdatedAt),
+    failed_error: s.failedError,
+    fee: toHexQuantity(s.fee),
+    custom_records: s.request.customRecords,
+  };
+}
+
+export class PaymentService {
+  private readonly now: () => number;
+  /** attempt id → payment hash, for outcomes reported by the channel layer. */
+  private readonly attempts = new Map<string, string>();
+  /** One queue per payment hash: outcomes and retries of a session never interleave. */
+  private readonly queues = new Map<string, Promise<unknown>>();
+
+  constructor(private readonly o: PaymentServiceOptions) {
+    this.now = o.now ?? Date.now;
+  }
+
+  send(params: SendPaymentParams): PaymentRecord {
+    const ctx: ValidateContext = { nowMs: this.now() };
+    if (params.invoice !== undefined) {
+      let inv: Invoice;
+      try {
+        inv = this.o.invoices.parseInvoice(params.invoice);
+      } catch {
+        throw new DomainError('InvalidParameter: Failed to validate payment request: "invoice is invalid"');
+      }
+      ctx.invoice = inv;
+      ctx.invoiceSignatureValid = this.o.invoices.verifyInvoice(inv);
+      ctx.invoicePayee = this.o.invoices.payeeOf(inv);
+    }
+    const request = validateSendPayment(params, ctx);
+    if (request.targetPubkey === this.o.nodePubkey && !request.allowSelfPayment) {
+      throw new DomainError(
+        'Send payment error: Failed to build route, Feature not enabled: allow_self_payment is not enable, can not pay self',
+      );
+    }
+    const existing = this.o.store.get(request.paymentHash);
+    if (
+      existing &&
+      !request.dryRun &&
+      !(existing.status === 'Failed' && inflightAttempts(existing).length === 0)
+    ) {
+      throw new DomainError(
+        `InvalidParameter: Payment session already exists: Hash256(${request.paymentHash}) with payment session status: ${existing.status}`,
+      );
+    }
+    const route = this.route(request, this.now());
+    let session = newSession(request, this.now());
+    if (request.dryRun) return paymentRecord({ ...session, fee: routeFee(route, request.amount) });
+    const attempt = this.prepareAttempt(session, route);
+    session = startAttempt(session, attempt.record, this.now());
+    // Reported as Created until the channel has taken the TLC (the seed's first answer).
+    session = { ...session, status: 'Created' };
+    this.save(session);
+    this.enqueue(session.paymentHash, () => this.dispatch(session.paymentHash, attempt.tlc));
+    return paymentRecord(session);
+  }
+
+  get(paymentHash: string): PaymentRecord {
+    const s = this.o.store.get(paymentHash);
+    if (!s) throw new DomainError(`InvalidParameter: Payment session not found: Hash256(${paymentHash})`);
+    return paymentRecord(s);
+  }
+
+  list(opts: { status?: PaymentStatus; limit: number; after?: string }): {
+    payments: PaymentRecord[];
+    last_cursor: string | null;
+  } {
+    const rows = this.o.store.list(opts);
+    return { payments: rows.map(paymentRecord), last_cursor: rows.at(-1)?.paymentHash ?? null };
+  }
+
+  /** The channel layer: the first hop's TLC of an attempt was fulfilled. */
+  tlcFulfilled(attemptId: string, preimage: Uint8Array): void {
+    const hash = this.attempts.get(attemptId);
+    if (!hash) return;
+    this.enqueue(hash, async () => {
+      const s = this.o.store.get(hash);
+      if (!s || isFinal(s)) return;
+      const done = attemptSucceeded(s, attemptId, bytesToHex(preimage), this.now());
+      this.save(done);
+      this.o.onChange?.({ PutPreimage: { payment_hash: hash, payment_preimage: bytesToHex(preimage) } });
+      this.attempts.delete(attemptId);
+    });
+  }
+
+  /** The channel layer: the TLC failed, with the error packet from downstream (or a local reason). */
+  tlcFailed(attemptId: string, failure: { errorPacket?: Uint8Array; reason?: string }): void {
+    const hash = this.attempts.get(attemptId);
+    if (!hash) return;
+    this.attempts.delete(attemptId);
+    this.enqueue(hash, () => this.onAttemptFailure(hash, attemptId, failure));
+  }
+
+  private async onAttemptFailure(
+    hash: string,
+    attemptId: string,
+    failure: { errorPacket?: Uint8Array; reason?: string },
+  ) {
+    const s = this.o.store.get(hash);
+    if (!s || isFinal(s)) return;
+    const attempt = s.attempts.find((a) => a.id === attemptId);
+    if (!attempt) return;
+    let reason = failure.reason ?? 'TemporaryChannelFailure';
+    let retryable = true;
+    if (failure.errorPacket) {
+      const decoded = decodeErrorPacket(
+        failure.errorPacket,
+        attempt.sharedSecrets.map((x) => hexToBytes(x)),
+      );
+      if (!decoded) {
+        reason = 'InvalidOnionError';
+      } else {
+        reason = decoded.error.code;
+        const atTarget = decoded.hopIndex === attempt.route.length - 1;
+        retryable = !(atTarget && FINAL_ERRORS.has(reason)) && reason !== 'IncorrectOrUnknownPaymentDetails';
+        this.penalise(attempt, decoded.error.extra);
+      }
+    }
+    const exhausted = s.attempts.length >= s.tryLimit;
+    let next = attemptFailed(s, attemptId, reason, !retryable, this.now());
+    if (!retryable) {
+      this.save(next);
+      return;
+    }
+    if (exhausted) {
+      this.save(sessionFailed(next, reason, this.now()));
+      return;
+    }
+    let route: RouterHop[];
+    try {
+      route = this.route(s.request, this.now());
+    } catch (e) {
+      this.save(sessionFailed(next, (e as Error).message, this.now()));
+      return;
+    }
+    const retry = this.prepareAttempt(next, route);
+    next = startAttempt(next, retry.record, this.now());
+    this.save(next);
+    await this.dispatch(hash, retry.tlc);
+  }
+
+  /** Tells the router's history about the channel that failed, so the retry avoids it. */
+  private penalise(
+    attempt: Attempt,
+    extra: { type: string; channelOutpoint?: unknown; nodeId?: Uint8Array } | null,
+  ) {
+    if (!this.o.history || !extra || extra.type !== 'ChannelFailed' || !extra.nodeId) return;
+    const from = bytesToHex(extra.nodeId, false);
+    const i = attempt.route.findIndex((h) => h.target === from);
+    const path = [this.o.nodePubkey, ...attempt.route.map((h) => h.target)];
+    const at = i === -1 ? 0 : i + 1; // position of `from` in the path
+    const hop = attempt.route[at];
+    if (!hop || path[at] !== from) return;
+    this.o.history.applyPairResult(
+      hop.channelOutpoint,
+      directionOf(from, hop.target),
+      hop.amountReceived,
+      false,
+      this.now(),
+    );
+  }
+
+  private route(request: PaymentRequest, now: number): RouterHop[] {
+    try {
+      return this.o.router.findRoute({
+        source: this.o.nodePubkey,
+        target: request.targetPubkey,
+        amount: request.amount,
+        maxFeeAmount: request.maxFeeAmount,
+        udt: request.udtTypeScript ? JSON.stringify(request.udtTypeScript) : null,
+        finalTlcExpiryDelta: Number(request.finalTlcExpiryDelta),
+        tlcExpiryLimit: Number(request.tlcExpiryLimit),
+        allowSelfPayment: request.allowSelfPayment,
+        hopHints: request.hopHints.map((h) => ({
+          pubkey: h.pubkey,
+          channelOutpoint: h.channelOutpoint,
+          feeRate: h.feeRate,
+          tlcExpiryDelta: Number(h.tlcExpiryDelta),
+        })),
+        history: this.o.history,
+        now,
+      });
+    } catch (e) {
+      if (e instanceof PathFindError)
+        throw new DomainError(`Send payment error: Failed to build route, ${e.message}`);
+      throw e;
+    }
+  }
+
+  private prepareAttempt(
+    s: PaymentSession,
+    route: RouterHop[],
+  ): { record: Omit<Attempt, 'n' | 'status' | 'error'>; tlc: OutgoingTlc } {
+    const r = s.request;
+    const hops = buildPaymentHops(route, {
+      amount: r.amount,
+      finalTlcExpiryDelta: Number(r.finalTlcExpiryDelta),
+      hashAlgorithm: r.hashAlgorithm === 'sha256' ? 1 : 0,
+      paymentPreimage: r.preimage ? hexToBytes(r.preimage) : null,
+      customRecords: r.customRecords
+        ? new Map(Object.entries(r.customRecords).map(([k, v]) => [Number(k), hexToBytes(v)]))
+        : null,
+      now: this.now(),
+    });
+    const onion = buildOnion(hops, hexToBytes(r.paymentHash));
+    const id = bytesToHex(randomBytes(16), false);
+    this.attempts.set(id, s.paymentHash);
+    const first = hops[0]!;
+    return {
+      record: {
+        id,
+        route: route.map((h) => ({
+          target: h.target,
+          channelOutpoint: h.channelOutpoint,
+          amountReceived: h.amountReceived,
+        })),
+        fee: routeFee(route, r.amount),
+        sharedSecrets: onion.sharedSecrets.map((x) => bytesToHex(x)),
+      },
+      tlc: {
+        attemptId: id,
+        paymentHash: r.paymentHash,
+        channelOutpoint: route[0]!.channelOutpoint,
+        amount: first.amount,
+        expiry: first.expiry,
+        hashAlgorithm: first.hashAlgorithm,
+        onionPacket: onion.packet,
+      },
+    };
+  }
+
+  private async dispatch(hash: string, tlc: OutgoingTlc): Promise<void> {
+    try {
+      await this.o.tlc.sendTlc(tlc);
+    } catch (e) {
+      this.o.logger?.warn({ payment_hash: hash, err: (e as Error).message }, 'first hop refused the TLC');
+      this.attempts.set(tlc.attemptId, hash);
+      this.tlcFailed(tlc.attemptId, { reason: 'TemporaryChannelFailure' });
+      return;
+    }
+    const s = this.o.store.get(hash);
+    if (
+      s &&
+      s.status === 'Created' &&
+      s.attempts.some((a) => a.id === tlc.attemptId && a.status === 'Inflight')
+    ) {
+      this.save({ ...s, status: 'Inflight', lastUpdatedAt: this.now() });
+    }
+  }
+
+  private save(s: PaymentSession): void {
+    this.o.store.put(s);
+    this.o.onChange?.({
+      PutPaymentSession: { payment_hash: s.paymentHash, payment_session: sessionChange(s) },
+    });
+  }
+
+  private enqueue(hash: string, job: () => Promise<void> | void): void {
+    const prev = this.queues.get(hash) ?? Promise.resolve();
+    const next = prev
+      .then(job)
+      .catch((e) =>
+        this.o.logger?.warn({ payment_hash: hash, err: (e as Error).message }, 'payment step failed'),
+      );
+    this.queues.set(hash, next);
+    void next.then(() => {
+      if (this.queues.get(hash) === next) this.queues.delete(hash);
+    });
+  }
+
+  /** Waits until the queued steps of a payment have run (tests, shutdown). */
+  async settled(hash: string): Promise<void> {
+    while (this.queues.has(hash)) await this.queues.get(hash);
+  }
+}
+
+/** The `payment_session` payload of a store change (plain JSON numbers, as the reference). */
+function sessionChange(s: PaymentSession): unknown {
+  return {
+    status: s.status,
+    created_at: s.createdAt,
+    last_updated_at: s.lastUpdatedAt,
+    last_error: s.failedError,
+    try_limit: s.tryLimit,
+    request: {
+      target_pubkey: s.request.targetPubkey,
+      amount: s.request.amount.toString(),
+      payment_hash: s.request.paymentHash,
+      invoice: s.request.invoice,
+      keysend: s.request.keysend,
+      dry_run: s.request.dryRun,
+    },
+  };
+}
