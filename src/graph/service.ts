@@ -34,7 +34,7 @@ import {
 } from './messages.ts';
 import { compareBytes, equalBytes } from './molecule.ts';
 import { NetworkGraph, outpointHex, pubkeyHex } from './network-graph.ts';
-import { type FindRouteRequest, findPath, type RouterHop } from './pathfind.ts';
+import { checkOutboundLiquidity, type FindRouteRequest, findPath, type RouterHop } from './pathfind.ts';
 import {
   signChannelUpdate,
   signNodeAnnouncement,
@@ -131,6 +131,7 @@ export class GraphService {
   private unsubscribe?: () => void;
   private readonly listeners: [string, (...a: never[]) => void][] = [];
   private pruneTimer?: NodeJS.Timeout;
+  private announceTimer?: NodeJS.Timeout;
   private stopped = false;
 
   constructor(private readonly o: GraphServiceOptions) {
@@ -179,6 +180,7 @@ export class GraphService {
     this.unsubscribe?.();
     for (const [e, l] of this.listeners) this.o.peers?.off(e, l);
     clearInterval(this.pruneTimer);
+    clearInterval(this.announceTimer);
     for (const s of this.peerState.values()) clearTimeout(s.timer);
     this.peerState.clear();
     await this.queue.catch(() => {});

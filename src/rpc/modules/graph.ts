@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { InvalidParams } from '../../codec/errors.ts';
 import { bytesToHex, hexToBytes, toHexQuantity } from '../../codec/hex.ts';
 import { CursorError, parseCursor, ZERO_CURSOR } from '../../graph/cursor.ts';
+import { featureNames } from '../../graph/features.ts';
 import type {
   ChannelAnnouncement,
   ChannelUpdate,
@@ -43,14 +44,6 @@ const params = z.object({ limit: u64.optional(), after: bytes.optional() });
 
 const DEFAULT_LIMIT = 500;
 const HASH_TYPES: Record<number, string> = { 0: 'data', 1: 'type', 2: 'data1', 4: 'data2' };
-const FEATURE_NAMES = [
-  'GOSSIP_QUERIES_REQUIRED',
-  'GOSSIP_QUERIES_OPTIONAL',
-  'BASIC_MPP_REQUIRED',
-  'BASIC_MPP_OPTIONAL',
-  'TRAMPOLINE_ROUTING_REQUIRED',
-  'TRAMPOLINE_ROUTING_OPTIONAL',
-];
 
 const lossy = new TextDecoder('utf-8');
 
@@ -60,14 +53,6 @@ function scriptJson(s: MolScript) {
     hash_type: HASH_TYPES[s.hashType] ?? 'data',
     args: bytesToHex(s.args),
   };
-}
-
-export function featureNames(features: Uint8Array): string[] {
-  const out: string[] = [];
-  for (let bit = 0; bit < features.length * 8; bit++) {
-    if (((features[bit >> 3] ?? 0) >> (bit & 7)) & 1) out.push(FEATURE_NAMES[bit] ?? `UNKNOWN_${bit}`);
-  }
-  return out;
 }
 
 function udtDepJson(d: UdtDep) {
