@@ -188,14 +188,36 @@ export class GraphService {
 
   // ---- routing API ----
 
-  /** Path-finding from this node (see `findPath`); `source` defaults to this node. */
-  findRoute(req: Omit<FindRouteRequest, 'source' | 'history'> & { source?: string }): RouterHop[] {
-    return findPath(this.graph, {
-      history: this.history,
-      now: this.now(),
-      ...req,
-      source: req.source ?? this.pubkey,
-    });
+  /**
+   * Path-finding (see `findPath`) with this node's graph and payment history; `source` defaults
+   * to this node. From this node with an amount, the reference's pre-check runs first: the best
+   * direct outbound liquidity (the sum, for MPP) must cover the amount (`Insufficient balance: …`).
+   */
+  findRoute(req: Omit<FindRouteRequest, 'source'> & { source?: string }): RouterHop[] {
+    const source = req.source ?? this.pubkey;
+    if (source === this.pubkey && req.amount !== null && source !== req.target) {
+      checkOutboundLiquidity(this.graph, source, req.amount, req.udt ?? null, !!req.allowMpp);
+    }
+    return findPath(this.graph, { history: this.history, now: this.now(), ...req, source });
+  }
+
+  /**
+   * Announces this node now and every `intervalMs` (fnn `announce_node_interval_seconds`); the
+   * options are read again at each announcement.
+   */
+  startAnnouncing(opts: () => NodeAnnouncementOptions, intervalMs: number): void {
+    this.announceNode(opts());
+    clearInterval(this.announceTimer);
+    if (intervalMs > 0) {
+      this.announceTimer = setInterval(() => {
+        try {
+          this.announceNode(opts());
+        } catch (e) {
+          this.log.warn({ err: (e as Error).message }, 'graph: node announcement failed');
+        }
+      }, intervalMs);
+      this.announceTimer.unref();
+    }
   }
 
   // ---- own messages ----
