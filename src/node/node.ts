@@ -16,6 +16,10 @@ import { bytesToHex } from '../codec/hex.ts';
 import { blake160 } from '../crypto/hash.ts';
 import { identityFromSecret, type NodeIdentity, publicKeyOf } from '../crypto/identity.ts';
 import { loadOrCreateNodeKey, loadWalletKey, PASSWORD_ENV } from '../crypto/keyfile.ts';
+import { featureBytes } from '../graph/features.ts';
+import { createChainFundingChecker } from '../graph/funding.ts';
+import { createGraphService, type GraphService } from '../graph/service.ts';
+import { graphSchema } from '../graph/store.ts';
 import { createInvoiceService, type InvoiceService } from '../invoice/service.ts';
 import { invoiceSchema } from '../invoice/store.ts';
 import { createPeerManager, type PeerManager } from '../p2p/peer-manager.ts';
@@ -24,6 +28,7 @@ import { createAuthorizer, OPEN_ACCESS } from '../rpc/auth.ts';
 import type { MethodSpec } from '../rpc/method.ts';
 import { adminMethods } from '../rpc/modules/admin.ts';
 import { channelMethods } from '../rpc/modules/channel.ts';
+import { graphMethods } from '../rpc/modules/graph.ts';
 import { infoMethods } from '../rpc/modules/info.ts';
 import { invoiceMethods } from '../rpc/modules/invoice.ts';
 import { peerMethods } from '../rpc/modules/peer.ts';
@@ -72,6 +77,8 @@ export class StrandNode {
   peers?: PeerManager;
   /** Channels (present with peers, a chain that has the channel scripts, and a wallet). */
   channels?: ChannelService;
+  /** Gossip, the network graph and path-finding (present with the `fiber` service). */
+  graph?: GraphService;
 
   private constructor(
     readonly config: Config,
@@ -100,12 +107,14 @@ export class StrandNode {
       invoiceSchema,
       peerSchema,
       channelSchema,
+      graphSchema,
     ]);
     const node = new StrandNode(config, identity, walletKey, db, log);
     try {
       checkNodeOwnership(db, identity.pubkeyHex);
       if (config.services.includes('ckb')) await node.connectChain();
       if (config.services.includes('fiber')) await node.startPeers();
+      if (node.peers) node.startGraph();
       if (node.peers && node.chain && node.wallet) await node.startChannels();
       if (config.services.includes('rpc')) await node.startRpc();
     } catch (e) {
@@ -155,6 +164,33 @@ export class StrandNode {
       logger: this.log,
     });
     this.channels.start();
+  }
+
+  /** Gossip over /p2p/43 and the network graph; announces this node unless turned off. */
+  private startGraph(): void {
+    const { fiber } = this.config;
+    this.graph = createGraphService({
+      db: this.db,
+      identity: this.identity,
+      chainHash: Buffer.from(this.chainHash().slice(2), 'hex'),
+      peers: this.peers,
+      funding: this.chain ? createChainFundingChecker(this.chain) : undefined,
+      announcePrivateAddr: fiber.announce_private_addr,
+      logger: this.log,
+    });
+    this.graph.start();
+    if (fiber.auto_announce_node) {
+      this.graph.startAnnouncing(
+        () => ({
+          nodeName: fiber.announced_node_name ?? '',
+          addresses: [...fiber.announced_addrs, ...(fiber.announce_listening_addr ? this.listeningAddresses() : [])],
+          features: featureBytes(NODE_FEATURES),
+          version: VERSION,
+          autoAcceptMinCkbFundingAmount: fiber.open_channel_auto_accept_min_ckb_funding_amount,
+        }),
+        fiber.announce_node_interval_seconds * 1000,
+      );
+    }
   }
 
   private async startPeers(): Promise<void> {
@@ -237,6 +273,7 @@ export class StrandNode {
       ...infoMethods(this.infoSource()),
       ...invoiceMethods(this.invoices),
       ...(this.peers ? peerMethods(this.peers) : []),
+      ...(this.graph ? graphMethods(this.graph) : []),
       ...(this.channels && this.peers ? channelMethods(this.channels, this.peers) : []),
       ...pubsubMethods(this.changes),
       ...adminMethods({ backup: (dest) => this.backup(dest) }),
@@ -323,6 +360,7 @@ export class StrandNode {
     this.stopped = true;
     await this.rpc?.close();
     await this.channels?.stop();
+    await this.graph?.stop();
     await this.peers?.stop();
     this.db.close();
     this.log.info({}, 'node stopped');
