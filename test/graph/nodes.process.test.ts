@@ -55,7 +55,9 @@ describe('graph over real node processes', { timeout: 120_000 }, () => {
     const [ia, ib] = await Promise.all([a.call('node_info'), b.call('node_info')]);
     // each node knows itself from the start
     expect((await graphNodes(a)).map((n) => n.node_name)).toEqual(['alpha']);
-    expect(await a.call('connect_peer', [{ address: ib.result.addresses[0] }])).toMatchObject({ result: null });
+    expect(await a.call('connect_peer', [{ address: ib.result.addresses[0] }])).toMatchObject({
+      result: null,
+    });
     await eventually(async () => (await graphNodes(b)).length === 2, 'b to learn a');
     await eventually(async () => (await graphNodes(a)).length === 2, 'a to learn b');
     const alpha = (await graphNodes(b)).find((n) => n.pubkey === ia.result.pubkey)!;
@@ -70,6 +72,8 @@ describe('graph over real node processes', { timeout: 120_000 }, () => {
     expect(next.result.nodes).toHaveLength(1);
     expect(next.result.nodes[0].pubkey).not.toBe(page.result.nodes[0].pubkey);
     expect((await b.call('graph_nodes', [{ after: '0x00' }])).error?.code).toBe(-32602);
-    expect(await b.call('graph_channels', [{}])).toMatchObject({ result: { channels: [], last_cursor: '0x' } });
+    expect(await b.call('graph_channels', [{}])).toMatchObject({
+      result: { channels: [], last_cursor: '0x' },
+    });
   });
 });
