@@ -1,0 +1,115 @@
+/**
+ * Which incoming TLC or payment attempt each outgoing TLC belongs to, and the final-hop TLCs held
+ * for a hold invoice — persisted, so that a fulfil or a failure arriving after a restart still
+ * finds its way back.
+ */
+import type { Db, DomainSchema } from '../store/db.ts';
+
+export const paymentLinkSchema: DomainSchema = {
+  domain: 'payment_links',
+  migrations: [
+    {
+      version: 1,
+      up: `CREATE TABLE tlc_links (
+             out_channel_id TEXT NOT NULL,
+             out_tlc_id TEXT NOT NULL,
+             kind TEXT NOT NULL CHECK (kind IN ('origin', 'forward')),
+             payment_hash TEXT NOT NULL,
+             attempt_id TEXT,
+             in_channel_id TEXT,
+             in_tlc_id TEXT,
+             shared_secret TEXT,
+             PRIMARY KEY (out_channel_id, out_tlc_id)
+           );
+           CREATE TABLE held_tlcs (
+             channel_id TEXT NOT NULL,
+             tlc_id TEXT NOT NULL,
+             payment_hash TEXT NOT NULL,
+             amount TEXT NOT NULL,
+             PRIMARY KEY (channel_id, tlc_id)
+           );
+           CREATE INDEX held_tlcs_hash ON held_tlcs (payment_hash);`,
+    },
+  ],
+};
+
+export type TlcLink =
+  | { kind: 'origin'; paymentHash: string; attemptId: string }
+  | { kind: 'forward'; paymentHash: string; inChannelId: string; inTlcId: bigint; sharedSecret: string };
+
+export interface HeldTlc {
+  channelId: string;
+  tlcId: bigint;
+  paymentHash: string;
+  amount: bigint;
+}
+
+export class TlcLinks {
+  constructor(private readonly db: Db) {}
+
+  put(outChannelId: string, outTlcId: bigint, link: TlcLink): void {
+    this.db
+      .prepare(
+        `INSERT OR REPLACE INTO tlc_links (out_channel_id, out_tlc_id, kind, payment_hash, attempt_id, in_channel_id, in_tlc_id, shared_secret)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        outChannelId,
+        outTlcId.toString(),
+        link.kind,
+        link.paymentHash,
+        link.kind === 'origin' ? link.attemptId : null,
+        link.kind === 'forward' ? link.inChannelId : null,
+        link.kind === 'forward' ? link.inTlcId.toString() : null,
+        link.kind === 'forward' ? link.sharedSecret : null,
+      );
+  }
+
+  get(outChannelId: string, outTlcId: bigint): TlcLink | undefined {
+    const r = this.db
+      .prepare('SELECT * FROM tlc_links WHERE out_channel_id = ? AND out_tlc_id = ?')
+      .get(outChannelId, outTlcId.toString()) as Record<string, string | null> | undefined;
+    if (!r) return undefined;
+    return r.kind === 'origin'
+      ? { kind: 'origin', paymentHash: r.payment_hash!, attemptId: r.attempt_id! }
+      : {
+          kind: 'forward',
+          paymentHash: r.payment_hash!,
+          inChannelId: r.in_channel_id!,
+          inTlcId: BigInt(r.in_tlc_id!),
+          sharedSecret: r.shared_secret!,
+        };
+  }
+
+  remove(outChannelId: string, outTlcId: bigint): void {
+    this.db
+      .prepare('DELETE FROM tlc_links WHERE out_channel_id = ? AND out_tlc_id = ?')
+      .run(outChannelId, outTlcId.toString());
+  }
+
+  hold(t: HeldTlc): void {
+    this.db
+      .prepare(
+        'INSERT OR REPLACE INTO held_tlcs (channel_id, tlc_id, payment_hash, amount) VALUES (?, ?, ?, ?)',
+      )
+      .run(t.channelId, t.tlcId.toString(), t.paymentHash, t.amount.toString());
+  }
+
+  held(paymentHash: string): HeldTlc[] {
+    return (
+      this.db.prepare('SELECT * FROM held_tlcs WHERE payment_hash = ?').all(paymentHash) as Record<
+        string,
+        string
+      >[]
+    ).map((r) => ({
+      channelId: r.channel_id!,
+      tlcId: BigInt(r.tlc_id!),
+      paymentHash: r.payment_hash!,
+      amount: BigInt(r.amount!),
+    }));
+  }
+
+  release(paymentHash: string): void {
+    this.db.prepare('DELETE FROM held_tlcs WHERE payment_hash = ?').run(paymentHash);
+  }
+}

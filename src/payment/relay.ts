@@ -1,0 +1,280 @@
+/**
+ * What a node does with the TLCs its channels report (fiber-routing-protocol.md §2.3):
+ * - an incoming TLC is peeled; at the final hop it is checked against the invoice (or its keysend
+ *   preimage) and fulfilled — or held, for a hold invoice, until `settle_invoice`; otherwise it is
+ *   forwarded on the next channel once the fee and expiry checks pass;
+ * - the outcome of an outgoing TLC goes back where it came from: to the incoming TLC it was
+ *   forwarded for (an error packet gets this hop's layer), or to the payment session that sent it.
+ * Failures carry the reference's TlcErrorCode, in an error packet the sender can read.
+ */
+import { bytesToHex, hexToBytes } from '../codec/hex.ts';
+import type { InvoiceService } from '../invoice/service.ts';
+import { findAttr } from '../invoice/types.ts';
+import type { TlcLinks } from './links.ts';
+import { createErrorPacket, OnionError, peelOnion, relayErrorPacket } from './onion/packet.ts';
+import type { TlcErr, TlcErrorCodeName } from './onion/tlc-error.ts';
+import { preimageMatches } from './request.ts';
+import type { OutgoingTlc, PaymentService } from './service.ts';
+
+export interface IncomingTlc {
+  channelId: string;
+  tlcId: bigint;
+  amount: bigint;
+  paymentHash: string;
+  expiry: bigint;
+  hashAlgorithm: number;
+  onion: Uint8Array;
+}
+
+export interface ForwardPolicy {
+  /** Our fee on this channel, ppm. */
+  feeRate: bigint;
+  tlcMinValue: bigint;
+  tlcExpiryDelta: bigint;
+  enabled: boolean;
+  /** Canonical UDT of the channel, or null for CKB. */
+  udt: string | null;
+  channelOutpoint: string;
+}
+
+/** The channel layer as the relay sees it. */
+export interface ChannelTlcPort {
+  /** Our channel whose funding transaction is `fundingTxHash` (its output 0), if any. */
+  channelByFundingTx(fundingTxHash: string): { channelId: string; policy: ForwardPolicy } | undefined;
+  policyOf(channelId: string): ForwardPolicy | undefined;
+  /** Offers a TLC; resolves with its id once it is in the channel; rejects with a TlcErrorCode name. */
+  addTlc(
+    channelId: string,
+    tlc: { amount: bigint; paymentHash: string; expiry: bigint; hashAlgorithm: number; onion: Uint8Array },
+  ): Promise<bigint>;
+  fulfilTlc(channelId: string, tlcId: bigint, preimage: Uint8Array): Promise<void>;
+  failTlc(channelId: string, tlcId: bigint, errorPacket: Uint8Array): Promise<void>;
+}
+
+export interface RelayOptions {
+  nodeSecretKey: Uint8Array;
+  nodePubkey: string;
+  channels: ChannelTlcPort;
+  links: TlcLinks;
+  invoices: InvoiceService;
+  payments: PaymentService;
+  now?: () => number;
+  logger?: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
+}
+
+const MIN_EXPIRY_MARGIN = 9_600_000n;
+const MAX_EXPIRY = 1_209_600_000n;
+
+export class PaymentRelay {
+  private readonly now: () => number;
+
+  constructor(private readonly o: RelayOptions) {
+    this.now = o.now ?? Date.now;
+  }
+
+  /** The channel layer hands every TLC the peer added (after the round committed). */
+  async onIncoming(tlc: IncomingTlc): Promise<void> {
+    let peeled: ReturnType<typeof peelOnion>;
+    try {
+      peeled = peelOnion(tlc.onion, this.o.nodeSecretKey, hexToBytes(tlc.paymentHash));
+    } catch (e) {
+      if (!(e instanceof OnionError)) throw e;
+      // Nothing to encrypt with: a plaintext error the sender can still read.
+      return this.fail(tlc, { code: 'InvalidOnionPayload', extra: null }, null);
+    }
+    const { current, next, sharedSecret } = peeled;
+    if (!next) return this.receive(tlc, current, sharedSecret);
+
+    const failHere = (code: TlcErrorCodeName, channelOutpoint?: string) =>
+      this.fail(
+        tlc,
+        channelOutpoint ? this.channelFailed(code, channelOutpoint) : { code, extra: null },
+        sharedSecret,
+      );
+    const incoming = this.o.channels.policyOf(tlc.channelId);
+    if (incoming && tlc.expiry < current.expiry + incoming.tlcExpiryDelta)
+      return failHere('IncorrectTlcExpiry');
+    if (tlc.amount < current.amount) return failHere('IncorrectOrUnknownPaymentDetails');
+    const out = this.o.channels.channelByFundingTx(bytesToHex(current.fundingTxHash));
+    if (!out) return failHere('UnknownNextPeer');
+    const p = out.policy;
+    if (!p.enabled) return failHere('ChannelDisabled', p.channelOutpoint);
+    const now = BigInt(this.now());
+    if (current.expiry <= now + MIN_EXPIRY_MARGIN) return failHere('ExpiryTooSoon', p.channelOutpoint);
+    if (current.expiry >= now + MAX_EXPIRY) return failHere('ExpiryTooFar', p.channelOutpoint);
+    if (p.tlcMinValue > 0n && current.amount < p.tlcMinValue)
+      return failHere('AmountBelowMinimum', p.channelOutpoint);
+    const fee = tlc.amount - current.amount;
+    if (fee < (current.amount * p.feeRate + 999_999n) / 1_000_000n)
+      return failHere('FeeInsufficient', p.channelOutpoint);
+    if (incoming && incoming.udt !== p.udt) return failHere('IncorrectOrUnknownPaymentDetails');
+    let outId: bigint;
+    try {
+      outId = await this.o.channels.addTlc(out.channelId, {
+        amount: current.amount,
+        paymentHash: tlc.paymentHash,
+        expiry: current.expiry,
+        hashAlgorithm: tlc.hashAlgorithm,
+        onion: next,
+      });
+    } catch (e) {
+      return failHere(asCode(e), p.channelOutpoint);
+    }
+    this.o.links.put(out.channelId, outId, {
+      kind: 'forward',
+      paymentHash: tlc.paymentHash,
+      inChannelId: tlc.channelId,
+      inTlcId: tlc.tlcId,
+      sharedSecret: bytesToHex(sharedSecret),
+    });
+  }
+
+  /** An outgoing TLC was fulfilled by the peer. */
+  async onFulfilled(channelId: string, tlcId: bigint, preimage: Uint8Array): Promise<void> {
+    const link = this.o.links.get(channelId, tlcId);
+    if (!link) return;
+    if (link.kind === 'origin') {
+      this.o.payments.tlcFulfilled(link.attemptId, preimage);
+    } else {
+      await this.o.channels.fulfilTlc(link.inChannelId, link.inTlcId, preimage);
+    }
+    this.o.links.remove(channelId, tlcId);
+  }
+
+  /** An outgoing TLC was failed by the peer with an error packet. */
+  async onFailed(channelId: string, tlcId: bigint, errorPacket: Uint8Array): Promise<void> {
+    const link = this.o.links.get(channelId, tlcId);
+    if (!link) return;
+    if (link.kind === 'origin') {
+      this.o.payments.tlcFailed(link.attemptId, { errorPacket });
+    } else {
+      await this.o.channels.failTlc(
+        link.inChannelId,
+        link.inTlcId,
+        relayErrorPacket(errorPacket, hexToBytes(link.sharedSecret)),
+      );
+    }
+    this.o.links.remove(channelId, tlcId);
+  }
+
+  /** The payment layer's outbox: our own payments' first TLC. */
+  outbox() {
+    return {
+      sendTlc: async (t: OutgoingTlc) => {
+        const out = this.o.channels.channelByFundingTx(t.channelOutpoint.slice(0, 66));
+        if (!out) throw new Error(`no channel ${t.channelOutpoint}`);
+        const id = await this.o.channels.addTlc(out.channelId, {
+          amount: t.amount,
+          paymentHash: t.paymentHash,
+          expiry: t.expiry,
+          hashAlgorithm: t.hashAlgorithm,
+          onion: t.onionPacket,
+        });
+        this.o.links.put(out.channelId, id, {
+          kind: 'origin',
+          paymentHash: t.paymentHash,
+          attemptId: t.attemptId,
+        });
+      },
+    };
+  }
+
+  /** `settle_invoice` stored the preimage of a hold invoice: fulfil what was held. */
+  async settleHeld(paymentHash: string): Promise<void> {
+    const preimage = this.o.invoices.getPreimage(paymentHash);
+    if (!preimage) return;
+    for (const h of this.o.links.held(paymentHash))
+      await this.o.channels.fulfilTlc(h.channelId, h.tlcId, preimage);
+    this.o.links.release(paymentHash);
+    this.o.invoices.markPaid(paymentHash);
+  }
+
+  /** `cancel_invoice` on a held payment: fail what was held. */
+  async cancelHeld(paymentHash: string): Promise<void> {
+    for (const h of this.o.links.held(paymentHash)) {
+      await this.o.channels.failTlc(
+        h.channelId,
+        h.tlcId,
+        createErrorPacket({ code: 'InvoiceCancelled', extra: null }, null),
+      );
+    }
+    this.o.links.release(paymentHash);
+  }
+
+  private async receive(
+    tlc: IncomingTlc,
+    payload: ReturnType<typeof peelOnion>['current'],
+    secret: Uint8Array,
+  ) {
+    const fail = (code: TlcErrorCodeName) => this.fail(tlc, { code, extra: null }, secret);
+    if (tlc.amount !== payload.amount) return fail('FinalIncorrectTlcAmount');
+    if (tlc.expiry < payload.expiry) return fail('FinalIncorrectExpiryDelta');
+    const alg = tlc.hashAlgorithm === 1 ? 'sha256' : 'ckb_hash';
+    const hash = hexToBytes(tlc.paymentHash);
+    const invoice = this.o.invoices.lookupForPayment(tlc.paymentHash);
+    if (invoice) {
+      if (invoice.status === 'Expired') return fail('InvoiceExpired');
+      if (invoice.status === 'Cancelled') return fail('InvoiceCancelled');
+      if (invoice.status !== 'Open') return fail('IncorrectOrUnknownPaymentDetails');
+      const delta = findAttr(invoice.invoice, 'FinalHtlcMinimumExpiryDelta');
+      if (delta && tlc.expiry < BigInt(this.now()) + delta.value) return fail('FinalIncorrectExpiryDelta');
+      const want = invoice.invoice.amount;
+      if (want !== undefined && tlc.amount < want) return fail('FinalIncorrectTlcAmount');
+      const preimage = invoice.preimage;
+      if (!preimage) {
+        // A hold invoice: keep the TLC until settle_invoice (or cancel).
+        this.o.invoices.markReceived(tlc.paymentHash, tlc.amount);
+        this.o.links.hold({
+          channelId: tlc.channelId,
+          tlcId: tlc.tlcId,
+          paymentHash: tlc.paymentHash,
+          amount: tlc.amount,
+        });
+        return;
+      }
+      if (!preimageMatches(preimage, hash, alg)) return fail('IncorrectOrUnknownPaymentDetails');
+      this.o.invoices.markReceived(tlc.paymentHash, tlc.amount);
+      await this.o.channels.fulfilTlc(tlc.channelId, tlc.tlcId, preimage);
+      this.o.invoices.markPaid(tlc.paymentHash);
+      return;
+    }
+    const keysend = payload.paymentPreimage;
+    if (!keysend || !preimageMatches(keysend, hash, alg)) return fail('IncorrectOrUnknownPaymentDetails');
+    this.o.invoices.putPreimage(tlc.paymentHash, keysend);
+    await this.o.channels.fulfilTlc(tlc.channelId, tlc.tlcId, keysend);
+  }
+
+  private channelFailed(code: TlcErrorCodeName, channelOutpoint: string): TlcErr {
+    const op = hexToBytes(channelOutpoint, 'channel_outpoint', 36);
+    return {
+      code,
+      extra: {
+        type: 'ChannelFailed',
+        channelOutpoint: {
+          txHash: op.slice(0, 32),
+          index: new DataView(op.buffer, op.byteOffset + 32, 4).getUint32(0, true),
+        },
+        channelUpdate: null,
+        nodeId: hexToBytes(this.o.nodePubkey, 'node', 33),
+      },
+    };
+  }
+
+  private async fail(tlc: IncomingTlc, error: TlcErr, sharedSecret: Uint8Array | null): Promise<void> {
+    this.o.logger?.info({ payment_hash: tlc.paymentHash, code: error.code }, 'failing incoming TLC');
+    await this.o.channels.failTlc(tlc.channelId, tlc.tlcId, createErrorPacket(error, sharedSecret));
+  }
+}
+
+function asCode(e: unknown): TlcErrorCodeName {
+  const m = e instanceof Error ? e.message : String(e);
+  const known: TlcErrorCodeName[] = [
+    'TemporaryChannelFailure',
+    'ChannelDisabled',
+    'PermanentChannelFailure',
+    'AmountBelowMinimum',
+    'ExpiryTooSoon',
+    'ExpiryTooFar',
+  ];
+  return known.find((k) => m.includes(k)) ?? 'TemporaryChannelFailure';
+}
