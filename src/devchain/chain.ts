@@ -159,9 +159,31 @@ export class DevChain {
   /** Opens the chain in `dir`, creating genesis and the setup block on first use. */
   static open(opts: DevChainOptions): DevChain {
     fs.mkdirSync(opts.dir, { recursive: true });
-    const db = openChainDb(path.join(opts.dir, 'devchain.sqlite'));
+    const file = path.join(opts.dir, 'devchain.sqlite');
+    let db: Db;
+    try {
+      db = openChainDb(file);
+    } catch (e) {
+      if (/database is locked/.test((e as Error).message)) {
+        throw new Error(
+          `the dev chain in ${opts.dir} is already open in another process (database is locked)`,
+        );
+      }
+      throw e;
+    }
     const now = opts.now ?? (() => BigInt(Date.now()));
     try {
+      // One writer per chain: hold SQLite's exclusive lock for as long as this chain is open,
+      // so a second process on the same directory fails at once instead of forking the chain.
+      db.pragma('busy_timeout = 100');
+      db.pragma('locking_mode = EXCLUSIVE');
+      try {
+        db.prepare("INSERT OR REPLACE INTO dc_meta (key, value) VALUES ('opened_at', ?)").run(String(now()));
+      } catch (e) {
+        throw new Error(
+          `the dev chain in ${opts.dir} is already open in another process (${(e as Error).message})`,
+        );
+      }
       const has = db.prepare("SELECT value FROM dc_meta WHERE key = 'scripts'").get();
       if (!has) initialise(db, opts, now);
       const chain = new DevChain(

@@ -35,6 +35,16 @@ describe('dev chain persistence', () => {
     }
   });
 
+  it('refuses a second opener of the same chain directory', () => {
+    const t = openTestChain();
+    try {
+      expect(() => DevChain.open({ dir: t.dir })).toThrow(/already open in another process/);
+      t.chain.generateBlock(); // the first opener is unaffected
+    } finally {
+      t.close();
+    }
+  });
+
   it('produces blocks on a timer until stopped', async () => {
     const t = openTestChain({ now: () => BigInt(Date.now()) });
     try {
