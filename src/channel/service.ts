@@ -29,6 +29,7 @@ import {
 } from './machine.ts';
 import { type Channel, PENDING_STATES, type ScriptData } from './state.ts';
 import { ChannelStore } from './store.ts';
+import { type AddTlcCommand, type RemoveReason, type TlcNotice, WAITING_ACK } from './tlc.ts';
 import { partySettlementTx, reserveFor, type ScriptInfo } from './tx.ts';
 import {
   CHANNEL_CODECS,
@@ -119,12 +120,32 @@ const MAX_TLC_EXPIRY_DELTA = 1_209_600_000n;
 
 export const hash256 = (id: string) => `Hash256(${id})`;
 
-/** The funding and commitment lock scripts of Strand's dev chain (`get_dev_scripts`). */
+interface DevScriptJson {
+  script: { code_hash: string; hash_type: string };
+  cell_deps: { out_point: { tx_hash: string; index: string }; dep_type: string }[];
+}
+
+function scriptInfoFrom(j: DevScriptJson): ScriptInfo {
+  if (!j?.script?.code_hash || !Array.isArray(j.cell_deps))
+    throw new Error('malformed get_dev_scripts entry');
+  return {
+    codeHash: j.script.code_hash,
+    hashType: j.script.hash_type as ccc.HashType,
+    cellDeps: j.cell_deps.map((d) => ({
+      outPoint: { txHash: d.out_point.tx_hash, index: BigInt(d.out_point.index) },
+      depType: d.dep_type === 'dep_group' ? 'depGroup' : 'code',
+    })),
+  };
+}
+
+/** The funding and commitment lock scripts of Strand's dev chain (`get_dev_scripts`, CKB JSON). */
 export async function loadChannelScripts(
   chain: ChainClient,
 ): Promise<{ fundingLock: ScriptInfo; commitmentLock: ScriptInfo }> {
-  const s = await chain.call<{ funding_lock: ScriptInfo; commitment_lock: ScriptInfo }>('get_dev_scripts');
-  return { fundingLock: s.funding_lock, commitmentLock: s.commitment_lock };
+  const s = await chain.call<{ funding_lock: DevScriptJson; commitment_lock: DevScriptJson }>(
+    'get_dev_scripts',
+  );
+  return { fundingLock: scriptInfoFrom(s.funding_lock), commitmentLock: scriptInfoFrom(s.commitment_lock) };
 }
 
 export class ChannelService {
@@ -134,6 +155,7 @@ export class ChannelService {
   private readonly queues = new Map<string, Promise<void>>();
   private readonly watchers = new Map<string, NodeJS.Timeout>();
   private readonly unsubscribe: (() => void)[] = [];
+  private readonly tlcListeners = new Set<(channelId: string, notice: TlcNotice) => void>();
   private stopped = false;
 
   constructor(private readonly o: ChannelServiceOptions) {
@@ -366,6 +388,89 @@ export class ChannelService {
     });
   }
 
+  // ---- the TLC API (for payments and the dev module) -----------------------------------------
+
+  /**
+   * Offers a TLC on a ready channel; resolves with its id once the AddTlc is on its way. While a
+   * round is in progress it waits up to `waitMs` (default 10 s) for it to end; with `waitMs: 0`
+   * it fails at once with the reference's "waiting TLC ACK" text (the dev RPC does that).
+   */
+  async addTlc(
+    channelId: string,
+    cmd: AddTlcCommand,
+    opts: { waitMs?: number } = {},
+  ): Promise<{ tlcId: bigint }> {
+    const ch0 = this.known(channelId);
+    let tlcId = -1n;
+    await this.whenIdle(opts.waitMs, () =>
+      this.command(ch0.tempId, { type: 'addTlc', cmd }, (ch) => {
+        tlcId = ch.nextTlcId.offered - 1n;
+      }),
+    );
+    return { tlcId };
+  }
+
+  /** Fulfils (preimage) or fails (error packet) a TLC the peer offered us; waits like `addTlc`. */
+  async removeTlc(
+    channelId: string,
+    tlcId: bigint,
+    reason: RemoveReason,
+    opts: { waitMs?: number } = {},
+  ): Promise<void> {
+    const ch0 = this.known(channelId);
+    await this.whenIdle(opts.waitMs, () =>
+      this.command(ch0.tempId, { type: 'removeTlc', id: tlcId, reason }),
+    );
+  }
+
+  /** Retries `fn` while it fails because a TLC round is in progress. */
+  private async whenIdle(waitMs: number | undefined, fn: () => Promise<void>): Promise<void> {
+    const end = Date.now() + (waitMs ?? 10_000);
+    for (;;) {
+      try {
+        return await fn();
+      } catch (e) {
+        if (!(e instanceof DomainError) || e.message !== WAITING_ACK || Date.now() >= end || this.stopped)
+          throw e;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+  }
+
+  /** dev `commitment_signed`: a round without updates. */
+  async commitmentSigned(channelId: string): Promise<void> {
+    await this.command(this.known(channelId).tempId, { type: 'signCommitment' });
+  }
+
+  /** dev `submit_commitment_transaction`: our latest commitment on chain (the force-close path). */
+  async submitCommitmentTransaction(channelId: string): Promise<{ txHash: string }> {
+    const ch = this.known(channelId);
+    if (!ch.latestCommitmentTx) throw new DomainError('Commitment transaction not found');
+    const tx = ccc.Transaction.fromBytes(ch.latestCommitmentTx);
+    tx.cellDeps = this.o.scripts.fundingLock.cellDeps.map((d) => ccc.CellDep.from(d));
+    return { txHash: await this.o.chain.sendTransaction(tx) };
+  }
+
+  /** dev `check_channel_shutdown`: looks at the close transaction now instead of at the next poll. */
+  async checkChannelShutdown(channelId: string): Promise<void> {
+    const ch = this.known(channelId);
+    if (ch.state !== 'SHUTTING_DOWN' || !ch.shutdownTxHash) return;
+    const c = await txConfirmation(this.o.chain, ch.shutdownTxHash);
+    if (c.status === 'committed') await this.deliver(ch.tempId, { type: 'closeConfirmed' });
+  }
+
+  /** Subscribes to TLC news: received (committed in both commitments), fulfilled, failed. */
+  onTlc(listener: (channelId: string, notice: TlcNotice) => void): () => void {
+    this.tlcListeners.add(listener);
+    return () => this.tlcListeners.delete(listener);
+  }
+
+  private known(channelId: string): Channel {
+    const ch = this.store.get(channelId.toLowerCase());
+    if (!ch) throw new DomainError(`Channel not found: ${hash256(channelId.toLowerCase())}`);
+    return ch;
+  }
+
   list(): Channel[] {
     return this.store.list();
   }
@@ -399,7 +504,7 @@ export class ChannelService {
   }
 
   /** An RPC command: the machine's refusal becomes the RPC error, nothing changes. */
-  private command(tempId: string, ev: Event): Promise<void> {
+  private command(tempId: string, ev: Event, after?: (ch: Channel) => void): Promise<void> {
     return this.enqueue(tempId, () => {
       const ch = this.store.get(tempId);
       if (!ch) throw new DomainError('Messaging failed because channel is closed');
@@ -411,6 +516,7 @@ export class ChannelService {
         throw e;
       }
       this.commit(s);
+      after?.(s.ch);
     });
   }
 
@@ -484,6 +590,15 @@ export class ChannelService {
         return;
       case 'settleAfterDelay':
         this.settleLater(ch);
+        return;
+      case 'tlc':
+        for (const l of this.tlcListeners) {
+          try {
+            l(ch.id, e.notice);
+          } catch (err) {
+            this.log.error({ channel: ch.id, err: (err as Error).message }, 'TLC listener failed');
+          }
+        }
         return;
       case 'failed':
         this.log.warn({ channel: ch.id, reason: e.reason }, 'channel opening failed');

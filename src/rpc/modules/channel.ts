@@ -72,6 +72,7 @@ export const scriptJson = (s: ScriptData) => ({ code_hash: s.codeHash, hash_type
 /** A channel record: every seed field, plus the reference's extra ones. */
 export function channelJson(ch: Channel) {
   const pk = ch.peer;
+  const pending = ch.tlcs.filter((t) => !t.removal);
   return {
     channel_id: ch.id,
     is_public: ch.isPublic,
@@ -83,10 +84,20 @@ export function channelJson(ch: Channel) {
     funding_udt_type_script: ch.udt ? scriptJson(ch.udt) : null,
     state: { state_name: ch.state, state_flags: ch.flags },
     local_balance: q(ch.localBalance),
-    offered_tlc_balance: q(0n),
+    offered_tlc_balance: q(pending.filter((t) => t.offered).reduce((x, t) => x + t.amount, 0n)),
     remote_balance: q(ch.remoteBalance),
-    received_tlc_balance: q(0n),
-    pending_tlcs: [],
+    received_tlc_balance: q(pending.filter((t) => !t.offered).reduce((x, t) => x + t.amount, 0n)),
+    pending_tlcs: pending.map((t) => ({
+      id: q(t.id),
+      amount: q(t.amount),
+      payment_hash: t.paymentHash,
+      expiry: q(t.expiry),
+      forwarding_channel_id: null,
+      forwarding_tlc_id: null,
+      status: t.offered
+        ? { Outbound: t.added === 'committed' ? 'Committed' : 'LocalAnnounced' }
+        : { Inbound: t.added === 'committed' ? 'Committed' : 'RemoteAnnounced' },
+    })),
     latest_commitment_transaction_hash: ch.latestCommitmentTxHash,
     created_at: q(ch.createdAt),
     enabled: ch.enabled,

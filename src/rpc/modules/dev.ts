@@ -1,0 +1,126 @@
+/**
+ * `dev` module (fiber-rpc.md §1.9): drive a channel's TLCs and commitments by hand —
+ * `add_tlc`, `remove_tlc`, `commitment_signed`, `submit_commitment_transaction`,
+ * `check_channel_shutdown`. RemoveTlcReason is untagged, as the reference's:
+ * `{"payment_preimage": "0x…"}` fulfils, `{"error_code": "<TlcErrorCode name>"}` fails.
+ */
+import { z } from 'zod';
+import type { ChannelService } from '../../channel/service.ts';
+import { DomainError } from '../../codec/errors.ts';
+import { hexToBytes, toHexQuantity as q } from '../../codec/hex.ts';
+import { type MethodSpec, method } from '../method.ts';
+import { h256, u64, u128 } from '../schema.ts';
+
+/** TlcErrorCode names → codes (§2.7). */
+export const TLC_ERROR_CODES: Record<string, number> = {
+  TemporaryNodeFailure: 0x2002,
+  PermanentNodeFailure: 0x6002,
+  RequiredNodeFeatureMissing: 0x6003,
+  InvalidOnionVersion: 0xc004,
+  InvalidOnionHmac: 0xc005,
+  InvalidOnionKey: 0xc006,
+  TemporaryChannelFailure: 0x1007,
+  PermanentChannelFailure: 0x4008,
+  RequiredChannelFeatureMissing: 0x4009,
+  UnknownNextPeer: 0x400a,
+  AmountBelowMinimum: 0x100b,
+  FeeInsufficient: 0x100c,
+  IncorrectTlcExpiry: 0x100d,
+  ExpiryTooSoon: 0x400e,
+  IncorrectOrUnknownPaymentDetails: 0x400f,
+  InvoiceExpired: 0x4010,
+  InvoiceCancelled: 0x4011,
+  FinalIncorrectExpiryDelta: 0x0012,
+  FinalIncorrectTlcAmount: 0x0013,
+  ChannelDisabled: 0x1014,
+  ExpiryTooFar: 0x4015,
+  InvalidOnionPayload: 0x4016,
+  HoldTlcTimeout: 0x4017,
+  InvalidOnionError: 0xc019,
+  IncorrectTlcDirection: 0x401a,
+};
+
+const reason = z.union([z.object({ payment_preimage: h256 }), z.object({ error_code: z.string().max(64) })]);
+
+export function devMethods(svc: ChannelService): MethodSpec[] {
+  return [
+    method({
+      name: 'add_tlc',
+      module: 'dev',
+      params: z.object({
+        channel_id: h256,
+        amount: u128,
+        payment_hash: h256,
+        expiry: u64,
+        hash_algorithm: z.enum(['ckb_hash', 'sha256']).optional(),
+      }),
+      handler: async (p) => {
+        const r = await svc.addTlc(
+          p.channel_id,
+          {
+            amount: p.amount,
+            paymentHash: hexToBytes(p.payment_hash),
+            expiry: p.expiry,
+            hashAlgorithm: p.hash_algorithm === 'sha256' ? 1 : 0,
+            onion: new Uint8Array(0),
+          },
+          { waitMs: 0 },
+        );
+        return { tlc_id: q(r.tlcId) };
+      },
+    }),
+    method({
+      name: 'remove_tlc',
+      module: 'dev',
+      params: z.object({ channel_id: h256, tlc_id: u64, reason }),
+      handler: async (p) => {
+        if ('payment_preimage' in p.reason) {
+          await svc.removeTlc(
+            p.channel_id,
+            p.tlc_id,
+            { preimage: hexToBytes(p.reason.payment_preimage) },
+            { waitMs: 0 },
+          );
+        } else {
+          const code = TLC_ERROR_CODES[p.reason.error_code];
+          if (code === undefined) throw new DomainError(`invalid error code: ${p.reason.error_code}`);
+          // Without an onion route, the error packet is the bare big-endian code.
+          await svc.removeTlc(
+            p.channel_id,
+            p.tlc_id,
+            { error: new Uint8Array([code >> 8, code & 0xff]) },
+            { waitMs: 0 },
+          );
+        }
+        return null;
+      },
+    }),
+    method({
+      name: 'commitment_signed',
+      module: 'dev',
+      params: z.object({ channel_id: h256 }),
+      handler: async (p) => {
+        await svc.commitmentSigned(p.channel_id);
+        return null;
+      },
+    }),
+    method({
+      name: 'submit_commitment_transaction',
+      module: 'dev',
+      params: z.object({ channel_id: h256, commitment_number: u64.optional() }),
+      handler: async (p) => {
+        const r = await svc.submitCommitmentTransaction(p.channel_id);
+        return { tx_hash: r.txHash };
+      },
+    }),
+    method({
+      name: 'check_channel_shutdown',
+      module: 'dev',
+      params: z.object({ channel_id: h256 }),
+      handler: async (p) => {
+        await svc.checkChannelShutdown(p.channel_id);
+        return null;
+      },
+    }),
+  ];
+}
