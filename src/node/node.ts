@@ -29,6 +29,7 @@ import type { MethodSpec } from '../rpc/method.ts';
 import { adminMethods } from '../rpc/modules/admin.ts';
 import { channelMethods } from '../rpc/modules/channel.ts';
 import { graphMethods } from '../rpc/modules/graph.ts';
+import { devMethods } from '../rpc/modules/dev.ts';
 import { infoMethods } from '../rpc/modules/info.ts';
 import { invoiceMethods } from '../rpc/modules/invoice.ts';
 import { peerMethods } from '../rpc/modules/peer.ts';
@@ -275,6 +276,7 @@ export class StrandNode {
       ...(this.peers ? peerMethods(this.peers) : []),
       ...(this.graph ? graphMethods(this.graph) : []),
       ...(this.channels && this.peers ? channelMethods(this.channels, this.peers) : []),
+      ...(this.channels ? devMethods(this.channels) : []),
       ...pubsubMethods(this.changes),
       ...adminMethods({ backup: (dest) => this.backup(dest) }),
       ...profMethods(path.join(this.config.baseDir, 'prof')),
