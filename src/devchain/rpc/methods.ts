@@ -193,6 +193,11 @@ export function devchainMethods(chain: DevChain): Map<string, Handler> {
       verify_queue_size: '0x0',
     };
   });
+  m.set('get_fee_rate_statistics', (p) => {
+    args(p, opt(u64));
+    // The pool's minimum rate: what a dev chain's blocks always accept (shannons/KB).
+    return { mean: '0x3e8', median: '0x3e8' };
+  });
   m.set('get_indexer_tip', (p) => {
     args(p);
     return { block_hash: chain.tipHash, block_number: q(chain.tip.number) };
