@@ -170,3 +170,217 @@ function integral(capacity: number, lower: number, upper: number): number {
   if (lower < 0 || lower > upper) return 0;
   return primitive(capacity, upper) - primitive(capacity, lower);
 }
+
+/**
+ * One node of an attempt's route as the reference records it (`SessionRouteNode`): the source
+ * first; `channelOutpoint` is the channel to the next node and `amount` what that next node
+ * receives; the last node (the target) has a zero outpoint and the final amount.
+ */
+export interface SessionRouteNode {
+  pubkey: string;
+  channelOutpoint: string;
+  amount: bigint;
+}
+
+interface PairResult {
+  outpoint: string;
+  direction: Direction;
+  amount: bigint;
+  success: boolean;
+}
+
+/** The reference's `InternalResult`: pair results of one attempt, then an optional failed node. */
+class AttemptResult {
+  readonly pairs = new Map<string, PairResult>();
+  readonly touched = new Map<string, Set<string>>();
+  failNode: string | null = null;
+
+  constructor(private readonly nodes: SessionRouteNode[]) {}
+
+  private add(a: string, b: string, outpoint: string, amount: bigint, success: boolean): void {
+    const direction = directionOf(a, b);
+    for (const n of [a, b]) {
+      const set = this.touched.get(n) ?? new Set<string>();
+      set.add(outpoint);
+      this.touched.set(n, set);
+    }
+    this.pairs.set(`${outpoint}/${direction}`, { outpoint, direction, amount, success });
+  }
+
+  /** FP(i): both directions of channel (i−1, i) failed with amount 0. */
+  failPair(i: number): void {
+    if (i <= 0 || i >= this.nodes.length) return;
+    const a = this.nodes[i - 1]!;
+    const b = this.nodes[i]!;
+    this.add(a.pubkey, b.pubkey, a.channelOutpoint, 0n, false);
+    this.add(b.pubkey, a.pubkey, a.channelOutpoint, 0n, false);
+  }
+
+  /** FPB(i): direction i−1 → i failed with the amount node i forwards (`nodes[i].amount`). */
+  failPairBalanced(i: number): void {
+    if (i <= 0 || i >= this.nodes.length) return;
+    const a = this.nodes[i - 1]!;
+    const b = this.nodes[i]!;
+    this.add(a.pubkey, b.pubkey, a.channelOutpoint, b.amount, false);
+  }
+
+  /** OK(start..end): each pair i → i+1 succeeded with `nodes[i].amount`. */
+  succeedRange(start: number, end: number): void {
+    for (let i = start; i < end && i + 1 < this.nodes.length; i++) {
+      const a = this.nodes[i]!;
+      this.add(a.pubkey, this.nodes[i + 1]!.pubkey, a.channelOutpoint, a.amount, true);
+    }
+  }
+
+  /** FN(i): the pairs on both sides of node i, then every record of the node's channels. */
+  failNodeAt(i: number): void {
+    this.failNode = this.nodes[i]!.pubkey;
+    if (i > 0) this.failPair(i);
+    if (i + 1 < this.nodes.length) this.failPair(i + 1);
+  }
+}
+
+const NO_RETRY_AT_SOURCE = new Set([
+  'InvalidOnionVersion',
+  'InvalidOnionHmac',
+  'InvalidOnionKey',
+  'InvalidOnionPayload',
+  'IncorrectOrUnknownPaymentDetails',
+  'InvoiceExpired',
+  'InvoiceCancelled',
+  'UnknownNextPeer',
+  'RequiredNodeFeatureMissing',
+  'ExpiryTooSoon',
+  'ExpiryTooFar',
+  'HoldTlcTimeout',
+]);
+
+const FINAL_GIVE_UP = new Set([
+  'IncorrectOrUnknownPaymentDetails',
+  'RequiredNodeFeatureMissing',
+  'RequiredChannelFeatureMissing',
+  'PermanentNodeFailure',
+  'InvoiceExpired',
+  'InvoiceCancelled',
+  'HoldTlcTimeout',
+]);
+
+/**
+ * The reference's `record_payment_fail` (`../shared/reference/fiber-routing-protocol.md` §2.4):
+ * which pairs of the route to penalise or credit for an error `code` (a TlcErrorCode name) raised
+ * by `erringNode`, and whether the payment may retry. A node outside the route stops the payment.
+ */
+export function judgeFailure(
+  nodes: SessionRouteNode[],
+  erringNode: string | null,
+  code: string,
+): { result: AttemptResult; retry: boolean } {
+  const result = new AttemptResult(nodes);
+  const idx = erringNode === null ? -1 : nodes.findIndex((n) => n.pubkey === erringNode);
+  if (idx < 0 || nodes.length < 2) return { result, retry: false };
+  const len = nodes.length;
+  let retry = true;
+  if (idx === 0) {
+    if (NO_RETRY_AT_SOURCE.has(code)) retry = false;
+    else if (code === 'TemporaryChannelFailure') result.failPairBalanced(1);
+  } else if (idx === len - 1) {
+    if (code === 'FinalIncorrectExpiryDelta' || code === 'FinalIncorrectTlcAmount') {
+      if (len === 2) {
+        retry = false;
+        result.failNodeAt(len - 1);
+      } else {
+        result.failPair(idx - 1);
+        result.succeedRange(0, idx - 2);
+      }
+    } else if (FINAL_GIVE_UP.has(code)) {
+      retry = false;
+      result.succeedRange(0, len - 1);
+    } else if (code === 'ExpiryTooSoon' || code === 'ExpiryTooFar') {
+      retry = false;
+    } else {
+      result.failNodeAt(len - 1);
+      result.succeedRange(0, len - 2);
+    }
+  } else {
+    switch (code) {
+      case 'InvalidOnionVersion':
+      case 'InvalidOnionHmac':
+      case 'InvalidOnionKey':
+      case 'InvalidOnionError':
+      case 'IncorrectTlcDirection':
+        result.failPair(idx);
+        break;
+      case 'InvalidOnionPayload':
+        result.failNodeAt(idx);
+        if (idx > 1) result.succeedRange(0, idx - 1);
+        break;
+      case 'UnknownNextPeer':
+      case 'PermanentChannelFailure':
+        result.failPair(idx + 1);
+        break;
+      case 'FeeInsufficient':
+        result.failPairBalanced(idx + 1);
+        if (idx > 1) result.succeedRange(0, idx);
+        break;
+      case 'IncorrectTlcExpiry':
+        retry = false;
+        if (idx === 1) result.failNodeAt(1);
+        else {
+          result.failPair(idx - 1);
+          result.succeedRange(0, idx - 2);
+        }
+        break;
+      case 'TemporaryChannelFailure':
+      case 'ChannelDisabled':
+      case 'TemporaryNodeFailure':
+      case 'RequiredNodeFeatureMissing':
+      case 'AmountBelowMinimum':
+        result.failPairBalanced(idx + 1);
+        result.succeedRange(0, idx);
+        break;
+      case 'ExpiryTooSoon':
+      case 'ExpiryTooFar':
+        result.succeedRange(0, idx);
+        break;
+      case 'PermanentNodeFailure':
+      case 'RequiredChannelFeatureMissing':
+        result.failNodeAt(idx);
+        break;
+      default:
+        // IncorrectOrUnknownPaymentDetails, and final-hop errors a middle hop should not raise
+        retry = false;
+    }
+  }
+  return { result, retry };
+}
+
+/** Records of an attempt applied to a history (`apply_internal_result`). */
+export function applyAttemptResult(
+  history: PaymentHistory,
+  result: AttemptResult,
+  nodeChannels: Map<string, Set<string>>,
+  now: number,
+): void {
+  for (const p of result.pairs.values())
+    history.applyPairResult(p.outpoint, p.direction, p.amount, p.success, now);
+  for (const [node, set] of result.touched) {
+    const known = nodeChannels.get(node) ?? new Set<string>();
+    for (const o of set) known.add(o);
+    nodeChannels.set(node, known);
+  }
+  if (result.failNode !== null) {
+    const channels = nodeChannels.get(result.failNode) ?? new Set<string>();
+    for (const e of history.entries()) {
+      if (channels.has(e.outpoint)) history.applyPairResult(e.outpoint, e.direction, 0n, false, now);
+    }
+  }
+}
+
+/** Success of a whole route: OK(0..len−1). */
+export function judgeSuccess(nodes: SessionRouteNode[]): AttemptResult {
+  const r = new AttemptResult(nodes);
+  r.succeedRange(0, nodes.length - 1);
+  return r;
+}
+
+export type { AttemptResult };

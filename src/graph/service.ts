@@ -19,7 +19,14 @@ import { bytesToHex } from '../codec/hex.ts';
 import type { Db } from '../store/db.ts';
 import { CURSOR_TYPE, type CursorType, cursorTimestamp, goBack, makeCursor, ZERO_CURSOR } from './cursor.ts';
 import type { FundingChecker } from './funding.ts';
-import { directionOf, PaymentHistory } from './history.ts';
+import {
+  applyAttemptResult,
+  directionOf,
+  judgeFailure,
+  judgeSuccess,
+  PaymentHistory,
+  type SessionRouteNode,
+} from './history.ts';
 import {
   type BroadcastMessage,
   type ChannelAnnouncement,
@@ -33,7 +40,7 @@ import {
   type UdtArgInfo,
 } from './messages.ts';
 import { compareBytes, equalBytes } from './molecule.ts';
-import { NetworkGraph, outpointHex, pubkeyHex } from './network-graph.ts';
+import { type ChannelUpdateInfo, NetworkGraph, outpointHex, pubkeyHex } from './network-graph.ts';
 import { checkOutboundLiquidity, type FindRouteRequest, findPath, type RouterHop } from './pathfind.ts';
 import {
   signChannelUpdate,
@@ -116,6 +123,29 @@ interface PeerSync {
   queries?: Set<bigint>;
 }
 
+/** A decoded TlcErr as the graph needs it (the payment layer maps `TlcErr` to this). */
+export interface PaymentFailure {
+  /** TlcErrorCode name, e.g. `TemporaryChannelFailure`. */
+  code: string;
+  /** The erring node (the error's extra data), 66 hex; null when absent. */
+  nodeId: string | null;
+  /** `ChannelFailed.channel_outpoint` (OutPointHex). */
+  channelOutpoint?: string | null;
+  /** `ChannelFailed.channel_update`, re-broadcast when the code has the UPDATE bit. */
+  channelUpdate?: ChannelUpdate | null;
+  /** Set when the numeric code has the UPDATE bit (0x1000), if the caller has the number. */
+  updateFlag?: boolean;
+}
+
+/** Codes with the UPDATE flag (0x1000). */
+const TLC_UPDATE_CODES = new Set([
+  'TemporaryChannelFailure',
+  'AmountBelowMinimum',
+  'FeeInsufficient',
+  'IncorrectTlcExpiry',
+  'ChannelDisabled',
+]);
+
 export type GossipOutcome = 'accepted' | 'duplicate' | 'stale' | 'held' | 'rejected';
 
 export class GraphService {
@@ -125,6 +155,8 @@ export class GraphService {
   private readonly log: GraphLogger;
   private readonly now: () => number;
   private readonly peerState = new Map<string, PeerSync>();
+  /** Channels seen per node in attempt results (the reference's `nodes_to_channel_map`). */
+  private readonly failedNodeChannels = new Map<string, Set<string>>();
   private readonly held = new Map<string, { update: ChannelUpdate; from?: string }[]>();
   private queue: Promise<unknown> = Promise.resolve();
   private nextId = 1n;
@@ -218,6 +250,59 @@ export class GraphService {
       }, intervalMs);
       this.announceTimer.unref();
     }
+  }
+
+  /** After an attempt succeeded: every pair of its route is credited (`record_attempt_success`). */
+  recordPaymentSuccess(nodes: SessionRouteNode[]): void {
+    applyAttemptResult(this.history, judgeSuccess(nodes), this.failedNodeChannels, this.now());
+  }
+
+  /**
+   * After an attempt failed with a decoded TlcErr (`update_graph_with_tlc_fail`, then
+   * `record_payment_fail`): an attached channel update is verified and applied like gossip;
+   * PermanentChannelFailure / ChannelDisabled / UnknownNextPeer disable the failed channel,
+   * PermanentNodeFailure every direction into the node; the route's pairs are penalised or
+   * credited per the reference's table. Resolves to whether the payment may retry.
+   */
+  async recordPaymentFailure(nodes: SessionRouteNode[], error: PaymentFailure): Promise<boolean> {
+    if (error.channelUpdate && (TLC_UPDATE_CODES.has(error.code) || error.updateFlag)) {
+      await this.processBroadcast({ type: 'ChannelUpdate', value: error.channelUpdate });
+    }
+    if (
+      (error.code === 'PermanentChannelFailure' ||
+        error.code === 'ChannelDisabled' ||
+        error.code === 'UnknownNextPeer') &&
+      error.channelOutpoint
+    ) {
+      this.graph.markChannelFailed(error.channelOutpoint);
+    }
+    if (error.code === 'PermanentNodeFailure' && error.nodeId) this.graph.markNodeFailed(error.nodeId);
+    const { result, retry } = judgeFailure(nodes, error.nodeId, error.code);
+    applyAttemptResult(this.history, result, this.failedNodeChannels, this.now());
+    return retry;
+  }
+
+  // ---- the node's own channels (fed by the channel layer) ----
+
+  /**
+   * One of this node's channels is usable (ready, peer reachable), or changed as a whole
+   * (`OwnedChannelUpdateEvent::Up`): replaces it in the graph with both policies and the exact
+   * outbound liquidity; clears its payment history. Private channels belong here too (they are
+   * routable from this node, never gossiped).
+   */
+  ownChannelUp(c: Parameters<NetworkGraph['upsertOwnChannel']>[0]): void {
+    this.history.removeChannel(c.outpoint);
+    this.graph.upsertOwnChannel(c);
+  }
+
+  /** One direction of an own channel changed: balance after a TLC settles, fee, enabled (`Updated`). */
+  ownChannelUpdated(outpoint: string, node: string, info: ChannelUpdateInfo): void {
+    this.graph.updateOwnChannel(outpoint, node, info);
+  }
+
+  /** An own channel closed or its peer went away (`Down`). */
+  ownChannelDown(outpoint: string): void {
+    this.graph.removeChannel(outpoint);
   }
 
   // ---- own messages ----

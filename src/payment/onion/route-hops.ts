@@ -4,13 +4,17 @@
  * offset shared by all hops; `hops[0]` is the sender's own instruction for its first AddTlc.
  */
 import { randomInt } from 'node:crypto';
-import { hexToBytes } from '../../codec/hex.ts';
+import { bytesToHex, hexToBytes } from '../../codec/hex.ts';
+import type { SessionRouteNode } from '../../graph/history.ts';
+import { encodeOutPoint } from '../../graph/messages.ts';
 import {
   DEFAULT_TLC_EXPIRY_DELTA,
   MAX_PAYMENT_TLC_EXPIRY_LIMIT,
   type RouterHop,
 } from '../../graph/pathfind.ts';
+import type { PaymentFailure } from '../../graph/service.ts';
 import type { HashAlgorithm, PaymentHopData } from './hop-data.ts';
+import { TLC_ERROR_CODES, TLC_ERROR_FLAGS, type TlcErr } from './tlc-error.ts';
 
 export interface BuildHopsOptions {
   /** What the final node receives. */
@@ -70,4 +74,44 @@ export function buildPaymentHops(route: RouterHop[], o: BuildHopsOptions): Payme
 export function routeFee(route: RouterHop[], amount: bigint): bigint {
   const first = route[0];
   return first ? first.amountReceived - amount : 0n;
+}
+
+const ZERO_OUTPOINT = `0x${'00'.repeat(36)}`;
+
+/**
+ * The route as the payment history records it (`SessionRoute::new`): the source, then each hop's
+ * node; node i names the channel to node i+1 and the amount node i+1 receives; the target ends
+ * with a zero outpoint and the final amount.
+ */
+export function sessionRouteOf(source: string, route: RouterHop[], finalAmount: bigint): SessionRouteNode[] {
+  const nodes: SessionRouteNode[] = [];
+  let from = source;
+  for (const hop of route) {
+    nodes.push({
+      pubkey: from,
+      channelOutpoint: outpointWithIndexZero(hop.channelOutpoint),
+      amount: hop.amountReceived,
+    });
+    from = hop.target;
+  }
+  nodes.push({ pubkey: from, channelOutpoint: ZERO_OUTPOINT, amount: finalAmount });
+  return nodes;
+}
+
+/** A payment hop names its channel by funding tx hash only; the index is always 0. */
+function outpointWithIndexZero(outpoint: string): string {
+  return `${outpoint.slice(0, 2 + 64)}00000000`;
+}
+
+/** A decoded TlcErr in the form `GraphService.recordPaymentFailure` takes. */
+export function paymentFailureOf(e: TlcErr): PaymentFailure {
+  const extra = e.extra;
+  return {
+    code: e.code,
+    nodeId: extra ? bytesToHex(extra.nodeId, false) : null,
+    channelOutpoint:
+      extra?.type === 'ChannelFailed' ? bytesToHex(encodeOutPoint(extra.channelOutpoint)) : null,
+    channelUpdate: extra?.type === 'ChannelFailed' ? extra.channelUpdate : null,
+    updateFlag: (TLC_ERROR_CODES[e.code] & TLC_ERROR_FLAGS.UPDATE) !== 0,
+  };
 }
