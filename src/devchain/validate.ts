@@ -141,8 +141,12 @@ export function checkShape(tx: ccc.Transaction): void {
 
 const FAR_FUTURE: SinceEnv = { blockNumber: 0n, epoch: 0n, medianTime: 0n };
 
+/** CKB's limit on cells a transaction's deps bring in (code deps and dep-group members). */
+const MAX_DEP_EXPANSION = 2048;
+
 function resolveDeps(tx: ccc.Transaction, view: ChainView): ViewCell[] {
   const out: ViewCell[] = [];
+  let expanded = 0;
   const live = (op: ccc.OutPoint): ViewCell => {
     const c = view.cell(op);
     if (c === 'dead') throw resolveError('Dead', op);
@@ -152,6 +156,9 @@ function resolveDeps(tx: ccc.Transaction, view: ChainView): ViewCell[] {
   for (const dep of tx.cellDeps) {
     const cell = live(dep.outPoint);
     if (dep.depType === 'code') {
+      if (++expanded > MAX_DEP_EXPANSION) {
+        throw new ChainTxError('TransactionFailedToResolve', 'Resolve failed OverMaxDepExpansionLimit');
+      }
       out.push(cell);
       continue;
     }
@@ -160,6 +167,10 @@ function resolveDeps(tx: ccc.Transaction, view: ChainView): ViewCell[] {
       members = OutPointVec.decode(cell.data);
     } catch {
       throw resolveError('InvalidDepGroup', dep.outPoint);
+    }
+    expanded += members.length;
+    if (expanded > MAX_DEP_EXPANSION) {
+      throw new ChainTxError('TransactionFailedToResolve', 'Resolve failed OverMaxDepExpansionLimit');
     }
     for (const m of members) out.push(live(m));
   }
