@@ -31,36 +31,51 @@ export function directionOf(from: string, to: string): Direction {
 }
 
 export class PaymentHistory {
-  private readonly records = new Map<string, TimedResult>();
+  /** outpoint → direction → record (nested, so lookups in the path finder build no strings). */
+  private readonly records = new Map<string, Partial<Record<Direction, TimedResult>>>();
 
   constructor(
     /** Called after a record changes (null: deleted), so that a store can persist it. */
     private readonly onChange?: (outpoint: string, direction: Direction, result: TimedResult | null) => void,
   ) {}
 
-  private key(outpoint: string, d: Direction): string {
-    return `${outpoint}/${d}`;
+  get(outpoint: string, d: Direction): TimedResult | undefined {
+    return this.records.get(outpoint)?.[d];
   }
 
-  get(outpoint: string, d: Direction): TimedResult | undefined {
-    return this.records.get(this.key(outpoint, d));
+  private set(outpoint: string, d: Direction, r: TimedResult): void {
+    const entry = this.records.get(outpoint);
+    if (entry) entry[d] = r;
+    else this.records.set(outpoint, { [d]: r });
+  }
+
+  private remove(outpoint: string, d: Direction): boolean {
+    const entry = this.records.get(outpoint);
+    if (!entry?.[d]) return false;
+    delete entry[d];
+    if (!entry.forward && !entry.backward) this.records.delete(outpoint);
+    return true;
   }
 
   /** Loads a stored record (no onChange). */
   load(outpoint: string, d: Direction, r: TimedResult): void {
-    this.records.set(this.key(outpoint, d), { ...r });
+    this.set(outpoint, d, { ...r });
   }
 
   entries(): { outpoint: string; direction: Direction; result: TimedResult }[] {
-    return [...this.records.entries()].map(([k, result]) => {
-      const i = k.lastIndexOf('/');
-      return { outpoint: k.slice(0, i), direction: k.slice(i + 1) as Direction, result: { ...result } };
-    });
+    const out: { outpoint: string; direction: Direction; result: TimedResult }[] = [];
+    for (const [outpoint, entry] of this.records) {
+      for (const direction of ['forward', 'backward'] as const) {
+        const r = entry[direction];
+        if (r) out.push({ outpoint, direction, result: { ...r } });
+      }
+    }
+    return out;
   }
 
   removeChannel(outpoint: string): void {
     for (const d of ['forward', 'backward'] as const) {
-      if (this.records.delete(this.key(outpoint, d))) this.onChange?.(outpoint, d, null);
+      if (this.remove(outpoint, d)) this.onChange?.(outpoint, d, null);
     }
   }
 
@@ -91,7 +106,7 @@ export class PaymentHistory {
         ? { failTime: 0, failAmount: 0n, successTime: time, successAmount: amount }
         : { failTime: time, failAmount: amount, successTime: 0, successAmount: 0n };
     }
-    this.records.set(this.key(outpoint, d), next);
+    this.set(outpoint, d, next);
     this.onChange?.(outpoint, d, next);
   }
 
@@ -100,7 +115,7 @@ export class PaymentHistory {
     if (disabled) return;
     const r = this.get(outpoint, d);
     if (r && r.failAmount === 0n && r.successAmount === 0n) {
-      this.records.delete(this.key(outpoint, d));
+      this.remove(outpoint, d);
       this.onChange?.(outpoint, d, null);
     }
   }
@@ -114,6 +129,7 @@ export class PaymentHistory {
     capacity: bigint,
     now: number,
   ): number {
+    if (this.records.size === 0) return 1.0;
     const r = this.get(outpoint, directionOf(from, to));
     if (!r) return 1.0;
     let fail = capacity;

@@ -13,7 +13,7 @@ import type {
   OutPoint,
 } from './messages.ts';
 import { encodeOutPoint, encodeScript } from './messages.ts';
-import type { RouteEdge, RoutingGraph } from './pathfind.ts';
+import { compareEdges, type RouteEdge, type RoutingGraph } from './pathfind.ts';
 
 /** 14 days: a ChannelUpdate with a larger delta is ignored. */
 export const MAX_TLC_EXPIRY_DELTA = 1_209_600_000n;
@@ -90,6 +90,13 @@ export class NetworkGraph implements RoutingGraph {
   private readonly nodesById = new Map<string, NodeInfo>();
   private readonly channelsById = new Map<string, ChannelInfo>();
   private readonly nodeChannels = new Map<string, Set<string>>();
+  /** Sorted inbound edges per node, rebuilt lazily after any change. */
+  private readonly inboundCache = new Map<string, RouteEdge[]>();
+
+  /** Drops cached edges; every mutation calls it. */
+  private touch(): void {
+    this.inboundCache.clear();
+  }
 
   constructor(
     /** This node's pubkey (66 hex). */
@@ -162,6 +169,7 @@ export class NetworkGraph implements RoutingGraph {
   }
 
   applyChannelUpdate(u: ChannelUpdate): UpdateOutcome {
+    this.touch();
     const outpoint = outpointHex(u.channelOutpoint);
     const c = this.channelsById.get(outpoint);
     if (!c) return 'unknown-channel';
@@ -212,6 +220,7 @@ export class NetworkGraph implements RoutingGraph {
 
   /** One direction of an own channel changed (balance, fee, enabled): `Updated(outpoint, node, info)`. */
   updateOwnChannel(outpoint: string, node: string, info: ChannelUpdateInfo): void {
+    this.touch();
     const c = this.channelsById.get(outpoint);
     if (!c) return;
     if (node === c.node1) c.update1 = info;
@@ -220,6 +229,7 @@ export class NetworkGraph implements RoutingGraph {
 
   /** The channel is gone or its peer unreachable (`Down`). */
   removeChannel(outpoint: string): void {
+    this.touch();
     const c = this.channelsById.get(outpoint);
     if (!c) return;
     this.channelsById.delete(outpoint);
@@ -236,6 +246,7 @@ export class NetworkGraph implements RoutingGraph {
 
   /** After PermanentChannelFailure, ChannelDisabled, UnknownNextPeer: both directions off. */
   markChannelFailed(outpoint: string): void {
+    this.touch();
     const c = this.channelsById.get(outpoint);
     if (!c) return;
     if (c.update1) c.update1.enabled = false;
@@ -244,6 +255,7 @@ export class NetworkGraph implements RoutingGraph {
 
   /** After PermanentNodeFailure: every direction into the node off. */
   markNodeFailed(pubkey: string): void {
+    this.touch();
     for (const c of this.channelsOf(pubkey)) {
       if (c.node1 === pubkey && c.update2) c.update2.enabled = false;
       if (c.node2 === pubkey && c.update1) c.update1.enabled = false;
@@ -252,6 +264,7 @@ export class NetworkGraph implements RoutingGraph {
 
   /** Drops channels whose newest timestamp is older than `before` (ms); returns their outpoints. */
   pruneStale(before: bigint): string[] {
+    this.touch();
     const dropped: string[] = [];
     for (const c of [...this.channelsById.values()]) {
       if (c.own) continue;
@@ -273,6 +286,7 @@ export class NetworkGraph implements RoutingGraph {
   }
 
   private addChannel(c: ChannelInfo): void {
+    this.touch();
     this.channelsById.set(c.outpoint, c);
     for (const n of [c.node1, c.node2]) {
       let set = this.nodeChannels.get(n);
@@ -304,13 +318,18 @@ export class NetworkGraph implements RoutingGraph {
     };
   }
 
+  /** Enabled edges into `node`, sorted in the reference's order (cached until the next change). */
   inbounds(node: string): RouteEdge[] {
+    const cached = this.inboundCache.get(node);
+    if (cached) return cached;
     const out: RouteEdge[] = [];
     for (const o of this.nodeChannels.get(node) ?? []) {
       const c = this.channelsById.get(o)!;
       if (node === c.node2 && c.update1?.enabled) out.push(this.toEdge(c, true));
       else if (node === c.node1 && c.update2?.enabled) out.push(this.toEdge(c, false));
     }
+    out.sort(compareEdges);
+    this.inboundCache.set(node, out);
     return out;
   }
 

@@ -38,7 +38,10 @@ export interface RouteEdge {
 
 /** What the path finder needs from a graph. */
 export interface RoutingGraph {
-  /** Enabled edges into `node` (any order; sorted here as the reference does). */
+  /**
+   * Enabled edges into `node`, in the reference's order (`compareEdges`); the array is read
+   * only, and may be a cached one.
+   */
   inbounds(node: string): RouteEdge[];
   /** Enabled edges out of `node`. */
   outbounds(node: string): RouteEdge[];
@@ -381,7 +384,7 @@ function maxBig(a: bigint, b: bigint): bigint {
 }
 
 function sortedInbounds(graph: RoutingGraph, node: string): RouteEdge[] {
-  return graph.inbounds(node).slice().sort(compareEdges);
+  return graph.inbounds(node);
 }
 
 function innerFindPath(
