@@ -41,7 +41,14 @@ import {
 } from './messages.ts';
 import { compareBytes, equalBytes } from './molecule.ts';
 import { type ChannelUpdateInfo, NetworkGraph, outpointHex, pubkeyHex } from './network-graph.ts';
-import { checkOutboundLiquidity, type FindRouteRequest, findPath, type RouterHop } from './pathfind.ts';
+import {
+  type BuildPathRequest,
+  buildPath,
+  checkOutboundLiquidity,
+  type FindRouteRequest,
+  findPath,
+  type RouterHop,
+} from './pathfind.ts';
 import {
   signChannelUpdate,
   signNodeAnnouncement,
@@ -231,6 +238,16 @@ export class GraphService {
       checkOutboundLiquidity(this.graph, source, req.amount, req.udt ?? null, !!req.allowMpp);
     }
     return findPath(this.graph, { history: this.history, now: this.now(), ...req, source });
+  }
+
+  /** A route through explicit hops (`build_router`); `source` defaults to this node. */
+  buildRoute(req: Omit<BuildPathRequest, 'source'> & { source?: string }): RouterHop[] {
+    return buildPath(this.graph, {
+      history: this.history,
+      now: this.now(),
+      ...req,
+      source: req.source ?? this.pubkey,
+    });
   }
 
   /**

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { PaymentHistory } from '../../src/graph/history.ts';
 import { udtKey } from '../../src/graph/network-graph.ts';
 import {
+  buildPath,
   checkOutboundLiquidity,
   effectiveMaxFee,
   type FindRouteRequest,
@@ -290,5 +291,58 @@ describe('route → onion payloads (§2.2)', () => {
       expect(r).toBeGreaterThanOrEqual(14_400_000);
       expect(r + FINAL).toBeLessThan(LIMIT);
     }
+  });
+});
+
+describe('build_router (explicit hops)', () => {
+  const g = graphOf(A, [
+    { a: A, b: B },
+    { a: B, b: C, ab: { feeRate: 1000n }, capacity: 10n ** 12n },
+    { a: B, b: C, ab: { feeRate: 10n }, capacity: 10n ** 11n, id: outpoint(7) },
+    { a: C, b: D, ab: { feeRate: 2000n, tlcExpiryDelta: 10_000_000n } },
+  ]);
+
+  it('matches find_path on the same hops and picks the cheaper parallel channel', () => {
+    const built = buildPath(g, {
+      source: A,
+      hops: [
+        { pubkey: B, channelOutpoint: null },
+        { pubkey: C, channelOutpoint: null },
+      ],
+      amount: CKB,
+      finalTlcExpiryDelta: FINAL,
+    });
+    expect(built).toEqual(findPath(g, req({})));
+    expect(built[1]!.channelOutpoint).toBe(outpoint(7));
+  });
+
+  it('honours a given channel, adds each hop delta, and defaults the amount to 1', () => {
+    const built = buildPath(g, {
+      source: A,
+      hops: [
+        { pubkey: B, channelOutpoint: null },
+        { pubkey: C, channelOutpoint: outpoint(1) },
+        { pubkey: D, channelOutpoint: null },
+      ],
+    });
+    expect(built.map((h) => h.channelOutpoint)).toEqual([outpoint(0), outpoint(1), outpoint(3)]);
+    expect(built.map((h) => h.amountReceived)).toEqual([3n, 2n, 1n]);
+    expect(built.map((h) => h.incomingTlcExpiry)).toEqual([
+      FINAL + 14_400_000 + 10_000_000,
+      FINAL + 10_000_000,
+      FINAL,
+    ]);
+  });
+
+  it('refuses hops that are not connected and amount 0', () => {
+    expect(() => buildPath(g, { source: A, hops: [{ pubkey: C, channelOutpoint: null }] })).toThrow(
+      'PathFind error: no path found',
+    );
+    expect(() => buildPath(g, { source: A, hops: [{ pubkey: B, channelOutpoint: outpoint(5) }] })).toThrow(
+      /no path found/,
+    );
+    expect(() =>
+      buildPath(g, { source: A, hops: [{ pubkey: B, channelOutpoint: null }], amount: 0n }),
+    ).toThrow(/amount must be greater than 0/);
   });
 });
