@@ -224,7 +224,7 @@ export function forceClose(ch: Channel): Step {
   return {
     ch: c,
     effects: [
-      { type: 'broadcast', tx, withFundingDeps: true },
+      { type: 'broadcast', tx },
       { type: 'watchClose', txHash: tx.hash() },
     ],
   };

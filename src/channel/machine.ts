@@ -453,6 +453,9 @@ export function completeOwnCommitment(
     throw e;
   }
   tx.witnesses = [fundingWitness(k.fundingPubkey, b((ch.remote as PartyParams).fundingPubkey), sig)];
+  // Stored ready to broadcast: with the funding lock's deps (the signature does not cover them,
+  // the tx hash does — so this is the hash the chain will know).
+  tx.cellDeps = env.fundingLock.cellDeps.map((d) => ccc.CellDep.from(d));
   return {
     ...ch,
     nonces: { ...ch.nonces, mine: ch.nonces.mine.slice(1) },

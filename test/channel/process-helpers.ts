@@ -18,9 +18,11 @@ export async function startDevchain(
   nodes: number[],
   ckb = 5000,
   blockIntervalMs = 200,
+  epochLength?: number,
 ): Promise<DevchainProcess> {
   const dir = tempDir('strand-devchain-ch-');
   const fund = nodes.flatMap((n) => ['--fund', `${FIXTURES}/${n}/ckb/plain_key:${ckb}`]);
+  if (epochLength) fund.push('--epoch-length', String(epochLength));
   const proc: ChildProcess = spawn(
     process.execPath,
     [
