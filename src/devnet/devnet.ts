@@ -21,6 +21,7 @@ export const DEVNET_PASSWORD = 'strand-devnet';
 const NAMES = ['alice', 'bob', 'carol', 'dave', 'erin', 'frank', 'grace', 'heidi'];
 const WALLET_CKB = 100_000n;
 const WALLET_UDT = 1_000_000_000n;
+const WALLET_CELLS = 10n;
 
 export interface DevnetOptions {
   dir: string;
@@ -111,7 +112,17 @@ export async function startDevnet(opts: DevnetOptions): Promise<RunningDevnet> {
     // 2. The chain, funding every wallet at creation.
     const chainDir = path.join(dir, 'chain');
     // Wallets are funded when the chain is created; a restarted chain keeps its state.
-    const fund = fresh ? nodes.flatMap((n) => ['--fund', `${n.lockArgs}:${WALLET_CKB}:${WALLET_UDT}`]) : [];
+    // Several cells per wallet: a wallet can then fund several channels at once (each funding
+    // transaction locks the cells it spends until it is on chain).
+    const fund = fresh
+      ? nodes.flatMap((n) => [
+          ...['--fund', `${n.lockArgs}:${WALLET_CKB / WALLET_CELLS}:${WALLET_UDT}`],
+          ...Array.from({ length: Number(WALLET_CELLS) - 1 }, () => [
+            '--fund',
+            `${n.lockArgs}:${WALLET_CKB / WALLET_CELLS}`,
+          ]).flat(),
+        ])
+      : [];
     const chainStart = await spawnStrand({
       name: 'devchain',
       args: [
@@ -187,29 +198,26 @@ export async function startDevnet(opts: DevnetOptions): Promise<RunningDevnet> {
   }
 }
 
+/** A script with its cell deps, in CKB JSON, as `strand devchain` prints them. */
+interface ScriptWithDeps {
+  script: { code_hash: string; hash_type: string; args: string };
+  cell_deps: { out_point: { tx_hash: string; index: string }; dep_type: string }[];
+}
+
 interface NodeSetup {
   name: string;
   rpcPort: number;
   p2pPort: number;
   chainUrl: string;
-  scripts: {
-    test_udt: { codeHash: string; hashType: string; args: string };
-    simple_udt?: { cellDeps: { outPoint: { txHash: string; index: number }; depType: string }[] };
-  };
+  scripts: { test_udt: ScriptWithDeps };
 }
 
 export function testUdtScript(scripts: NodeSetup['scripts']) {
-  const t = scripts.test_udt;
-  return { code_hash: t.codeHash, hash_type: t.hashType, args: t.args };
+  return scripts.test_udt.script;
 }
 
 function writeNodeConfig(nodeDir: string, n: NodeSetup): void {
-  const cellDeps = (n.scripts.simple_udt?.cellDeps ?? []).map((d) => ({
-    cell_dep: {
-      out_point: { tx_hash: d.outPoint.txHash, index: toHexQuantity(d.outPoint.index) },
-      dep_type: d.depType === 'depGroup' ? 'dep_group' : 'code',
-    },
-  }));
+  const cellDeps = n.scripts.test_udt.cell_deps.map((d) => ({ cell_dep: d }));
   const config = {
     services: ['fiber', 'rpc', 'ckb'],
     fiber: {
