@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     root: new URL('../..', import.meta.url).pathname,
-    include: ['test/interop/**/*.interop.ts', 'test/invoice/**/*.interop.ts'],
+    include: ['test/interop/**/*.interop.ts', 'test/invoice/**/*.interop.ts', 'test/graph/**/*.interop.ts'],
     pool: 'forks',
     testTimeout: 120_000,
     hookTimeout: 120_000,
