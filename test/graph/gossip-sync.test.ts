@@ -166,6 +166,39 @@ describe('gossip sync between two nodes', () => {
   });
 });
 
+describe('own channel updates', () => {
+  it('are signed with the side bit and timestamp parity, and reach a subscribed peer', async () => {
+    const a = await node(51);
+    const b = await node(52);
+    const ca = signedChannel(party(51), party(52), CHAIN_A, outPoint(60));
+    await a.svc.processBroadcast({ type: 'ChannelAnnouncement', value: ca });
+    await b.svc.processBroadcast({ type: 'ChannelAnnouncement', value: ca });
+    await b.pm.connect(tcpAddr(a.pm));
+    const subscribed = (s: GraphService) =>
+      [...(s as unknown as { peerState: Map<string, { subscriber?: boolean }> }).peerState.values()].some(
+        (p) => p.subscriber,
+      );
+    await until(() => subscribed(a.svc) && subscribed(b.svc), 'both subscribed');
+    const peerOfA = b.id.pubkeyHex;
+    const update = await a.svc.broadcastOwnChannelUpdate({
+      peer: peerOfA,
+      channelOutpoint: ca.channelOutpoint,
+      channelFlags: 0,
+      tlcExpiryDelta: 14_400_000n,
+      tlcMinimumValue: 0n,
+      tlcMaximumValue: 0n,
+      feeRate: 1234n,
+    });
+    const aIsNode2 = a.id.pubkeyHex > peerOfA;
+    expect(update.messageFlags).toBe(aIsNode2 ? 1 : 0);
+    expect(update.timestamp % 2n).toBe(aIsNode2 ? 1n : 0n);
+    await until(() => {
+      const ch = b.svc.graph.channel(outpointHex(ca.channelOutpoint));
+      return (aIsNode2 ? ch?.update2 : ch?.update1)?.feeRate === 1234n;
+    }, 'B to receive A’s update');
+  });
+});
+
 describe('graph store', () => {
   it('persists messages and history across a restart; older or duplicate messages change nothing', async () => {
     const file = dbFile();
