@@ -25,9 +25,11 @@ import {
 } from './close.ts';
 import { commitmentPoint, deriveChannelKeys, finalChannelId } from './keys.ts';
 import { complete, newNonce, SignatureError, signFirst, sorted2 } from './musig.ts';
+import { onReestablish } from './reestablish.ts';
 import { type Channel, hasFlag, type Nonce, type PartyParams, type ScriptData, withFlag } from './state.ts';
 import {
   type AddTlcCommand,
+  addTheirs,
   addTlc,
   onAddTlc,
   onCommitmentSignedReady,
@@ -266,7 +268,11 @@ export function receiveOpen(
       maxTlcNumberInFlight: m.maxTlcNumberInFlight,
       points: [h(m.firstPerCommitmentPoint), h(m.secondPerCommitmentPoint)],
     },
-    nonces: { mine: [], theirs: [h(m.nextCommitmentNonce), h(m.nextRevocationNonce)] },
+    nonces: {
+      mine: [],
+      theirs: [h(m.nextCommitmentNonce), h(m.nextRevocationNonce)],
+      seen: [h(m.nextCommitmentNonce), h(m.nextRevocationNonce)],
+    },
     localBalance: 0n,
     remoteBalance: m.fundingAmount,
     tlcs: [],
@@ -597,12 +603,11 @@ function onPeer(ch: Channel, msg: ChannelMessage, env: MachineEnv): Step {
         if (ch.state === 'NEGOTIATING_FUNDING') throw new ChannelError('unexpected TxComplete');
         return onNonceAdvert(ch, msg.value.nextCommitmentNonce);
       }
-      const c = withFlag(
-        { ...ch, nonces: { ...ch.nonces, theirs: [...ch.nonces.theirs, h(msg.value.nextCommitmentNonce)] } },
-        'THEIR_TX_COMPLETE_SENT',
-      );
+      const c = withFlag(addTheirs(ch, [h(msg.value.nextCommitmentNonce)]), 'THEIR_TX_COMPLETE_SENT');
       return maybeSignCommitment(c, env);
     }
+    case 'ReestablishChannel':
+      return onReestablish(ch, msg.value);
     case 'AddTlc':
       return onAddTlc(ch, msg.value, env);
     case 'RemoveTlc':
@@ -690,7 +695,11 @@ function onAccept(ch0: Channel, m: AcceptChannel, env: MachineEnv): Step {
       points: [h(m.firstPerCommitmentPoint), h(m.secondPerCommitmentPoint)],
     },
     remoteBalance: m.fundingAmount,
-    nonces: { ...ch0.nonces, theirs: [h(m.nextCommitmentNonce), h(m.nextRevocationNonce)] },
+    nonces: {
+      ...ch0.nonces,
+      theirs: [h(m.nextCommitmentNonce), h(m.nextRevocationNonce)],
+      seen: [h(m.nextCommitmentNonce), h(m.nextRevocationNonce)],
+    },
   };
   // Our part of the funding tx: output 0 = the funding cell holding our amount + reserve.
   const tx = ccc.Transaction.from({

@@ -27,6 +27,7 @@ import {
   step,
   toScript,
 } from './machine.ts';
+import { abortable, reestablishMessage } from './reestablish.ts';
 import { type Channel, PENDING_STATES, type ScriptData } from './state.ts';
 import { ChannelStore } from './store.ts';
 import { type AddTlcCommand, type RemoveReason, type TlcNotice, WAITING_ACK } from './tlc.ts';
@@ -47,6 +48,8 @@ export interface PeerLink {
   ): () => void;
   send(pubkey: string, message: FiberMessage): void;
   isConnected(pubkey: string): boolean;
+  on(event: 'connected', listener: (peer: { pubkey: string }) => void): unknown;
+  off(event: 'connected', listener: (peer: { pubkey: string }) => void): unknown;
 }
 
 export interface ChannelLogger {
@@ -174,6 +177,9 @@ export class ChannelService {
     for (const kind of Object.keys(CHANNEL_CODECS) as ChannelMessageKind[]) {
       this.unsubscribe.push(this.o.peers.onMessage(kind, (pk, m) => this.onWire(pk, m)));
     }
+    const onConnected = (peer: { pubkey: string }) => this.reestablish(peer.pubkey);
+    this.o.peers.on('connected', onConnected);
+    this.unsubscribe.push(() => this.o.peers.off('connected', onConnected));
     for (const ch of this.store.list()) {
       if (ch.state === 'AWAITING_CHANNEL_READY' && ch.fundingTxHash) this.watch(ch);
       if (
@@ -532,7 +538,7 @@ export class ChannelService {
       } catch (e) {
         if (!(e instanceof ChannelError)) throw e;
         this.log.warn({ channel: ch.id, err: e.message, event: ev.type }, 'channel protocol error');
-        if (!PENDING_STATES.includes(ch.state)) return;
+        if (!abortable(ch)) return;
         s = fail(ch, e.message);
       }
       this.commit(s);
@@ -713,6 +719,18 @@ export class ChannelService {
       delayEpoch: ch.delayEpoch,
     });
     return this.o.chain.sendTransaction(tx);
+  }
+
+  /** On every (re)connection: our counters for each open channel with that peer. */
+  private reestablish(pubkey: string): void {
+    for (const ch of this.store.list()) {
+      if (ch.peer !== pubkey || ch.state === 'CLOSED') continue;
+      void this.enqueue(ch.tempId, () => {
+        const cur = this.store.get(ch.tempId);
+        if (!cur || cur.state === 'CLOSED') return;
+        this.perform(cur, { type: 'send', msg: reestablishMessage(cur) });
+      }).catch((e) => this.log.warn({ channel: ch.id, err: (e as Error).message }, 'reestablish failed'));
+    }
   }
 
   // ---- the wire ----------------------------------------------------------------------------------

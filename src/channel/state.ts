@@ -115,7 +115,12 @@ export interface Channel {
    * sign with a pre-advertised nonce) takes the head of `mine`; a session where the peer does takes
    * the head of `theirs`. Both sides consume them in message order, so they agree.
    */
-  nonces: { mine: Nonce[]; theirs: Hex[] };
+  nonces: { mine: Nonce[]; theirs: Hex[]; seen?: Hex[] };
+  /**
+   * What we sent in the current/last TLC round, byte for byte, to replay after a reconnect:
+   * our updates and CommitmentSigned, and our last RevokeAndAck (FiberMessage hex each).
+   */
+  cache?: { updates: Hex[]; commit: Hex | null; revoke: Hex | null };
   localBalance: bigint;
   remoteBalance: bigint;
   /** L: version of the peer's commitment we sign; R: version of ours. */

@@ -13,6 +13,7 @@
 import { ccc } from '@ckb-ccc/core';
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
 import { ckbHash, sha256 } from '../crypto/hash.ts';
+import { decodeFiberMessage, encodeFiberMessage } from '../p2p/fiber-message.ts';
 import { commitmentPoint } from './keys.ts';
 import {
   buildCommitment,
@@ -30,7 +31,14 @@ import {
 import { complete, newNonce, SignatureError, signFirst } from './musig.ts';
 import type { Channel, PartyParams, Tlc } from './state.ts';
 import { commitmentTxSize, feeOf, revocationMessage } from './tx.ts';
-import type { AddTlc, RemoveTlc, RevokeAndAck } from './wire.ts';
+import {
+  type AddTlc,
+  type ChannelMessage,
+  fromFiberMessage,
+  type RemoveTlc,
+  type RevokeAndAck,
+  toFiberMessage,
+} from './wire.ts';
 
 const b = (h: string) => hexToBytes(h);
 const h = (x: Uint8Array) => bytesToHex(x);
@@ -115,7 +123,7 @@ export function addTlc(ch0: Channel, c: AddTlcCommand, env: MachineEnv): Step & 
       },
     },
   };
-  const s = startRound(ch, env);
+  const s = startRound(ch, env, [(add as Extract<Effect, { type: 'send' }>).msg]);
   return { ch: s.ch, effects: [add, ...s.effects], tlcId: tlc.id };
 }
 
@@ -146,7 +154,7 @@ export function removeTlc(ch0: Channel, id: bigint, reason: RemoveReason, env: M
       },
     },
   };
-  const s = startRound(ch, env);
+  const s = startRound(ch, env, [(msg as Extract<Effect, { type: 'send' }>).msg]);
   return { ch: s.ch, effects: [msg, ...s.effects] };
 }
 
@@ -160,9 +168,17 @@ function withRemoval(ch: Channel, tlc: Tlc, removal: NonNullable<Tlc['removal']>
   return { ...ch, tlcs: ch.tlcs.map((t) => (t === tlc ? { ...t, removal } : t)) };
 }
 
-function startRound(ch0: Channel, env: MachineEnv): Step {
+function startRound(ch0: Channel, env: MachineEnv, updates: ChannelMessage[] = []): Step {
   const { ch, msg } = commitmentSigned({ ...ch0, round: { initiator: 'local' } }, env);
-  return { ch, effects: [{ type: 'send', msg }] };
+  const cache = { updates: updates.map(enc), commit: enc(msg), revoke: ch.cache?.revoke ?? null };
+  return { ch: { ...ch, cache }, effects: [{ type: 'send', msg }] };
+}
+
+export const enc = (m: ChannelMessage) => h(encodeFiberMessage(toFiberMessage(m)));
+export function dec(x: string): ChannelMessage {
+  const m = fromFiberMessage(decodeFiberMessage(b(x)));
+  if (!m) throw new ChannelError('cached message is not a channel message');
+  return m;
 }
 
 // ---- the peer's messages -----------------------------------------------------------------------
@@ -283,11 +299,16 @@ export function onCommitmentSignedReady(
     nextPerCommitmentPoint: commitmentPoint(k.commitmentSeed, ch.commitmentNumbers.remote + 1n),
     nextRevocationNonce: s.nonce,
   };
-  effects.push({ type: 'send', msg: { type: 'RevokeAndAck', value: raa } });
+  const raaMsg: ChannelMessage = { type: 'RevokeAndAck', value: raa };
+  effects.push({ type: 'send', msg: raaMsg });
+  ch = {
+    ...ch,
+    cache: { updates: ch.cache?.updates ?? [], commit: ch.cache?.commit ?? null, revoke: enc(raaMsg) },
+  };
   if (initiator === 'remote') {
     // Our turn: sign the peer's next commitment, with the same updates.
     const cs = commitmentSigned(ch, env);
-    ch = cs.ch;
+    ch = { ...cs.ch, cache: { updates: [], commit: enc(cs.msg), revoke: enc(raaMsg) } };
     effects.push({ type: 'send', msg: cs.msg });
     return { ch, effects };
   }
@@ -367,5 +388,23 @@ function finishRound(ch: Channel, effects: Effect[]): Step {
 
 /** A nonce the peer advertised outside the funding collaboration. */
 export function onNonceAdvert(ch: Channel, nonce: Uint8Array): Step {
-  return { ch: { ...ch, nonces: { ...ch.nonces, theirs: [...ch.nonces.theirs, h(nonce)] } }, effects: [] };
+  return { ch: addTheirs(ch, [h(nonce)]), effects: [] };
+}
+
+/**
+ * Appends nonces the peer advertised, skipping any it advertised before (a reconnect re-sends
+ * its whole pool; what we already have or already used must not come back).
+ */
+export function addTheirs(ch: Channel, nonces: string[]): Channel {
+  const seen = new Set(ch.nonces.seen ?? []);
+  const fresh = nonces.filter((n) => !seen.has(n) && !ch.nonces.theirs.includes(n));
+  if (fresh.length === 0) return ch;
+  return {
+    ...ch,
+    nonces: {
+      ...ch.nonces,
+      theirs: [...ch.nonces.theirs, ...fresh],
+      seen: [...(ch.nonces.seen ?? []), ...fresh].slice(-64),
+    },
+  };
 }

@@ -19,6 +19,7 @@ import {
   scriptData,
   step,
 } from '../../src/channel/machine.ts';
+import { reestablishMessage } from '../../src/channel/reestablish.ts';
 import type { Channel } from '../../src/channel/state.ts';
 import { CKB, reserveFor, revocationWitness } from '../../src/channel/tx.ts';
 import type { ChannelMessage } from '../../src/channel/wire.ts';
@@ -117,7 +118,11 @@ function feed(me: Side, other: Side, ev: Event) {
   }
 }
 
-function openPair(openAmount: bigint, acceptAmount: bigint) {
+function openPairUntil(k: number) {
+  return openPair(500n * CKB, 250n * CKB, k);
+}
+
+function openPair(openAmount: bigint, acceptAmount: bigint, budget?: number) {
   const A: Side = { name: 'A', key: KEY_A, inbox: [], own: new Set() };
   const B: Side = { name: 'B', key: KEY_B, inbox: [], own: new Set() };
   const reserve = reserveFor(lockOf(KEY_A));
@@ -156,7 +161,8 @@ function openPair(openAmount: bigint, acceptAmount: bigint) {
   const acc = acceptChannel(B.ch, { fundingAmount: acceptAmount - reserve });
   B.ch = acc.ch;
   perform(B, A, acc.effects, []);
-  run(A, B);
+  if (budget === undefined) run(A, B);
+  else runSome(A, B, budget);
   return { A, B };
 }
 
@@ -276,6 +282,94 @@ describe('TLC rounds between two machines', () => {
       'Unable to handle TLC command in waiting TLC ACK state',
     );
     expect(() => step(A.ch!, { type: 'addTlc', cmd: { ...cmd, amount: 10_000n * CKB } }, env())).toThrow();
+  });
+});
+
+/** Delivers at most `budget` messages (both directions, in turn); returns how many were delivered. */
+function runSome(a: Side, b: Side, budget: number): number {
+  let n = 0;
+  while (n < budget) {
+    let moved = false;
+    for (const [me, other] of [
+      [a, b],
+      [b, a],
+    ] as const) {
+      if (n >= budget) break;
+      const msg = me.inbox.shift();
+      if (!msg) continue;
+      moved = true;
+      n++;
+      const events: Event[] = [{ type: 'peer', msg }];
+      while (events.length) {
+        try {
+          const r = step(me.ch!, events.shift()!, env());
+          me.ch = r.ch;
+          perform(me, other, r.effects, events);
+        } catch (e) {
+          if (!(e instanceof ChannelError)) throw e;
+        }
+      }
+    }
+    if (!moved) break;
+  }
+  return n;
+}
+
+function reconnect(A: Side, B: Side) {
+  A.inbox.length = 0;
+  B.inbox.length = 0;
+  B.inbox.push(reestablishMessage(A.ch!));
+  A.inbox.push(reestablishMessage(B.ch!));
+  runSome(A, B, 1000);
+}
+
+describe('reestablish after a disconnect mid-TLC', () => {
+  it('resumes the round from any cut point; balances sum to the capacity; nonces stay in step', () => {
+    const preimage = new Uint8Array(32).fill(4);
+    const cmd = {
+      amount: 7n * CKB,
+      paymentHash: ckbHash(preimage),
+      expiry: 1_800_000_000_000n,
+      hashAlgorithm: 0,
+      onion: new Uint8Array(0),
+    };
+    const { A, B } = readyPair();
+    // Add (A offers) then fulfil (B settles), cutting the connection after k messages each time.
+    for (let k = 0; k <= 9; k++) {
+      const before = A.ch!.localBalance;
+      feed(A, B, { type: 'addTlc', cmd });
+      runSome(A, B, k);
+      reconnect(A, B);
+      expect(A.ch!.round ?? null).toBeNull();
+      expect(B.ch!.round ?? null).toBeNull();
+      expect(A.ch!.localBalance).toBe(before - 7n * CKB);
+      const tlc = B.ch!.tlcs.find((x) => !x.offered && !x.removal)!;
+      feed(B, A, { type: 'removeTlc', id: tlc.id, reason: { preimage } });
+      runSome(A, B, k);
+      reconnect(A, B);
+      expect(A.ch!.round ?? null).toBeNull();
+      expect(B.ch!.round ?? null).toBeNull();
+      expect(A.ch!.localBalance + A.ch!.remoteBalance).toBe(626n * CKB);
+      expect([B.ch!.localBalance, B.ch!.remoteBalance]).toEqual([A.ch!.remoteBalance, A.ch!.localBalance]);
+      expect(A.ch!.nonces.mine.map((n) => n.public)).toEqual(B.ch!.nonces.theirs);
+      expect(B.ch!.nonces.mine.map((n) => n.public)).toEqual(A.ch!.nonces.theirs);
+      expect(A.ch!.commitmentNumbers).toEqual({
+        local: B.ch!.commitmentNumbers.remote,
+        remote: B.ch!.commitmentNumbers.local,
+      });
+    }
+    expect(B.ch!.localBalance).toBe(188n * CKB + 10n * 7n * CKB);
+    // The latest commitment of each side is still fully signed and valid.
+    t.chain.sendTransaction(withDeps(A.ch!.latestCommitmentTx!));
+  });
+
+  it('a reconnect before the funding is signed aborts the opening cleanly on both sides', () => {
+    const { A, B } = openPairUntil(3);
+    expect(A.ch!.state).not.toBe('AWAITING_CHANNEL_READY');
+    reconnect(A, B);
+    expect(A.ch!.state).toBe('CLOSED');
+    expect(A.ch!.flags).toEqual(['FUNDING_ABORTED']);
+    expect(B.ch!.state).toBe('CLOSED');
   });
 });
 

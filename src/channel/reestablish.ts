@@ -1,0 +1,112 @@
+/**
+ * ReestablishChannel, pure (`fiber-channel-protocol.md` §7, adapted to one TLC round at a time).
+ * On every (re)connection both sides send their counters (L, R); on the peer's:
+ * - before any funding signature of ours left the node: the opening is aborted cleanly;
+ * - funding signed: our TxSignatures / ChannelReady are sent again (the peer ignores duplicates);
+ * - ready: our whole nonce pool is advertised again (the peer keeps what it lacks), then what the
+ *   peer missed is replayed byte for byte — our last RevokeAndAck if `R == pL + 1`, our updates
+ *   and CommitmentSigned if that signature is still unacknowledged and `L == pR`;
+ * - shutting down: our Shutdown and ClosingSigned again.
+ */
+import { ccc } from '@ckb-ccc/core';
+import { hexToBytes } from '../codec/hex.ts';
+import { ChannelError, type Effect, fail, fundingTxOf, type Step, toScript } from './machine.ts';
+import { type Channel, hasFlag } from './state.ts';
+import { dec } from './tlc.ts';
+import type { ChannelMessage, ReestablishChannel } from './wire.ts';
+
+const b = (h: string) => hexToBytes(h);
+
+export function reestablishMessage(ch: Channel): ChannelMessage {
+  return {
+    type: 'ReestablishChannel',
+    value: {
+      channelId: b(ch.id),
+      localCommitmentNumber: ch.commitmentNumbers.local,
+      remoteCommitmentNumber: ch.commitmentNumbers.remote,
+    },
+  };
+}
+
+/** Funding not yet signed by us: the opening can still be dropped without risk. */
+export function abortable(ch: Channel): boolean {
+  return (
+    ch.state === 'NEGOTIATING_FUNDING' ||
+    ch.state === 'COLLABORATING_FUNDING_TX' ||
+    ch.state === 'SIGNING_COMMITMENT' ||
+    (ch.state === 'AWAITING_TX_SIGNATURES' && !hasFlag(ch, 'OUR_TX_SIGNATURES_SENT'))
+  );
+}
+
+const send = (msg: ChannelMessage): Effect => ({ type: 'send', msg });
+
+export function onReestablish(ch: Channel, m: ReestablishChannel): Step {
+  if (abortable(ch)) return fail(ch, 'the peer reconnected before the funding was signed');
+  switch (ch.state) {
+    case 'AWAITING_TX_SIGNATURES': {
+      const tx = fundingTxOf(ch);
+      return {
+        ch,
+        effects: [
+          send({
+            type: 'TxSignatures',
+            value: { channelId: b(ch.id), witnesses: tx.witnesses.map((w) => ccc.bytesFrom(w)) },
+          }),
+        ],
+      };
+    }
+    case 'AWAITING_CHANNEL_READY':
+      return {
+        ch,
+        effects: hasFlag(ch, 'OUR_CHANNEL_READY')
+          ? [send({ type: 'ChannelReady', value: { channelId: b(ch.id) } })]
+          : [],
+      };
+    case 'CHANNEL_READY':
+      return readyReplay(ch, m);
+    case 'SHUTTING_DOWN': {
+      const effects: Effect[] = [];
+      const local = ch.shutdown?.local;
+      if (local && hasFlag(ch, 'OUR_SHUTDOWN_SENT'))
+        effects.push(
+          send({
+            type: 'Shutdown',
+            value: { channelId: b(ch.id), feeRate: local.feeRate, closeScript: toScript(local.closeScript) },
+          }),
+        );
+      if (ch.shutdown?.myPartial)
+        effects.push(
+          send({
+            type: 'ClosingSigned',
+            value: { channelId: b(ch.id), partialSignature: b(ch.shutdown.myPartial) },
+          }),
+        );
+      return { ch, effects };
+    }
+    default:
+      return { ch, effects: [] };
+  }
+}
+
+function readyReplay(ch: Channel, m: ReestablishChannel): Step {
+  const L = ch.commitmentNumbers.local;
+  const R = ch.commitmentNumbers.remote;
+  const pL = m.localCommitmentNumber;
+  const pR = m.remoteCommitmentNumber;
+  const far = (x: bigint, y: bigint) => (x > y ? x - y : y - x) > 1n;
+  if (far(pL, R) || far(pR, L))
+    throw new ChannelError(`commitment numbers out of sync: ours (${L}, ${R}), the peer's (${pL}, ${pR})`);
+  const effects: Effect[] = ch.nonces.mine.map((n) =>
+    send({ type: 'TxComplete', value: { channelId: b(ch.id), nextCommitmentNonce: b(n.public) } }),
+  );
+  const cache = ch.cache;
+  if (R === pL + 1n && cache?.revoke) effects.push(send(dec(cache.revoke)));
+  const unacked =
+    !!ch.round &&
+    ((ch.round.initiator === 'local' && !ch.round.gotRevoke) || ch.round.initiator === 'remote');
+  if (unacked && L === pR && cache?.commit) {
+    for (const u of cache.updates) effects.push(send(dec(u)));
+    effects.push(send(dec(cache.commit)));
+  }
+  return { ch, effects };
+}
