@@ -4,3 +4,4 @@ export * from './packet.ts';
 export * from './route-hops.ts';
 export { SphinxError } from './sphinx.ts';
 export * from './tlc-error.ts';
+export * from './trampoline.ts';
