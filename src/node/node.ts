@@ -24,14 +24,19 @@ import { createInvoiceService, type InvoiceService } from '../invoice/service.ts
 import { invoiceSchema } from '../invoice/store.ts';
 import { createPeerManager, type PeerManager } from '../p2p/peer-manager.ts';
 import { peerSchema } from '../p2p/peer-store.ts';
+import { paymentLinkSchema } from '../payment/links.ts';
+import type { PaymentRelay } from '../payment/relay.ts';
+import type { PaymentService } from '../payment/service.ts';
+import { paymentSchema } from '../payment/store.ts';
 import { createAuthorizer, OPEN_ACCESS } from '../rpc/auth.ts';
 import type { MethodSpec } from '../rpc/method.ts';
 import { adminMethods } from '../rpc/modules/admin.ts';
 import { channelMethods } from '../rpc/modules/channel.ts';
-import { graphMethods } from '../rpc/modules/graph.ts';
 import { devMethods } from '../rpc/modules/dev.ts';
+import { graphMethods } from '../rpc/modules/graph.ts';
 import { infoMethods } from '../rpc/modules/info.ts';
 import { invoiceMethods } from '../rpc/modules/invoice.ts';
+import { paymentMethods } from '../rpc/modules/payment.ts';
 import { peerMethods } from '../rpc/modules/peer.ts';
 import { profMethods } from '../rpc/modules/prof.ts';
 import { pubsubMethods } from '../rpc/modules/pubsub.ts';
@@ -44,6 +49,7 @@ import { checkNodeOwnership, nodeMetaSchema } from '../store/node-meta.ts';
 import { COMMIT_HASH, VERSION } from './build-info.ts';
 import { type Config, currencyOf } from './config.ts';
 import { createLogger, type Logger } from './log.ts';
+import { wirePayments } from './payments.ts';
 
 /** Genesis hashes of the public chains; a dev chain's hash comes from the chain itself. */
 const KNOWN_CHAIN_HASHES: Record<string, string> = {
@@ -78,6 +84,10 @@ export class StrandNode {
   peers?: PeerManager;
   /** Channels (present with peers, a chain that has the channel scripts, and a wallet). */
   channels?: ChannelService;
+  /** Payment sessions (present with channels). */
+  payments?: PaymentService;
+  private paymentRelay?: PaymentRelay;
+  private stopPayments?: () => void;
   /** Gossip, the network graph and path-finding (present with the `fiber` service). */
   graph?: GraphService;
 
@@ -109,6 +119,8 @@ export class StrandNode {
       peerSchema,
       channelSchema,
       graphSchema,
+      paymentSchema,
+      paymentLinkSchema,
     ]);
     const node = new StrandNode(config, identity, walletKey, db, log);
     try {
@@ -117,6 +129,7 @@ export class StrandNode {
       if (config.services.includes('fiber')) await node.startPeers();
       if (node.peers) node.startGraph();
       if (node.peers && node.chain && node.wallet) await node.startChannels();
+      if (node.channels) node.startPayments();
       if (config.services.includes('rpc')) await node.startRpc();
     } catch (e) {
       await node.stop();
@@ -167,6 +180,23 @@ export class StrandNode {
     this.channels.start();
   }
 
+  /** Payment sessions and the relay of the channels' TLCs (with channels). */
+  private startPayments(): void {
+    const wired = wirePayments({
+      db: this.db,
+      nodeSecretKey: this.identity.secretKey,
+      nodePubkey: this.identity.pubkeyHex,
+      channels: this.channels!,
+      graph: this.graph,
+      invoices: this.invoices,
+      changes: this.changes,
+      log: this.log,
+    });
+    this.payments = wired.payments;
+    this.paymentRelay = wired.relay;
+    this.stopPayments = wired.stop;
+  }
+
   /** Gossip over /p2p/43 and the network graph; announces this node unless turned off. */
   private startGraph(): void {
     const { fiber } = this.config;
@@ -184,7 +214,10 @@ export class StrandNode {
       this.graph.startAnnouncing(
         () => ({
           nodeName: fiber.announced_node_name ?? '',
-          addresses: [...fiber.announced_addrs, ...(fiber.announce_listening_addr ? this.listeningAddresses() : [])],
+          addresses: [
+            ...fiber.announced_addrs,
+            ...(fiber.announce_listening_addr ? this.listeningAddresses() : []),
+          ],
           features: featureBytes(NODE_FEATURES),
           version: VERSION,
           autoAcceptMinCkbFundingAmount: fiber.open_channel_auto_accept_min_ckb_funding_amount,
@@ -273,6 +306,7 @@ export class StrandNode {
     return [
       ...infoMethods(this.infoSource()),
       ...invoiceMethods(this.invoices),
+      ...(this.payments ? paymentMethods(this.payments) : []),
       ...(this.peers ? peerMethods(this.peers) : []),
       ...(this.graph ? graphMethods(this.graph) : []),
       ...(this.channels && this.peers ? channelMethods(this.channels, this.peers) : []),
@@ -307,6 +341,9 @@ export class StrandNode {
       nodeSecretKey: this.identity.secretKey,
       currency: currencyOf(this.config.fiber.chain),
       onChange: (change) => this.changes.publish(change),
+      // Hold invoices: the relay fulfils (or fails) the TLCs it held for them.
+      onSettle: (hash) => void this.paymentRelay?.settleHeld(bytesToHex(hash)),
+      onCancel: (hash) => void this.paymentRelay?.cancelHeld(bytesToHex(hash)),
     });
     return this.invoiceService;
   }
@@ -361,6 +398,7 @@ export class StrandNode {
     if (this.stopped) return;
     this.stopped = true;
     await this.rpc?.close();
+    this.stopPayments?.();
     await this.channels?.stop();
     await this.graph?.stop();
     await this.peers?.stop();

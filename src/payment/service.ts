@@ -285,7 +285,8 @@ export class PaymentService {
           feeRate: h.feeRate,
           tlcExpiryDelta: Number(h.tlcExpiryDelta),
         })),
-        history: this.o.history,
+        // Left out when we keep none, so that the router's own history applies.
+        ...(this.o.history ? { history: this.o.history } : {}),
         now,
       });
     } catch (e) {

@@ -1,0 +1,125 @@
+/**
+ * Wires payments into a node: the payment sessions (send_payment …), the relay that handles the
+ * TLCs of the node's channels, the routes from the network graph (with the node's own ready
+ * channels kept in it), and the invoices a final hop checks against.
+ */
+import type { ChannelService } from '../channel/service.ts';
+import { bytesToHex } from '../codec/hex.ts';
+import { PathFindError } from '../graph/pathfind.ts';
+import type { GraphService } from '../graph/service.ts';
+import { payeeOf } from '../invoice/codec.ts';
+import type { InvoiceService } from '../invoice/service.ts';
+import { channelTlcPort } from '../payment/channel-port.ts';
+import { TlcLinks } from '../payment/links.ts';
+import { PaymentRelay } from '../payment/relay.ts';
+import { PaymentService } from '../payment/service.ts';
+import { PaymentStore } from '../payment/store.ts';
+import type { StoreChangeBus } from '../store/changes.ts';
+import type { Db } from '../store/db.ts';
+import type { Logger } from './log.ts';
+
+export interface PaymentWiring {
+  db: Db;
+  nodeSecretKey: Uint8Array;
+  nodePubkey: string;
+  channels: ChannelService;
+  graph?: GraphService;
+  invoices: InvoiceService;
+  changes: StoreChangeBus;
+  log: Logger;
+}
+
+export function wirePayments(w: PaymentWiring): {
+  payments: PaymentService;
+  relay: PaymentRelay;
+  stop(): void;
+} {
+  const port = channelTlcPort(w.channels);
+  let relay: PaymentRelay | undefined;
+  const payments = new PaymentService({
+    store: new PaymentStore(w.db),
+    nodePubkey: w.nodePubkey,
+    router: {
+      findRoute: (req) => {
+        if (!w.graph) throw new PathFindError('NoPathFound', 'PathFind error: no path found');
+        syncOwnChannels(w.channels, w.graph);
+        return w.graph.findRoute(req);
+      },
+    },
+    tlc: { sendTlc: (t) => relay!.outbox().sendTlc(t) },
+    invoices: {
+      parseInvoice: (s) => w.invoices.parseInvoice(s),
+      // parse_invoice refuses a bad signature already.
+      verifyInvoice: () => true,
+      payeeOf: (inv) => {
+        const pk = payeeOf(inv);
+        return pk ? bytesToHex(pk, false) : undefined;
+      },
+    },
+    onChange: (c) => w.changes.publish(c),
+    logger: w.log,
+  });
+  relay = new PaymentRelay({
+    nodeSecretKey: w.nodeSecretKey,
+    nodePubkey: w.nodePubkey,
+    channels: port,
+    links: new TlcLinks(w.db),
+    invoices: w.invoices,
+    payments,
+    logger: w.log,
+  });
+  const r = relay;
+  const fail = (what: string) => (err: unknown) => w.log.error({ err: (err as Error).message }, what);
+  const stop = w.channels.onTlc((channelId, n) => {
+    const t = n.tlc;
+    if (n.type === 'received' && !t.offered) {
+      void r
+        .onIncoming({
+          channelId,
+          tlcId: t.id,
+          amount: t.amount,
+          paymentHash: t.paymentHash,
+          expiry: t.expiry,
+          hashAlgorithm: t.hashAlgorithm,
+          onion: Buffer.from(t.onion.replace(/^0x/, ''), 'hex'),
+        })
+        .catch(fail('incoming TLC handling failed'));
+    } else if (n.type === 'fulfilled' && t.offered) {
+      void r
+        .onFulfilled(channelId, t.id, Buffer.from(n.preimage.replace(/^0x/, ''), 'hex'))
+        .catch(fail('fulfil relay failed'));
+    } else if (n.type === 'failed' && t.offered) {
+      void r
+        .onFailed(channelId, t.id, Buffer.from(n.error.replace(/^0x/, ''), 'hex'))
+        .catch(fail('failure relay failed'));
+    }
+  });
+  return { payments, relay, stop };
+}
+
+/** Our ready channels, with our exact balance, as the path finder must see them. */
+function syncOwnChannels(channels: ChannelService, graph: GraphService): void {
+  for (const ch of channels.store.list()) {
+    if (ch.state !== 'CHANNEL_READY' || !ch.fundingTxHash || !ch.remote) continue;
+    const info = (balance: bigint, p: { tlcExpiryDelta: bigint; tlcMinValue: bigint; feeRate: bigint }) => ({
+      timestamp: BigInt(ch.createdAt),
+      enabled: ch.enabled,
+      outboundLiquidity: balance,
+      tlcExpiryDelta: p.tlcExpiryDelta,
+      tlcMinimumValue: p.tlcMinValue,
+      feeRate: p.feeRate,
+    });
+    graph.ownChannelUp({
+      outpoint: `${ch.fundingTxHash}00000000`,
+      peer: ch.peer,
+      capacity: ch.localBalance + ch.remoteBalance,
+      local: info(ch.localBalance, {
+        tlcExpiryDelta: ch.tlcExpiryDelta,
+        tlcMinValue: ch.tlcMinValue,
+        feeRate: ch.tlcFeeProportionalMillionths,
+      }),
+      // The peer's policy is known to us only through its channel update; until then, none.
+      remote: null,
+    });
+  }
+}
