@@ -40,7 +40,14 @@ import {
   type UdtArgInfo,
 } from './messages.ts';
 import { compareBytes, equalBytes } from './molecule.ts';
-import { type ChannelUpdateInfo, NetworkGraph, outpointHex, pubkeyHex } from './network-graph.ts';
+import {
+  type ChannelInfo,
+  type ChannelUpdateInfo,
+  NetworkGraph,
+  outpointHex,
+  pubkeyHex,
+  udtKey,
+} from './network-graph.ts';
 import {
   type BuildPathRequest,
   buildPath,
@@ -308,7 +315,10 @@ export class GraphService {
    * routable from this node, never gossiped).
    */
   ownChannelUp(c: Parameters<NetworkGraph['upsertOwnChannel']>[0]): void {
-    this.history.removeChannel(c.outpoint);
+    const existing = this.graph.channel(c.outpoint);
+    // Repeating the same state is cheap and keeps the history (callers may sync before each search).
+    if (existing?.own && sameOwnChannel(existing, c, this.pubkey)) return;
+    if (!existing?.own) this.history.removeChannel(c.outpoint);
     this.graph.upsertOwnChannel(c);
   }
 
@@ -799,6 +809,35 @@ export function cursorOf(m: BroadcastMessage, caTimestamp: bigint): Uint8Array |
     ts = m.value.timestamp;
   }
   return makeCursor(ts, type, id);
+}
+
+function sameOwnChannel(
+  have: ChannelInfo,
+  want: Parameters<NetworkGraph['upsertOwnChannel']>[0],
+  self: string,
+): boolean {
+  const localIsNode1 = have.node1 === self;
+  const [local, remote] = localIsNode1 ? [have.update1, have.update2] : [have.update2, have.update1];
+  const peer = localIsNode1 ? have.node2 : have.node1;
+  return (
+    peer === want.peer &&
+    have.capacity === want.capacity &&
+    udtKey(have.udtTypeScript) === udtKey(want.udtTypeScript ?? null) &&
+    samePolicy(local, want.local) &&
+    samePolicy(remote, want.remote)
+  );
+}
+
+function samePolicy(a: ChannelUpdateInfo | null, b: ChannelUpdateInfo | null): boolean {
+  if (a === null || b === null) return a === b;
+  return (
+    a.enabled === b.enabled &&
+    a.outboundLiquidity === b.outboundLiquidity &&
+    a.tlcExpiryDelta === b.tlcExpiryDelta &&
+    a.tlcMinimumValue === b.tlcMinimumValue &&
+    a.feeRate === b.feeRate &&
+    a.timestamp === b.timestamp
+  );
 }
 
 function sameMessage(a: BroadcastMessage, b: BroadcastMessage): boolean {

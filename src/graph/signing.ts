@@ -84,3 +84,54 @@ export function verifyChannelAnnouncement(c: ChannelAnnouncement): boolean {
     return false;
   }
 }
+
+/**
+ * The unsigned announcement of one of this node's public channels, as the reference builds it
+ * (`try_create_channel_announcement_message`): node1 = the smaller pubkey, `ckb_key` = the funding
+ * lock's x-only MuSig2 aggregate key, capacity = the channel's liquid capacity, features 0.
+ * Sign `channelAnnouncementDigest(a)` with the node key (`signDigest`) and, for `ckb_signature`,
+ * with MuSig2 partial signatures exchanged in `AnnouncementSignatures`.
+ */
+export function unsignedChannelAnnouncement(o: {
+  chainHash: Uint8Array;
+  channelOutpoint: ChannelAnnouncement['channelOutpoint'];
+  localPubkey: Uint8Array;
+  remotePubkey: Uint8Array;
+  fundingXOnlyKey: Uint8Array;
+  capacity: bigint;
+  udtTypeScript: ChannelAnnouncement['udtTypeScript'];
+}): ChannelAnnouncement {
+  const localIsNode1 = Buffer.compare(o.localPubkey, o.remotePubkey) < 0;
+  return {
+    node1Signature: ZERO_SIG,
+    node2Signature: ZERO_SIG,
+    ckbSignature: ZERO_SIG,
+    features: 0n,
+    chainHash: o.chainHash,
+    channelOutpoint: o.channelOutpoint,
+    node1Id: localIsNode1 ? o.localPubkey : o.remotePubkey,
+    node2Id: localIsNode1 ? o.remotePubkey : o.localPubkey,
+    ckbKey: o.fundingXOnlyKey,
+    capacity: o.capacity,
+    udtTypeScript: o.udtTypeScript,
+  };
+}
+
+/** Puts both node signatures (ours and the peer's) and the aggregated BIP340 signature in place. */
+export function completeChannelAnnouncement(
+  a: ChannelAnnouncement,
+  s: {
+    localPubkey: Uint8Array;
+    localNodeSignature: Uint8Array;
+    remoteNodeSignature: Uint8Array;
+    ckbSignature: Uint8Array;
+  },
+): ChannelAnnouncement {
+  const localIsNode1 = Buffer.compare(s.localPubkey, a.node1Id) === 0;
+  return {
+    ...a,
+    node1Signature: localIsNode1 ? s.localNodeSignature : s.remoteNodeSignature,
+    node2Signature: localIsNode1 ? s.remoteNodeSignature : s.localNodeSignature,
+    ckbSignature: s.ckbSignature,
+  };
+}

@@ -197,6 +197,75 @@ describe('GraphService feedback', () => {
     expect(() => svc.findRoute(req)).toThrow('PathFind error: no path found');
   });
 
+  it('repeating ownChannelUp with the same state keeps the channel history; a change is applied', () => {
+    const { svc } = service();
+    const peer = key(60).pk;
+    const up = (liquidity: bigint) =>
+      svc.ownChannelUp({
+        outpoint: outpoint(3),
+        peer,
+        capacity: 10_000n,
+        local: policy({ outboundLiquidity: liquidity }),
+        remote: null,
+      });
+    up(500n);
+    svc.history.applyPairResult(outpoint(3), directionOf(svc.pubkey, peer), 400n, false, Date.now());
+    up(500n);
+    expect(svc.history.get(outpoint(3), directionOf(svc.pubkey, peer))).toBeDefined();
+    up(800n);
+    expect(
+      svc.graph.channel(outpoint(3))?.[svc.pubkey < peer ? 'update1' : 'update2']?.outboundLiquidity,
+    ).toBe(800n);
+    expect(svc.history.get(outpoint(3), directionOf(svc.pubkey, peer))).toBeDefined();
+  });
+
+  it('a channel announcement assembled from both sides’ signatures is accepted', async () => {
+    const { svc } = service();
+    const { aggregateXOnly, signTogether, sortPubkeys } = await import('../../src/crypto/musig2.ts');
+    const {
+      channelAnnouncementDigest,
+      completeChannelAnnouncement,
+      signDigest,
+      unsignedChannelAnnouncement,
+    } = await import('../../src/graph/signing.ts');
+    const local = party(1);
+    const remote = party(2);
+    const fund = [party(0x31), party(0x32)];
+    const keys = sortPubkeys(fund.map((f) => f.pk));
+    const unsigned = unsignedChannelAnnouncement({
+      chainHash: new Uint8Array(32).fill(7),
+      channelOutpoint: outPoint(33),
+      localPubkey: local.pk,
+      remotePubkey: remote.pk,
+      fundingXOnlyKey: aggregateXOnly(keys),
+      capacity: 500n * 100_000_000n,
+      udtTypeScript: null,
+    });
+    const digest = channelAnnouncementDigest(unsigned);
+    const signed = completeChannelAnnouncement(unsigned, {
+      localPubkey: local.pk,
+      localNodeSignature: signDigest(digest, local.sk),
+      remoteNodeSignature: signDigest(digest, remote.sk),
+      ckbSignature: signTogether(
+        fund.map((f) => f.sk),
+        keys,
+        digest,
+      ),
+    });
+    expect(await svc.processBroadcast({ type: 'ChannelAnnouncement', value: signed })).toBe('accepted');
+    const swapped = {
+      ...signed,
+      node1Signature: signed.node2Signature,
+      node2Signature: signed.node1Signature,
+    };
+    expect(
+      await svc.processBroadcast({
+        type: 'ChannelAnnouncement',
+        value: { ...swapped, channelOutpoint: outPoint(34) },
+      }),
+    ).toBe('rejected');
+  });
+
   it('success credits every pair of the route', () => {
     const { svc } = service();
     svc.recordPaymentSuccess(NODES);
