@@ -1,0 +1,167 @@
+/**
+ * End to end, as an application drives Strand: a devnet (dev chain + node processes) controlled
+ * only over JSON-RPC: the seed's 500 / 250 channel, invoice and keysend payments, bad input,
+ * cooperative close checked on chain.
+ */
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DevnetDescription, type RunningDevnet, startDevnet } from '../../src/devnet/devnet.ts';
+import { createRpcClient, type RpcClient } from '../../src/rpc/client.ts';
+import { tempDir } from '../helpers/node-process.ts';
+
+const CKB = 100_000_000n;
+const big = (hex: string) => BigInt(hex);
+
+let net: RunningDevnet;
+let desc: DevnetDescription;
+let alice: RpcClient;
+let bob: RpcClient;
+let chain: RpcClient;
+
+async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 90_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 300));
+  }
+}
+
+async function channelWith(client: RpcClient, peerId: string) {
+  const { channels } = await client.call('list_channels', { peer_id: peerId });
+  return channels[0];
+}
+
+async function lockCapacity(args: string): Promise<bigint> {
+  const lock = {
+    code_hash: '0x9bd7e06f3ecf4be0f2fcd2188b23f1b9fcc88e5d4b65a8637b17723bbda3cce8',
+    hash_type: 'type',
+    args,
+  };
+  return big((await chain.call('get_cells_capacity', [{ script: lock, script_type: 'lock' }])).capacity);
+}
+
+beforeAll(async () => {
+  net = await startDevnet({
+    dir: path.join(tempDir('strand-e2e-'), 'net'),
+    nodes: 2,
+    blockIntervalMs: 200,
+    basePort: 30_000 + Math.floor(Math.random() * 20_000),
+    // The seed's case: alice funds 500 CKB, bob auto-accepts with 250.
+    topology: {
+      peers: [['alice', 'bob']],
+      channels: [{ from: 'alice', to: 'bob', funding: 500, udt: false, public: true }],
+    },
+    reset: true,
+    log: () => {},
+  });
+  desc = net.description;
+  alice = createRpcClient(desc.nodes[0]!.rpc_url);
+  bob = createRpcClient(desc.nodes[1]!.rpc_url);
+  chain = createRpcClient(desc.chain.rpc_url);
+}, 240_000);
+
+afterAll(async () => {
+  await net?.stop();
+}, 60_000);
+
+describe('a devnet driven over JSON-RPC', { timeout: 180_000 }, () => {
+  it("opens the seed's channel: 438 / 188 CKB on each side, 750 CKB on chain", async () => {
+    const a = await channelWith(alice, desc.nodes[1]!.peer_id);
+    const b = await channelWith(bob, desc.nodes[0]!.peer_id);
+    expect(a.state.state_name).toBe('CHANNEL_READY');
+    expect(b.state.state_name).toBe('CHANNEL_READY');
+    expect(big(a.local_balance)).toBe(438n * CKB);
+    expect(big(a.remote_balance)).toBe(188n * CKB);
+    expect(big(b.local_balance)).toBe(188n * CKB);
+    expect(big(b.remote_balance)).toBe(438n * CKB);
+    const cell = await chain.call('get_live_cell', [
+      { tx_hash: a.channel_outpoint.slice(0, 66), index: '0x0' },
+      false,
+    ]);
+    expect(cell.status).toBe('live');
+    expect(big(cell.cell.output.capacity)).toBe(750n * CKB);
+  });
+
+  it("pays bob's invoice and a keysend; balances move by the amounts", async () => {
+    const inv = await bob.call('new_invoice', {
+      amount: '0x5f5e100',
+      currency: 'Fibd',
+      description: 'coffee',
+    });
+    const sent = await alice.call('send_payment', { invoice: inv.invoice_address });
+    expect(sent.status).toBe('Created');
+    expect(sent.failed_error).toBeNull();
+    const hash = inv.invoice.data.payment_hash;
+    await until('the payment', async () => {
+      const p = await alice.call('get_payment', { payment_hash: hash });
+      return p.status === 'Success' ? p : undefined;
+    });
+    expect((await bob.call('get_invoice', { payment_hash: hash })).status).toBe('Paid');
+
+    const keysend = await alice.call('send_payment', {
+      target_pubkey: desc.nodes[1]!.pubkey,
+      amount: '0x2faf080',
+      keysend: true,
+    });
+    await until('the keysend', async () => {
+      const p = await alice.call('get_payment', { payment_hash: keysend.payment_hash });
+      return p.status === 'Success' ? p : undefined;
+    });
+    const a = await channelWith(alice, desc.nodes[1]!.peer_id);
+    expect(big(a.local_balance)).toBe(438n * CKB - 150_000_000n);
+    expect(big(a.remote_balance)).toBe(188n * CKB + 150_000_000n);
+    const listed = await alice.call('list_payments', {});
+    expect(listed.payments.map((p: { payment_hash: string }) => p.payment_hash).sort()).toEqual(
+      [hash, keysend.payment_hash].sort(),
+    );
+  });
+
+  it('refuses bad payments with clear errors', async () => {
+    const e = await alice
+      .call('send_payment', { target_pubkey: desc.nodes[1]!.pubkey, amount: '0x0', keysend: true })
+      .catch((x) => x);
+    expect(e.code).toBe(-32000);
+    expect(e.message).toContain('amount must be greater than 0');
+    const tooMuch = await alice
+      .call('send_payment', {
+        target_pubkey: desc.nodes[1]!.pubkey,
+        amount: (10_000n * CKB).toString(16).replace(/^/, '0x'),
+        keysend: true,
+      })
+      .catch((x) => x);
+    expect(tooMuch.message).toMatch(/Failed to build route/);
+  });
+
+  it('closes cooperatively: each side gets its balance back on chain', async () => {
+    const a = await channelWith(alice, desc.nodes[1]!.peer_id);
+    const aliceArgs = desc.nodes[0]!.wallet_lock_args;
+    const before = await lockCapacity(aliceArgs);
+    await alice.call('shutdown_channel', {
+      channel_id: a.channel_id,
+      close_script: {
+        code_hash: '0x9bd7e06f3ecf4be0f2fcd2188b23f1b9fcc88e5d4b65a8637b17723bbda3cce8',
+        hash_type: 'type',
+        args: aliceArgs,
+      },
+      fee_rate: '0x3e8',
+    });
+    const closed = await until('CLOSED', async () => {
+      const { channels } = await alice.call('list_channels', {
+        peer_id: desc.nodes[1]!.peer_id,
+        include_closed: true,
+      });
+      return channels.find((c: { state: { state_name: string } }) => c.state.state_name === 'CLOSED');
+    });
+    expect(closed.state.state_flags).toContain('COOPERATIVE');
+    const after = await until('the settlement on chain', async () => {
+      const v = await lockCapacity(aliceArgs);
+      return v > before ? v : undefined;
+    });
+    // Balance (438 − 1.5) plus the 62-CKB reserve, less alice's share of the close fee (< 0.01 CKB).
+    const expected = 438n * CKB - 150_000_000n + 62n * CKB;
+    expect(after - before).toBeLessThanOrEqual(expected);
+    expect(after - before).toBeGreaterThan(expected - CKB / 100n);
+  });
+});
