@@ -15,6 +15,7 @@
  */
 import { isIP } from 'node:net';
 import { multiaddr } from '@multiformats/multiaddr';
+import { DomainError } from '../codec/errors.ts';
 import { bytesToHex } from '../codec/hex.ts';
 import type { Db } from '../store/db.ts';
 import { CURSOR_TYPE, type CursorType, cursorTimestamp, goBack, makeCursor, ZERO_CURSOR } from './cursor.ts';
@@ -262,16 +263,17 @@ export class GraphService {
    * options are read again at each announcement.
    */
   startAnnouncing(opts: () => NodeAnnouncementOptions, intervalMs: number): void {
-    this.announceNode(opts());
+    const announce = () => {
+      try {
+        this.announceNode(opts());
+      } catch (e) {
+        this.log.warn({ err: (e as Error).message }, 'graph: node announcement failed');
+      }
+    };
+    announce();
     clearInterval(this.announceTimer);
     if (intervalMs > 0) {
-      this.announceTimer = setInterval(() => {
-        try {
-          this.announceNode(opts());
-        } catch (e) {
-          this.log.warn({ err: (e as Error).message }, 'graph: node announcement failed');
-        }
-      }, intervalMs);
+      this.announceTimer = setInterval(announce, intervalMs);
       this.announceTimer.unref();
     }
   }
@@ -338,7 +340,7 @@ export class GraphService {
   announceNode(opts: NodeAnnouncementOptions): NodeAnnouncement {
     const name = new Uint8Array(32);
     const nameBytes = new TextEncoder().encode(opts.nodeName ?? '');
-    if (nameBytes.length > 32) throw new RangeError('node name longer than 32 bytes');
+    if (nameBytes.length > 32) throw new DomainError(`node name '${opts.nodeName}' is longer than 32 bytes`);
     name.set(nameBytes);
     const previous = this.graph.node(this.pubkey)?.announcement.timestamp ?? 0n;
     let ts = BigInt(this.now());

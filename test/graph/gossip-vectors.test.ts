@@ -23,6 +23,7 @@ import {
   verifyChannelUpdate,
   verifyNodeAnnouncement,
 } from '../../src/graph/signing.ts';
+import { udtCfgInfosFromJson } from '../../src/graph/udt-config.ts';
 import { hex } from './helpers.ts';
 
 const h = (s: string) => new Uint8Array(Buffer.from(s.replace(/^0x/, ''), 'hex'));
@@ -145,6 +146,41 @@ describe('NodeAnnouncement (upstream hard-coded vectors)', () => {
       ).toBe(false);
     });
   }
+});
+
+describe('UDT whitelist from the config JSON', () => {
+  it('gives the molecule UdtArgInfos of the upstream vector (same digest)', () => {
+    const dep = (index: string) => ({
+      cell_dep: { out_point: { tx_hash: `0x${DEP_TX}`, index }, dep_type: 'code' },
+    });
+    const infos = udtCfgInfosFromJson([
+      {
+        name: 'SIMPLE_UDT',
+        script: {
+          code_hash: '0xe1e354d6d643ad42724d40967e334984534e0367405c5ae42a9d7d63d77df419',
+          hash_type: 'data2',
+          args: '0x.*',
+        },
+        cell_deps: [dep('0x8'), { bogus: true }],
+        auto_accept_amount: 1000n,
+      },
+      {
+        name: 'XUDT',
+        script: {
+          code_hash: '0x50bd8d6680b8b9cf98b73f3c08faf8b2a21914311954118ad6609be6e78a1b95',
+          hash_type: 'data2',
+          args: '0x.*',
+        },
+        cell_deps: [dep('0x9')],
+        auto_accept_amount: 1000n,
+      },
+      { name: 'broken', script: { code_hash: '0x12', hash_type: 'type', args: '0x' } },
+    ]);
+    expect(infos).toEqual(node1.udtCfgInfos);
+    expect(hex(nodeAnnouncementDigest(signNodeAnnouncement({ ...node1, udtCfgInfos: infos }, SK)))).toBe(
+      'c63db3aec76b6a62e9d563dc35450de058d37047f80dc6c60abad344dd48beba',
+    );
+  });
 });
 
 describe('ChannelUpdate, cursors and GossipMessage (derived vectors)', () => {
