@@ -20,6 +20,7 @@ import { featureBytes } from '../graph/features.ts';
 import { createChainFundingChecker } from '../graph/funding.ts';
 import { createGraphService, type GraphService } from '../graph/service.ts';
 import { graphSchema } from '../graph/store.ts';
+import { udtCfgInfosFromJson } from '../graph/udt-config.ts';
 import { createInvoiceService, type InvoiceService } from '../invoice/service.ts';
 import { invoiceSchema } from '../invoice/store.ts';
 import { createPeerManager, type PeerManager } from '../p2p/peer-manager.ts';
@@ -180,6 +181,19 @@ export class StrandNode {
     this.channels.start();
   }
 
+  /** `build_router`: a route through given hops over the graph (with our channels in it). */
+  private routeBuilder() {
+    const graph = this.graph;
+    if (!graph) return undefined;
+    return (r: Parameters<NonNullable<Parameters<typeof paymentMethods>[1]>>[0]) =>
+      graph.buildRoute({
+        hops: r.hops,
+        amount: r.amount,
+        udt: r.udt,
+        finalTlcExpiryDelta: r.finalTlcExpiryDelta,
+      });
+  }
+
   /** Payment sessions and the relay of the channels' TLCs (with channels). */
   private startPayments(): void {
     const wired = wirePayments({
@@ -221,6 +235,7 @@ export class StrandNode {
           features: featureBytes(NODE_FEATURES),
           version: VERSION,
           autoAcceptMinCkbFundingAmount: fiber.open_channel_auto_accept_min_ckb_funding_amount,
+          udtCfgInfos: udtCfgInfosFromJson(this.config.ckb.udt_whitelist),
         }),
         fiber.announce_node_interval_seconds * 1000,
       );
@@ -306,7 +321,7 @@ export class StrandNode {
     return [
       ...infoMethods(this.infoSource()),
       ...invoiceMethods(this.invoices),
-      ...(this.payments ? paymentMethods(this.payments) : []),
+      ...(this.payments ? paymentMethods(this.payments, this.routeBuilder()) : []),
       ...(this.peers ? peerMethods(this.peers) : []),
       ...(this.graph ? graphMethods(this.graph) : []),
       ...(this.channels && this.peers ? channelMethods(this.channels, this.peers) : []),
