@@ -181,19 +181,6 @@ export class StrandNode {
     this.channels.start();
   }
 
-  /** `build_router`: a route through given hops over the graph (with our channels in it). */
-  private routeBuilder() {
-    const graph = this.graph;
-    if (!graph) return undefined;
-    return (r: Parameters<NonNullable<Parameters<typeof paymentMethods>[1]>>[0]) =>
-      graph.buildRoute({
-        hops: r.hops,
-        amount: r.amount,
-        udt: r.udt,
-        finalTlcExpiryDelta: r.finalTlcExpiryDelta,
-      });
-  }
-
   /** Payment sessions and the relay of the channels' TLCs (with channels). */
   private startPayments(): void {
     const wired = wirePayments({
@@ -321,7 +308,7 @@ export class StrandNode {
     return [
       ...infoMethods(this.infoSource()),
       ...invoiceMethods(this.invoices),
-      ...(this.payments ? paymentMethods(this.payments, this.routeBuilder()) : []),
+      ...(this.payments ? paymentMethods(this.payments) : []),
       ...(this.peers ? peerMethods(this.peers) : []),
       ...(this.graph ? graphMethods(this.graph) : []),
       ...(this.channels && this.peers ? channelMethods(this.channels, this.peers) : []),
