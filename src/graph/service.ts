@@ -175,6 +175,8 @@ export class GraphService {
   private readonly held = new Map<string, { update: ChannelUpdate; from?: string }[]>();
   private queue: Promise<unknown> = Promise.resolve();
   private nextId = 1n;
+  /** Newest cursor time of a message learnt from peers (not our own): where syncing resumes. */
+  private latestRemoteTimestamp = 0n;
   private unsubscribe?: () => void;
   private readonly listeners: [string, (...a: never[]) => void][] = [];
   private pruneTimer?: NodeJS.Timeout;
@@ -198,6 +200,9 @@ export class GraphService {
     for (const { outpoint, direction, result } of this.store.loadHistory())
       this.history.load(outpoint, direction, result);
     for (const { cursor, message } of this.store.all()) this.applyToGraph(message, cursorTimestamp(cursor));
+    // As the reference: the newest of the last 100 stored messages that is not about this node.
+    const remote = this.store.newest(100).find((m) => this.isRemoteCandidate(m.message));
+    this.latestRemoteTimestamp = remote ? cursorTimestamp(remote.cursor) : 0n;
     const peers = this.o.peers;
     if (peers) {
       this.unsubscribe = peers.onGossip((pk, payload) => this.onGossip(pk, payload));
@@ -565,6 +570,19 @@ export class GraphService {
     return last;
   }
 
+  /** Not about this node: another node's announcement, a channel neither end of which is us. */
+  private isRemoteCandidate(m: BroadcastMessage): boolean {
+    const me = this.pubkey;
+    const isMe = (k: Uint8Array) => pubkeyHex(k) === me;
+    if (m.type === 'NodeAnnouncement') return !isMe(m.value.nodeId);
+    const ca =
+      m.type === 'ChannelAnnouncement'
+        ? m.value
+        : this.store.get(`ca:${outpointHex(m.value.channelOutpoint)}`)?.message.value;
+    if (!ca || !('node1Id' in ca)) return false;
+    return !isMe(ca.node1Id) && !isMe(ca.node2Id);
+  }
+
   private cursorOfKnown(m: BroadcastMessage): Uint8Array | null {
     if (m.type !== 'ChannelAnnouncement') return cursorOf(m, 0n);
     const stored = this.store.get(messageKey(m));
@@ -622,6 +640,7 @@ export class GraphService {
   private accept(m: BroadcastMessage, timestamp: bigint, from?: string): void {
     const cursor = cursorOf(m, timestamp)!;
     this.store.put(cursor, m);
+    if (from !== undefined && timestamp > this.latestRemoteTimestamp) this.latestRemoteTimestamp = timestamp;
     this.applyToGraph(m, timestamp);
     const payload = encodeGossipMessage({ type: 'BroadcastMessagesFilterResult', messages: [m] });
     for (const [pk, st] of this.peerState) {
@@ -764,11 +783,10 @@ export class GraphService {
     this.peerState.delete(pubkey);
   }
 
-  /** max(latest − 2 h, now − 14 d), type 0, zero id. */
+  /** max(latest remote − 2 h, now − 14 d), type 0, zero id (`get_safe_cursor_to_start_syncing`). */
   startCursor(): Uint8Array {
     const floor = BigInt(this.now()) - FOURTEEN_DAYS;
-    const latest = this.store.latestCursor();
-    const back = latest ? cursorTimestamp(goBack(latest, TWO_HOURS)) : 0n;
+    const back = this.latestRemoteTimestamp > TWO_HOURS ? this.latestRemoteTimestamp - TWO_HOURS : 0n;
     const t = back > floor ? back : floor;
     return t > 0n ? makeCursor(t, CURSOR_TYPE.ChannelAnnouncement, new Uint8Array(36)) : ZERO_CURSOR;
   }

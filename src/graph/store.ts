@@ -78,6 +78,9 @@ export class GraphStore {
       ),
       all: db.prepare('SELECT cursor, body FROM graph_messages ORDER BY cursor, msg_key'),
       latest: db.prepare('SELECT cursor FROM graph_messages ORDER BY cursor DESC LIMIT 1'),
+      newest: db.prepare(
+        'SELECT cursor, body FROM graph_messages ORDER BY cursor DESC, msg_key DESC LIMIT ?',
+      ),
       histPut: db.prepare(
         'INSERT INTO graph_history (outpoint, direction, fail_time, fail_amount, success_time, success_amount) ' +
           'VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (outpoint, direction) DO UPDATE SET fail_time = excluded.fail_time, ' +
@@ -124,6 +127,11 @@ export class GraphStore {
 
   all(): StoredMessage[] {
     return (this.stmts.all.all() as { cursor: Buffer; body: Buffer }[]).map(toStored);
+  }
+
+  /** The newest `limit` messages, newest first. */
+  newest(limit: number): StoredMessage[] {
+    return (this.stmts.newest.all(limit) as { cursor: Buffer; body: Buffer }[]).map(toStored);
   }
 
   latestCursor(): Uint8Array | undefined {

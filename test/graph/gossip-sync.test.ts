@@ -227,6 +227,45 @@ describe('graph store', () => {
     db.close();
   });
 
+  it('sync resumes from the newest remote message − 2 h (own announcements do not count), at most 14 days back', async () => {
+    const now = 1_800_000_000_000;
+    const id = identityFromSecret(party(61).sk);
+    const file = dbFile();
+    const db = openDatabase(file, [graphSchema]);
+    const svc = createGraphService({
+      db,
+      identity: id,
+      chainHash: CHAIN_A,
+      timers: false,
+      now: () => now,
+      announcePrivateAddr: true,
+    });
+    svc.start();
+    services.push(svc);
+    const ts = (c: Uint8Array) => Buffer.from(c).readBigUInt64BE(0);
+    const floor = BigInt(now) - 14n * 86_400_000n;
+    svc.announceNode({ nodeName: 'me' });
+    expect(ts(svc.startCursor())).toBe(floor);
+    const other = createGraphService({
+      db: openDatabase(':memory:', [graphSchema]),
+      identity: identityFromSecret(party(62).sk),
+      chainHash: CHAIN_A,
+      timers: false,
+      now: () => now - 3_600_000,
+    });
+    const ann = other.announceNode({ nodeName: 'other' });
+    expect(await svc.processBroadcast({ type: 'NodeAnnouncement', value: ann }, 'ff'.repeat(33))).toBe(
+      'accepted',
+    );
+    expect(ts(svc.startCursor())).toBe(BigInt(now - 3_600_000) - 7_200_000n);
+    // after a restart the same cursor is found in the store
+    await svc.stop();
+    const again = createGraphService({ db, identity: id, chainHash: CHAIN_A, timers: false, now: () => now });
+    again.start();
+    services.push(again);
+    expect(ts(again.startCursor())).toBe(BigInt(now - 3_600_000) - 7_200_000n);
+  });
+
   it('prunes channels not refreshed for 28 days', async () => {
     let now = Date.now();
     const id = identityFromSecret(party(41).sk);
