@@ -18,7 +18,7 @@ import { multiaddr } from '@multiformats/multiaddr';
 import { DomainError } from '../codec/errors.ts';
 import { bytesToHex } from '../codec/hex.ts';
 import type { Db } from '../store/db.ts';
-import { CURSOR_TYPE, type CursorType, cursorTimestamp, goBack, makeCursor, ZERO_CURSOR } from './cursor.ts';
+import { CURSOR_TYPE, type CursorType, cursorTimestamp, makeCursor, ZERO_CURSOR } from './cursor.ts';
 import type { FundingChecker } from './funding.ts';
 import {
   applyAttemptResult,
