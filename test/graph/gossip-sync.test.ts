@@ -112,6 +112,26 @@ describe('gossip sync between two nodes', () => {
     await until(() => !!a.svc.graph.node(b.id.pubkeyHex), 'A to receive B');
   });
 
+  it('announcements travel along a line of three nodes (A–B–C) through subscriptions', async () => {
+    const a = await node(71);
+    const b = await node(72);
+    const c = await node(73);
+    await a.pm.connect(tcpAddr(b.pm));
+    await c.pm.connect(tcpAddr(b.pm));
+    const subscribers = (s: GraphService) =>
+      [...(s as unknown as { peerState: Map<string, { subscriber?: boolean }> }).peerState.values()].filter(
+        (p) => p.subscriber,
+      ).length;
+    await until(
+      () => subscribers(b.svc) === 2 && subscribers(a.svc) === 1 && subscribers(c.svc) === 1,
+      'subscriptions',
+    );
+    c.svc.announceNode({ nodeName: 'carol' });
+    await until(() => !!a.svc.graph.node(c.id.pubkeyHex), 'A to learn C through B');
+    a.svc.announceNode({ nodeName: 'alice' });
+    await until(() => !!c.svc.graph.node(a.id.pubkeyHex), 'C to learn A through B');
+  });
+
   it('an update whose announcement is unknown is held, the announcement queried from the sender', async () => {
     const a = await node(11);
     const b = await node(12);
