@@ -128,6 +128,8 @@ export interface NodeAnnouncementOptions {
 interface PeerSync {
   /** Active pull state. */
   requestId?: bigint;
+  /** The cursor the outstanding pull asked after: answers must move past it. */
+  after?: Uint8Array;
   timer?: NodeJS.Timeout;
   pulled?: boolean;
   /** We are subscribed to this peer. */
@@ -544,7 +546,9 @@ export class GraphService {
         if (st.requestId !== msg.id) return;
         clearTimeout(st.timer);
         const last = await this.acceptBatch(msg.messages, pubkey);
-        if (msg.messages.length === 0 || last === null) {
+        // An answer that does not move past the cursor asked for would loop forever: stop there.
+        const stuck = last !== null && st.after !== undefined && compareBytes(last, st.after) <= 0;
+        if (msg.messages.length === 0 || last === null || stuck) {
           st.requestId = undefined;
           st.pulled = true;
           this.log.debug({ pubkey }, 'gossip: active sync finished');
@@ -726,6 +730,7 @@ export class GraphService {
     const st = this.state(pubkey);
     const id = this.nextId++;
     st.requestId = id;
+    st.after = after;
     const ok = this.send(pubkey, {
       type: 'GetBroadcastMessages',
       id,

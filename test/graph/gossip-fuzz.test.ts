@@ -47,7 +47,7 @@ function harness() {
     sendGossip(_pk: string, p: Uint8Array) {
       sent.push(p);
     },
-    list: () => [{ pubkey: 'ff'.repeat(33), outbound: true }],
+    list: () => [{ pubkey: 'ff'.repeat(33), outbound: true, init: {} }],
     on: () => {},
     off: () => {},
   };
@@ -144,6 +144,31 @@ describe('gossip fuzz', () => {
     await h.feed(ENCODED[3]!);
     const answer = decodeGossipMessage(h.sent[0]!);
     expect(answer.type === 'GetBroadcastMessagesResult' && answer.messages.length).toBe(2);
+    await h.svc.stop();
+  });
+
+  it('a sync answer that does not move past the cursor ends the pull (no endless loop)', async () => {
+    const h = harness();
+    const first = decodeGossipMessage(h.sent[0]!);
+    expect(first.type).toBe('GetBroadcastMessages');
+    if (first.type !== 'GetBroadcastMessages') return;
+    // an old, valid announcement: its cursor is before the one asked for
+    const old = createGraphService({
+      db: openDatabase(':memory:', [graphSchema]),
+      identity: identityFromSecret(party(5).sk),
+      chainHash: CHAIN,
+      timers: false,
+      now: () => Date.now() - 30 * 86_400_000,
+    }).announceNode({ nodeName: 'old' });
+    h.sent.length = 0;
+    await h.feed(
+      encodeGossipMessage({
+        type: 'GetBroadcastMessagesResult',
+        id: first.id,
+        messages: [{ type: 'NodeAnnouncement', value: old }],
+      }),
+    );
+    expect(h.sent.map((p) => decodeGossipMessage(p).type)).toEqual(['BroadcastMessagesFilter']);
     await h.svc.stop();
   });
 });
