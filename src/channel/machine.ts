@@ -780,7 +780,7 @@ function onTxSignatures(ch: Channel, witnesses: Uint8Array[]): Step {
     // We signed first; the peer added its witnesses and broadcast.
     return toAwaitingReady(c);
   }
-  return { ch: c, effects: [{ type: 'signFunding', tx, broadcast: true }] };
+  return { ch: c, effects: [{ type: 'signFunding', tx, broadcast: false }] };
 }
 
 function onFundingSigned(ch: Channel, tx: ccc.Transaction): Step {
@@ -807,7 +807,15 @@ function toAwaitingReady(ch: Channel): Step {
     state: 'AWAITING_CHANNEL_READY',
     flags: ch.flags.filter((f) => f === 'THEIR_CHANNEL_READY'),
   };
-  return { ch: c, effects: [{ type: 'watchFunding', txHash: c.fundingTxHash as string }] };
+  // Fully signed and persisted: both sides broadcast (a duplicate is harmless; either side alone
+  // suffices if the other crashed right after persisting).
+  return {
+    ch: c,
+    effects: [
+      { type: 'broadcast', tx: fundingTxOf(c) },
+      { type: 'watchFunding', txHash: c.fundingTxHash as string },
+    ],
+  };
 }
 
 function onConfirmed(ch: Channel): Step {

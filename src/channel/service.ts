@@ -598,6 +598,9 @@ export class ChannelService {
         this.settleLater(ch);
         return;
       case 'tlc':
+        // A TLC without an onion (dev `add_tlc`) has no route to follow: like fnn, it stays
+        // until removed by hand, so the payments layer is not told of it.
+        if (e.notice.type === 'received' && e.notice.tlc.onion === '0x') return;
         for (const l of this.tlcListeners) {
           try {
             l(ch.id, e.notice);
@@ -633,9 +636,9 @@ export class ChannelService {
   }
 
   private async signFunding(tx0: ccc.Transaction, broadcast: boolean): Promise<ccc.Transaction> {
-    const tx = this.o.wallet.sign(tx0.clone());
-    if (broadcast) await this.o.chain.sendTransaction(tx);
-    return tx;
+    // Broadcasting is the machine's decision (after the fully signed tx is persisted).
+    void broadcast;
+    return this.o.wallet.sign(tx0.clone());
   }
 
   private watch(ch: Channel): void {

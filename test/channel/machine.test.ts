@@ -78,10 +78,16 @@ function perform(me: Side, other: Side, effects: Effect[], events: Event[]): voi
           .map((i, n) => (me.own.has(i.previousOutput.txHash + i.previousOutput.index) ? n : -1))
           .filter((n) => n >= 0);
         signSighashAll(tx, mine, me.key);
-        if (e.broadcast) t.chain.sendTransaction(tx);
         events.push({ type: 'fundingSigned', tx });
         break;
       }
+      case 'broadcast':
+        try {
+          t.chain.sendTransaction(e.tx);
+        } catch (err) {
+          if (!/Duplicated|already/.test((err as Error).message)) throw err;
+        }
+        break;
       default:
         break;
     }
