@@ -395,8 +395,19 @@ function innerFindPath(
   maxFee: bigint | null,
   finalExpiry: number,
   lastEdge: RouterHop | null,
+  /** Search only along this route (the reference's `route` argument, for probing amounts). */
+  fixedRoute?: RouterHop[],
 ): RouterHop[] {
   const source = req.source;
+  let routeEdges: Map<string, RouteEdge> | undefined;
+  if (fixedRoute) {
+    routeEdges = new Map();
+    fixedRoute.forEach((hop, i) => {
+      const from = i === 0 ? source : fixedRoute[i - 1]!.target;
+      const found = graph.edge(hop.channelOutpoint, from);
+      if (found) routeEdges!.set(hop.target, found.edge);
+    });
+  }
   const udt = req.udt ?? null;
   const allowMpp = !!req.allowMpp;
   const maxCapacity = amount === null;
@@ -452,7 +463,12 @@ function innerFindPath(
 
   for (let cur = s.heap.pop(); cur; cur = s.heap.pop()) {
     if (cur.node === source) break;
-    for (const e of sortedInbounds(graph, cur.node)) {
+    const edges = routeEdges
+      ? routeEdges.has(cur.node)
+        ? [routeEdges.get(cur.node)!]
+        : []
+      : sortedInbounds(graph, cur.node);
+    for (const e of edges) {
       const isSource = e.from === source;
       if (allowMpp && !graph.supportsMpp(e.from)) continue;
       if (e.udt !== udt) continue;
@@ -650,4 +666,120 @@ export function buildPath(graph: RoutingGraph, req: BuildPathRequest): RouterHop
     path.push(found.hop);
   }
   return path.reverse();
+}
+
+const MAX_BINARY_SEARCH_ITERATIONS = 10;
+
+/**
+ * The route of greatest capacity from the source (the reference's `find_path_max_capacity`):
+ * the amount its last hop can carry.
+ */
+export function maxRoutableAmount(graph: RoutingGraph, req: Omit<FindRouteRequest, 'amount'>): bigint {
+  const route = findPath(graph, { ...req, amount: null });
+  return route[route.length - 1]!.amountReceived;
+}
+
+/**
+ * A route for `amount`, or — for MPP, when none carries it — for the largest amount down to
+ * `lowBound` that one route can carry (the reference's `resolve_route` with
+ * `binary_find_path_in_range`: at most 10 rounds, each hit widened along the same hops).
+ * Returns the route and the amount it carries.
+ */
+export function findPathInRange(
+  graph: RoutingGraph,
+  req: FindRouteRequest & { amount: bigint },
+  lowBound: bigint | null,
+): { route: RouterHop[]; amount: bigint } {
+  try {
+    return { route: findPath(graph, req), amount: req.amount };
+  } catch (e) {
+    const retriable = e instanceof PathFindError && (e.kind === 'NoPathFound' || e.kind === 'TlcMinValue');
+    if (!retriable || !req.allowMpp || lowBound === null || lowBound >= req.amount) throw e;
+  }
+  const found = binaryFindPathInRange(graph, req, req.amount - 1n, lowBound);
+  if (!found) throw pathError('NoPathFound');
+  return found;
+}
+
+function binaryFindPathInRange(
+  graph: RoutingGraph,
+  req: FindRouteRequest & { amount: bigint },
+  amount: bigint,
+  lowBound: bigint,
+): { route: RouterHop[]; amount: bigint } | null {
+  let low = lowBound;
+  let high = amount;
+  const liquidity = graph
+    .outbounds(req.source)
+    .filter((e) => e.udt === (req.udt ?? null))
+    .map((e) => e.outboundLiquidity ?? 0n)
+    .reduce(maxBig, 0n);
+  high = minBig(high, liquidity);
+  let best: { route: RouterHop[]; amount: bigint } | null = null;
+  for (let i = 0; low <= high && i < MAX_BINARY_SEARCH_ITERATIONS; i++) {
+    const mid = low + (high - low) / 2n;
+    let route: RouterHop[];
+    try {
+      route = findPath(graph, { ...req, amount: mid });
+    } catch (e) {
+      if (!(e instanceof PathFindError)) throw e;
+      if (e.kind === 'NoPathFound') {
+        high = mid > 0n ? mid - 1n : 0n;
+        continue;
+      }
+      if (e.kind === 'TlcMinValue') {
+        low = BigInt(e.message.slice(PREFIX.TlcMinValue.length));
+        continue;
+      }
+      throw e;
+    }
+    const widened = maxOnRoute(graph, req, route, mid, amount);
+    if (widened.amount === amount) return widened;
+    if (!best || widened.amount > best.amount) best = widened;
+    low = widened.amount + 1n;
+  }
+  return best;
+}
+
+/** The largest amount in [lower, upper] the same hops carry (`find_max_routable_amount_on_path`). */
+function maxOnRoute(
+  graph: RoutingGraph,
+  req: FindRouteRequest,
+  route: RouterHop[],
+  lower: bigint,
+  upper: bigint,
+): { route: RouterHop[]; amount: bigint } {
+  const probe = (amt: bigint): RouterHop[] | null => {
+    try {
+      return innerFindPath(
+        graph,
+        { ...req, amount: amt },
+        req.target,
+        amt,
+        req.maxFeeAmount ?? null,
+        req.finalTlcExpiryDelta,
+        null,
+        route,
+      );
+    } catch (e) {
+      if (e instanceof PathFindError) return null;
+      throw e;
+    }
+  };
+  const full = probe(upper);
+  if (full) return { route: full, amount: upper };
+  let best = { route, amount: lower };
+  let low = lower + 1n;
+  let high = upper > 0n ? upper - 1n : 0n;
+  while (low <= high) {
+    const mid = low + (high - low) / 2n;
+    const r = probe(mid);
+    if (r) {
+      best = { route: r, amount: mid };
+      low = mid + 1n;
+    } else {
+      high = mid - 1n;
+    }
+  }
+  return best;
 }

@@ -55,6 +55,8 @@ import {
   checkOutboundLiquidity,
   type FindRouteRequest,
   findPath,
+  findPathInRange,
+  maxRoutableAmount,
   type RouterHop,
 } from './pathfind.ts';
 import {
@@ -253,6 +255,31 @@ export class GraphService {
       checkOutboundLiquidity(this.graph, source, req.amount, req.udt ?? null, !!req.allowMpp);
     }
     return findPath(this.graph, { history: this.history, now: this.now(), ...req, source });
+  }
+
+  /**
+   * MPP: a route for `amount`, or for the largest part down to `lowBound` one route carries (see
+   * `findPathInRange`), after the same liquidity pre-check as `findRoute`.
+   */
+  findRouteInRange(
+    req: Omit<FindRouteRequest, 'source' | 'amount'> & { source?: string; amount: bigint },
+    lowBound: bigint | null,
+  ): { route: RouterHop[]; amount: bigint } {
+    const source = req.source ?? this.pubkey;
+    if (source === this.pubkey && source !== req.target) {
+      checkOutboundLiquidity(this.graph, source, req.amount, req.udt ?? null, !!req.allowMpp);
+    }
+    return findPathInRange(this.graph, { history: this.history, now: this.now(), ...req, source }, lowBound);
+  }
+
+  /** The amount the widest route to the target carries (MPP part sizing). */
+  maxRoutableAmount(req: Omit<FindRouteRequest, 'source' | 'amount'> & { source?: string }): bigint {
+    return maxRoutableAmount(this.graph, {
+      history: this.history,
+      now: this.now(),
+      ...req,
+      source: req.source ?? this.pubkey,
+    });
   }
 
   /** A route through explicit hops (`build_router`); `source` defaults to this node. */

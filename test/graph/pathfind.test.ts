@@ -7,7 +7,9 @@ import {
   effectiveMaxFee,
   type FindRouteRequest,
   findPath,
+  findPathInRange,
   forwardFee,
+  maxRoutableAmount,
   PathFindError,
 } from '../../src/graph/pathfind.ts';
 import { buildOnion, buildPaymentHops, peelOnion, routeFee } from '../../src/payment/onion/index.ts';
@@ -344,5 +346,36 @@ describe('build_router (explicit hops)', () => {
     expect(() =>
       buildPath(g, { source: A, hops: [{ pubkey: B, channelOutpoint: null }], amount: 0n }),
     ).toThrow(/amount must be greater than 0/);
+  });
+});
+
+describe('MPP helpers', () => {
+  const g = graphOf(A, [
+    { a: A, b: B, capacity: 1000n, ab: { outboundLiquidity: 60n, feeRate: 0n } },
+    { a: B, b: C, capacity: 1000n, ab: { feeRate: 0n } },
+    { a: A, b: D, capacity: 800n, ab: { outboundLiquidity: 50n, feeRate: 0n } },
+    { a: D, b: C, capacity: 700n, ab: { feeRate: 0n } },
+  ]);
+
+  it('no single route carries 100; the range search finds the largest part and its route', () => {
+    const r = req({ amount: 100n, allowMpp: true });
+    expect(() => findPath(g, r)).toThrow(/no path found/);
+    const part = findPathInRange(g, r, 1n);
+    expect(part.amount).toBe(60n);
+    expect(part.route[0]!.target).toBe(B);
+    // the next part, with the first one's amount planned on A→B, goes through D
+    const stats = {
+      sentAmount: (o: string, from: string) => (o === outpoint(0) && from === A ? 60n : 0n),
+      pendingCount: () => 0,
+    };
+    const second = findPathInRange(g, { ...r, amount: 40n, stats }, 1n);
+    expect(second).toMatchObject({ amount: 40n });
+    expect(second.route[0]!.target).toBe(D);
+  });
+
+  it('without MPP or a low bound the error stands; max capacity follows channel capacities', () => {
+    expect(() => findPathInRange(g, req({ amount: 100n }), 1n)).toThrow(/no path found/);
+    expect(() => findPathInRange(g, req({ amount: 100n, allowMpp: true }), null)).toThrow(/no path found/);
+    expect(maxRoutableAmount(g, req({}))).toBe(1000n);
   });
 });
