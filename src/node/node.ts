@@ -37,7 +37,7 @@ import { devMethods } from '../rpc/modules/dev.ts';
 import { graphMethods } from '../rpc/modules/graph.ts';
 import { infoMethods } from '../rpc/modules/info.ts';
 import { invoiceMethods } from '../rpc/modules/invoice.ts';
-import { paymentMethods } from '../rpc/modules/payment.ts';
+import { paymentMethods, type RouteBuilder } from '../rpc/modules/payment.ts';
 import { peerMethods } from '../rpc/modules/peer.ts';
 import { profMethods } from '../rpc/modules/prof.ts';
 import { pubsubMethods } from '../rpc/modules/pubsub.ts';
@@ -50,7 +50,7 @@ import { checkNodeOwnership, nodeMetaSchema } from '../store/node-meta.ts';
 import { COMMIT_HASH, VERSION } from './build-info.ts';
 import { type Config, currencyOf } from './config.ts';
 import { createLogger, type Logger } from './log.ts';
-import { wirePayments } from './payments.ts';
+import { syncOwnChannels, wirePayments } from './payments.ts';
 
 /** Genesis hashes of the public chains; a dev chain's hash comes from the chain itself. */
 const KNOWN_CHAIN_HASHES: Record<string, string> = {
@@ -181,6 +181,17 @@ export class StrandNode {
     this.channels.start();
   }
 
+  /** `build_router`: a route through given hops over the graph (with our channels in it). */
+  private routeBuilder() {
+    const graph = this.graph;
+    if (!graph) return undefined;
+    const builder: RouteBuilder = (r) => {
+      if (this.channels) syncOwnChannels(this.channels, graph);
+      return graph.buildRoute(r);
+    };
+    return builder;
+  }
+
   /** Payment sessions and the relay of the channels' TLCs (with channels). */
   private startPayments(): void {
     const wired = wirePayments({
@@ -308,7 +319,7 @@ export class StrandNode {
     return [
       ...infoMethods(this.infoSource()),
       ...invoiceMethods(this.invoices),
-      ...(this.payments ? paymentMethods(this.payments) : []),
+      ...(this.payments ? paymentMethods(this.payments, this.routeBuilder()) : []),
       ...(this.peers ? peerMethods(this.peers) : []),
       ...(this.graph ? graphMethods(this.graph) : []),
       ...(this.channels && this.peers ? channelMethods(this.channels, this.peers) : []),

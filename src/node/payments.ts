@@ -98,7 +98,7 @@ export function wirePayments(w: PaymentWiring): {
 }
 
 /** Our ready channels, with our exact balance, as the path finder must see them. */
-function syncOwnChannels(channels: ChannelService, graph: GraphService): void {
+export function syncOwnChannels(channels: ChannelService, graph: GraphService): void {
   for (const ch of channels.store.list()) {
     if (ch.state !== 'CHANNEL_READY' || !ch.fundingTxHash || !ch.remote) continue;
     const info = (balance: bigint, p: { tlcExpiryDelta: bigint; tlcMinValue: bigint; feeRate: bigint }) => ({

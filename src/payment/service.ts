@@ -123,6 +123,32 @@ export class PaymentService {
   }
 
   send(params: SendPaymentParams): PaymentRecord {
+    const request = this.validate(params);
+    if (request.targetPubkey === this.o.nodePubkey && !request.allowSelfPayment) {
+      throw new DomainError(
+        'Send payment error: Failed to build route, Feature not enabled: allow_self_payment is not enable, can not pay self',
+      );
+    }
+    return this.start(request, this.route(request, this.now()));
+  }
+
+  /**
+   * `send_payment_with_router`: the caller's route, amount and target from its last hop. Such a
+   * session never retries (the reference's rule for explicit routers).
+   */
+  sendWithRouter(params: Omit<SendPaymentParams, 'target_pubkey' | 'amount'>, router: RouterHop[]): PaymentRecord {
+    const last = router.at(-1);
+    if (!last) throw new DomainError('InvalidParameter: No hop requirements provided');
+    const request = this.validate({
+      ...params,
+      target_pubkey: last.target,
+      amount: last.amountReceived,
+      allow_self_payment: last.target === this.o.nodePubkey,
+    });
+    return this.start(request, router, 1);
+  }
+
+  private validate(params: SendPaymentParams): PaymentRequest {
     const ctx: ValidateContext = { nowMs: this.now() };
     if (params.invoice !== undefined) {
       let inv: Invoice;
@@ -135,24 +161,18 @@ export class PaymentService {
       ctx.invoiceSignatureValid = this.o.invoices.verifyInvoice(inv);
       ctx.invoicePayee = this.o.invoices.payeeOf(inv);
     }
-    const request = validateSendPayment(params, ctx);
-    if (request.targetPubkey === this.o.nodePubkey && !request.allowSelfPayment) {
-      throw new DomainError(
-        'Send payment error: Failed to build route, Feature not enabled: allow_self_payment is not enable, can not pay self',
-      );
-    }
+    return validateSendPayment(params, ctx);
+  }
+
+  private start(request: PaymentRequest, route: RouterHop[], tryLimit?: number): PaymentRecord {
     const existing = this.o.store.get(request.paymentHash);
-    if (
-      existing &&
-      !request.dryRun &&
-      !(existing.status === 'Failed' && inflightAttempts(existing).length === 0)
-    ) {
+    if (existing && !request.dryRun && !(existing.status === 'Failed' && inflightAttempts(existing).length === 0)) {
       throw new DomainError(
         `InvalidParameter: Payment session already exists: Hash256(${request.paymentHash}) with payment session status: ${existing.status}`,
       );
     }
-    const route = this.route(request, this.now());
     let session = newSession(request, this.now());
+    if (tryLimit !== undefined) session = { ...session, tryLimit };
     if (request.dryRun) return paymentRecord({ ...session, fee: routeFee(route, request.amount) });
     const attempt = this.prepareAttempt(session, route);
     session = startAttempt(session, attempt.record, this.now());

@@ -264,6 +264,29 @@ describe('payment sessions', () => {
     ).toThrow(/allow_self_payment is not enable/);
   });
 
+  it('pays over an explicit router, without retrying it', async () => {
+    const route = findPath(graph, {
+      source: A.pubkey,
+      target: C.pubkey,
+      amount: 10_000n,
+      finalTlcExpiryDelta: 86_400_000,
+      tlcExpiryLimit: 1_209_600_000,
+    });
+    const hash = invoiceHash(20);
+    service.sendWithRouter({ payment_hash: hash }, route);
+    await waitFor(() => service.get(hash).status === 'Success');
+    expect(net.received.at(-1)).toEqual({ node: 'C', amount: 10_000n });
+
+    net.broken.add(route[1]!.channelOutpoint);
+    const hash2 = invoiceHash(21);
+    service.sendWithRouter({ payment_hash: hash2 }, route);
+    await waitFor(() => service.get(hash2).status === 'Failed');
+    expect(service.get(hash2).failed_error).toBe('TemporaryChannelFailure');
+    expect(() => service.sendWithRouter({ payment_hash: invoiceHash(22) }, [])).toThrow(
+      'InvalidParameter: No hop requirements provided',
+    );
+  });
+
   it('answers a dry run with the fee and stores nothing', () => {
     const hash = invoiceHash(12);
     const rec = service.send({

@@ -1,6 +1,8 @@
 /** `payment` module: send_payment, get_payment, list_payments (fiber-rpc.md §1.4). */
 import { z } from 'zod';
 import { DomainError } from '../../codec/errors.ts';
+import { toHexQuantity } from '../../codec/hex.ts';
+import { PathFindError, type RouterHop } from '../../graph/pathfind.ts';
 import type { PaymentService } from '../../payment/service.ts';
 import { type MethodSpec, method } from '../method.ts';
 import { bytes, h256, pubkey, script, u32, u64, u128 } from '../schema.ts';
@@ -38,8 +40,80 @@ const sendPaymentParams = z.object({
 
 const statusEnum = z.enum(['Created', 'Inflight', 'Success', 'Failed']);
 
-export function paymentMethods(svc: PaymentService): MethodSpec[] {
+const routerHop = z.object({
+  target: pubkey,
+  channel_outpoint: outpointHex,
+  amount_received: u128,
+  incoming_tlc_expiry: u64,
+});
+
+export type RouteBuilder = (req: {
+  hops: { pubkey: string; channelOutpoint: string | null }[];
+  amount: bigint | null;
+  udt: string | null;
+  finalTlcExpiryDelta: number | null;
+}) => RouterHop[];
+
+function routerHopJson(h: RouterHop) {
+  return {
+    target: h.target,
+    channel_outpoint: h.channelOutpoint,
+    amount_received: toHexQuantity(h.amountReceived),
+    incoming_tlc_expiry: toHexQuantity(h.incomingTlcExpiry),
+  };
+}
+
+export function paymentMethods(svc: PaymentService, buildRoute?: RouteBuilder): MethodSpec[] {
   return [
+    method({
+      name: 'build_router',
+      module: 'payment',
+      params: z.object({
+        amount: u128.optional(),
+        udt_type_script: script.optional(),
+        hops_info: z.array(z.object({ pubkey, channel_outpoint: outpointHex.nullable().optional() })),
+        final_tlc_expiry_delta: u64.optional(),
+      }),
+      handler: (p) => {
+        if (p.hops_info.length === 0) throw new DomainError('InvalidParameter: No hop requirements provided');
+        if (!buildRoute) throw new DomainError('Network Graph error: PathFind error: no path found');
+        try {
+          const hops = buildRoute({
+            hops: p.hops_info.map((h) => ({ pubkey: h.pubkey, channelOutpoint: h.channel_outpoint ?? null })),
+            amount: p.amount ?? null,
+            udt: p.udt_type_script ? JSON.stringify(p.udt_type_script) : null,
+            finalTlcExpiryDelta: p.final_tlc_expiry_delta === undefined ? null : Number(p.final_tlc_expiry_delta),
+          });
+          return { router_hops: hops.map(routerHopJson) };
+        } catch (e) {
+          if (e instanceof PathFindError) throw new DomainError(`Network Graph error: ${e.message}`);
+          throw e;
+        }
+      },
+    }),
+    method({
+      name: 'send_payment_with_router',
+      module: 'payment',
+      params: z.object({
+        payment_hash: h256.optional(),
+        router: z.array(routerHop),
+        invoice: z.string().max(8192).optional(),
+        custom_records: z.record(z.string().regex(/^0x[0-9a-f]+$/), bytes).optional(),
+        keysend: z.boolean().optional(),
+        udt_type_script: script.optional(),
+        dry_run: z.boolean().optional(),
+      }),
+      handler: ({ router, ...rest }) =>
+        svc.sendWithRouter(
+          rest,
+          router.map((h) => ({
+            target: h.target,
+            channelOutpoint: h.channel_outpoint.toLowerCase(),
+            amountReceived: h.amount_received,
+            incomingTlcExpiry: Number(h.incoming_tlc_expiry),
+          })),
+        ),
+    }),
     method({
       name: 'send_payment',
       module: 'payment',
