@@ -68,6 +68,46 @@ export function udtKey(s: MolScript | null | undefined): string | null {
   return s ? bytesToHex(encodeScript(s)) : null;
 }
 
+const HASH_TYPES: Record<string, number> = { data: 0, type: 1, data1: 2, data2: 4 };
+
+/**
+ * The same key from a CKB JSON script (`{code_hash, hash_type, args}`, as RPC params carry it);
+ * null when it is not a valid script.
+ */
+export function udtKeyFromJson(
+  script: { code_hash: string; hash_type: string; args: string } | null | undefined,
+): string | null {
+  if (!script) return null;
+  const hashType = HASH_TYPES[script.hash_type];
+  if (
+    hashType === undefined ||
+    !/^0x[0-9a-fA-F]{64}$/.test(script.code_hash) ||
+    !/^0x([0-9a-fA-F]{2})*$/.test(script.args)
+  )
+    return null;
+  return udtKey({
+    codeHash: new Uint8Array(Buffer.from(script.code_hash.slice(2), 'hex')),
+    hashType,
+    args: new Uint8Array(Buffer.from(script.args.slice(2), 'hex')),
+  });
+}
+
+/**
+ * A route request's `udt` as the graph keys it: the molecule hex of `udtKey`, or — accepted for
+ * convenience — the JSON text of a CKB script.
+ */
+export function normaliseUdtKey(udt: string | null | undefined): string | null {
+  if (!udt) return null;
+  if (udt.startsWith('{')) {
+    try {
+      return udtKeyFromJson(JSON.parse(udt)) ?? udt;
+    } catch {
+      return udt;
+    }
+  }
+  return udt;
+}
+
 /** Feature bits 2/3 (BASIC_MPP required/optional). */
 function supportsMppBits(features: Uint8Array): boolean {
   return ((features[0] ?? 0) & 0b1100) !== 0;

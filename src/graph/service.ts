@@ -45,6 +45,7 @@ import {
   type ChannelInfo,
   type ChannelUpdateInfo,
   NetworkGraph,
+  normaliseUdtKey,
   outpointHex,
   pubkeyHex,
   udtKey,
@@ -251,10 +252,11 @@ export class GraphService {
    */
   findRoute(req: Omit<FindRouteRequest, 'source'> & { source?: string }): RouterHop[] {
     const source = req.source ?? this.pubkey;
+    const udt = normaliseUdtKey(req.udt);
     if (source === this.pubkey && req.amount !== null && source !== req.target) {
-      checkOutboundLiquidity(this.graph, source, req.amount, req.udt ?? null, !!req.allowMpp);
+      checkOutboundLiquidity(this.graph, source, req.amount, udt, !!req.allowMpp);
     }
-    return findPath(this.graph, { history: this.history, now: this.now(), ...req, source });
+    return findPath(this.graph, { history: this.history, now: this.now(), ...req, udt, source });
   }
 
   /**
@@ -266,10 +268,15 @@ export class GraphService {
     lowBound: bigint | null,
   ): { route: RouterHop[]; amount: bigint } {
     const source = req.source ?? this.pubkey;
+    const udt = normaliseUdtKey(req.udt);
     if (source === this.pubkey && source !== req.target) {
-      checkOutboundLiquidity(this.graph, source, req.amount, req.udt ?? null, !!req.allowMpp);
+      checkOutboundLiquidity(this.graph, source, req.amount, udt, !!req.allowMpp);
     }
-    return findPathInRange(this.graph, { history: this.history, now: this.now(), ...req, source }, lowBound);
+    return findPathInRange(
+      this.graph,
+      { history: this.history, now: this.now(), ...req, udt, source },
+      lowBound,
+    );
   }
 
   /** The amount the widest route to the target carries (MPP part sizing). */
@@ -278,6 +285,7 @@ export class GraphService {
       history: this.history,
       now: this.now(),
       ...req,
+      udt: normaliseUdtKey(req.udt),
       source: req.source ?? this.pubkey,
     });
   }
@@ -288,6 +296,7 @@ export class GraphService {
       history: this.history,
       now: this.now(),
       ...req,
+      udt: normaliseUdtKey(req.udt),
       source: req.source ?? this.pubkey,
     });
   }

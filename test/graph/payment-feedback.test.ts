@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { identityFromSecret } from '../../src/crypto/identity.ts';
 import { directionOf, judgeFailure, type SessionRouteNode } from '../../src/graph/history.ts';
-import { outpointHex } from '../../src/graph/network-graph.ts';
+import { outpointHex, udtKey, udtKeyFromJson } from '../../src/graph/network-graph.ts';
 import { createGraphService } from '../../src/graph/service.ts';
 import { graphSchema } from '../../src/graph/store.ts';
 import { paymentFailureOf, sessionRouteOf } from '../../src/payment/onion/index.ts';
@@ -195,6 +195,27 @@ describe('GraphService feedback', () => {
       }),
     );
     expect(() => svc.findRoute(req)).toThrow('PathFind error: no path found');
+  });
+
+  it('UDT routes: the udt key from a JSON script (either form) finds the UDT channel only', () => {
+    const { svc } = service();
+    const target = key(70).pk;
+    const json = { code_hash: `0x${'ab'.repeat(32)}`, hash_type: 'type', args: '0x0102' };
+    const mol = { codeHash: new Uint8Array(32).fill(0xab), hashType: 1, args: Uint8Array.of(1, 2) };
+    svc.ownChannelUp({
+      outpoint: outpoint(8),
+      peer: target,
+      capacity: 10_000n,
+      udtTypeScript: mol,
+      local: policy({ outboundLiquidity: 5_000n }),
+      remote: null,
+    });
+    const base = { target, amount: 100n, finalTlcExpiryDelta: 86_400_000, tlcExpiryLimit: 1_209_600_000 };
+    expect(udtKeyFromJson(json)).toBe(udtKey(mol));
+    expect(svc.findRoute({ ...base, udt: udtKeyFromJson(json) })[0]!.channelOutpoint).toBe(outpoint(8));
+    expect(svc.findRoute({ ...base, udt: JSON.stringify(json) })[0]!.channelOutpoint).toBe(outpoint(8));
+    expect(() => svc.findRoute(base)).toThrow(/Insufficient balance/);
+    expect(udtKeyFromJson({ ...json, hash_type: 'bogus' })).toBeNull();
   });
 
   it('repeating ownChannelUp with the same state keeps the channel history; a change is applied', () => {
