@@ -358,7 +358,7 @@ describe('MPP helpers', () => {
   ]);
 
   it('no single route carries 100; the range search finds the largest part and its route', () => {
-    const r = req({ amount: 100n, allowMpp: true });
+    const r = { ...req({ allowMpp: true }), amount: 100n };
     expect(() => findPath(g, r)).toThrow(/no path found/);
     const part = findPathInRange(g, r, 1n);
     expect(part.amount).toBe(60n);
@@ -374,8 +374,10 @@ describe('MPP helpers', () => {
   });
 
   it('without MPP or a low bound the error stands; max capacity follows channel capacities', () => {
-    expect(() => findPathInRange(g, req({ amount: 100n }), 1n)).toThrow(/no path found/);
-    expect(() => findPathInRange(g, req({ amount: 100n, allowMpp: true }), null)).toThrow(/no path found/);
+    expect(() => findPathInRange(g, { ...req({}), amount: 100n }, 1n)).toThrow(/no path found/);
+    expect(() => findPathInRange(g, { ...req({ allowMpp: true }), amount: 100n }, null)).toThrow(
+      /no path found/,
+    );
     expect(maxRoutableAmount(g, req({}))).toBe(1000n);
   });
 });
