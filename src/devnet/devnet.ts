@@ -224,6 +224,9 @@ function writeNodeConfig(nodeDir: string, n: NodeSetup): void {
       listening_addr: `/ip4/127.0.0.1/tcp/${n.p2pPort}`,
       chain: 'dev',
       announced_node_name: n.name,
+      // Loopback addresses are all a devnet has: announce them, or peers drop the announcements.
+      announce_listening_addr: true,
+      announce_private_addr: true,
       // The seed's example: a node auto-accepts 100 CKB or more and adds 250 CKB of its own.
       open_channel_auto_accept_min_ckb_funding_amount: Number(100n * CKB),
       auto_accept_channel_ckb_funding_amount: Number(250n * CKB),

@@ -166,7 +166,8 @@ export class Dispatcher {
   }
 
   private mapError(method: string, e: unknown): [number, string, unknown?] {
-    if (e instanceof InvalidParams) return [ERR.INVALID_PARAMS, `Invalid params: ${e.message}`, e.data];
+    // A handler's own refusal of a parameter carries the reference's text as is (e.g. a cursor).
+    if (e instanceof InvalidParams) return [ERR.INVALID_PARAMS, e.message, e.data];
     if (e instanceof DomainError || e instanceof StrandError) return [ERR.DOMAIN, e.message, e.data];
     this.log?.error({ method, err: e }, 'rpc handler failed');
     return [ERR.INTERNAL, 'Internal error'];
