@@ -6,7 +6,15 @@
 import { ccc } from '@ckb-ccc/core';
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
 import { deriveChannelKeys } from './keys.ts';
-import { ChannelError, type Effect, type MachineEnv, type Step, scriptData, toScript } from './machine.ts';
+import {
+  ChannelError,
+  channelDeps,
+  type Effect,
+  type MachineEnv,
+  type Step,
+  scriptData,
+  toScript,
+} from './machine.ts';
 import { aggregateTwo, SignatureError, signWithNonce, sorted2 } from './musig.ts';
 import { type Channel, hasFlag, type PartyParams, type ScriptData, withFlag } from './state.ts';
 import { CKB, feeOf, fundingWitness, shutdownTx, shutdownTxSize, txMessage } from './tx.ts';
@@ -21,12 +29,24 @@ export interface ShutdownCommand {
   force?: boolean;
 }
 
-function occupied(s: ScriptData): bigint {
-  return BigInt(ccc.CellOutput.from({ capacity: 0n, lock: toScript(s) }).occupiedSize) * CKB;
+function occupied(s: ScriptData, udt: ScriptData | null): bigint {
+  const cell = ccc.CellOutput.from({
+    capacity: 0n,
+    lock: toScript(s),
+    type: udt ? toScript(udt) : undefined,
+  });
+  return BigInt(cell.occupiedSize + (udt ? 16 : 0)) * CKB;
 }
 
 function closeFee(ch: Channel, rate: bigint, env: MachineEnv, local: ScriptData, remote: ScriptData): bigint {
-  return feeOf(rate, shutdownTxSize(env.fundingLock.cellDeps.length, [toScript(local), toScript(remote)]));
+  return feeOf(
+    rate,
+    shutdownTxSize(
+      channelDeps(ch, env).length,
+      [toScript(local), toScript(remote)],
+      ch.udt ? toScript(ch.udt) : null,
+    ),
+  );
 }
 
 /** `shutdown_channel` (cooperative); errors carry the reference's texts. */
@@ -48,7 +68,7 @@ export function startShutdown(ch: Channel, cmd: ShutdownCommand, env: MachineEnv
     );
   const remoteScript = (ch.remote as PartyParams).shutdownScript;
   const fee = closeFee(ch, feeRate, env, closeScript, remoteScript);
-  const available = ch.localBalance + ch.local.reserve - occupied(closeScript);
+  const available = (ch.udt ? 0n : ch.localBalance) + ch.local.reserve - occupied(closeScript, ch.udt);
   if (fee > available)
     throw new ChannelError(
       `Invalid parameter: Local balance is not enough to pay the fee, expect fee ${fee} <= available_max_fee_amount ${available}`,
@@ -110,19 +130,23 @@ export function buildShutdownTx(ch: Channel, env: MachineEnv): ccc.Transaction {
   const r = ch.remote as PartyParams;
   const feeL = closeFee(ch, sd.local.feeRate, env, sd.local.closeScript, sd.remote.closeScript);
   const feeR = closeFee(ch, sd.remote.feeRate, env, sd.local.closeScript, sd.remote.closeScript);
+  const udt = !!ch.udt;
   return shutdownTx({
     fundingOutPoint: { txHash: ch.fundingTxHash as string, index: 0 },
-    cellDeps: env.fundingLock.cellDeps,
+    cellDeps: channelDeps(ch, env),
+    udt: ch.udt ? toScript(ch.udt) : null,
     sides: [
       {
         fundingPubkey: b(ch.local.fundingPubkey),
         closeScript: toScript(sd.local.closeScript),
-        capacity: ch.localBalance + ch.local.reserve - feeL,
+        capacity: (udt ? 0n : ch.localBalance) + ch.local.reserve - feeL,
+        udtAmount: ch.localBalance,
       },
       {
         fundingPubkey: b(r.fundingPubkey),
         closeScript: toScript(sd.remote.closeScript),
-        capacity: ch.remoteBalance + r.reserve - feeR,
+        capacity: (udt ? 0n : ch.remoteBalance) + r.reserve - feeR,
+        udtAmount: ch.remoteBalance,
       },
     ],
   });

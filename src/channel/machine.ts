@@ -26,7 +26,15 @@ import {
 import { commitmentPoint, deriveChannelKeys, finalChannelId } from './keys.ts';
 import { complete, newNonce, SignatureError, signFirst, sorted2 } from './musig.ts';
 import { onReestablish } from './reestablish.ts';
-import { type Channel, hasFlag, type Nonce, type PartyParams, type ScriptData, withFlag } from './state.ts';
+import {
+  type CellDepData,
+  type Channel,
+  hasFlag,
+  type Nonce,
+  type PartyParams,
+  type ScriptData,
+  withFlag,
+} from './state.ts';
 import {
   type AddTlcCommand,
   addTheirs,
@@ -48,6 +56,7 @@ import {
   feeOf,
   fundingLockScript,
   fundingWitness,
+  le128,
   type ScriptInfo,
   settlementScript,
   txMessage,
@@ -66,7 +75,7 @@ export interface MachineEnv {
 export type Effect =
   | { type: 'send'; msg: ChannelMessage }
   /** Add our funding to `tx` (opener: a fresh tx whose output 0 is the funding cell). */
-  | { type: 'fund'; tx: ccc.Transaction; contribution: bigint }
+  | { type: 'fund'; tx: ccc.Transaction; contribution: bigint; udtContribution: bigint }
   /** Sign our inputs of the funding tx; `broadcast` when we are the second signer. */
   | { type: 'signFunding'; tx: ccc.Transaction; broadcast: boolean }
   | { type: 'watchFunding'; txHash: string }
@@ -105,6 +114,14 @@ export function scriptData(s: ccc.ScriptLike): ScriptData {
   const x = ccc.Script.from(s);
   return { codeHash: x.codeHash, hashType: x.hashType as ScriptData['hashType'], args: x.args };
 }
+export function cellDepData(d: ccc.CellDepLike): CellDepData {
+  const x = ccc.CellDep.from(d);
+  return {
+    outPoint: { txHash: x.outPoint.txHash, index: String(x.outPoint.index) },
+    depType: x.depType as CellDepData['depType'],
+  };
+}
+
 export function toScript(s: ScriptData): ccc.Script {
   return ccc.Script.from(s);
 }
@@ -120,6 +137,8 @@ export function nonceData(n: { secret: Uint8Array; public: Uint8Array }): Nonce 
 // ---- opening -----------------------------------------------------------------------------------
 
 export interface OpenParams {
+  /** The whitelisted UDT's cell deps (UDT channels). */
+  udtCellDeps?: ccc.CellDepLike[];
   peer: string;
   seed: Uint8Array;
   tempId: string;
@@ -154,6 +173,7 @@ export function openChannel(p: OpenParams, env: MachineEnv): Step {
     createdAt: env.now(),
     seed: h(p.seed),
     udt: p.udt,
+    udtCellDeps: (p.udtCellDeps ?? []).map(cellDepData),
     fundingFeeRate: p.fundingFeeRate,
     commitmentFeeRate: p.commitmentFeeRate,
     delayEpoch: p.delayEpoch,
@@ -226,7 +246,13 @@ export function checkOpenChannel(m: OpenChannel, env: MachineEnv): string | null
 /** The acceptor's channel, created from OpenChannel (not yet accepted). */
 export function receiveOpen(
   m: OpenChannel,
-  a: { peer: string; seed: Uint8Array; shutdownScript: ScriptData; reserve: bigint },
+  a: {
+    peer: string;
+    seed: Uint8Array;
+    shutdownScript: ScriptData;
+    reserve: bigint;
+    udtCellDeps?: ccc.CellDepLike[];
+  },
   env: MachineEnv,
   defaults: { tlcExpiryDelta: bigint; tlcMinValue: bigint; tlcFeeProportionalMillionths: bigint },
 ): Channel {
@@ -242,6 +268,7 @@ export function receiveOpen(
     createdAt: env.now(),
     seed: h(a.seed),
     udt: m.fundingUdtTypeScript ? scriptData(m.fundingUdtTypeScript) : null,
+    udtCellDeps: (a.udtCellDeps ?? []).map(cellDepData),
     fundingFeeRate: m.fundingFeeRate,
     commitmentFeeRate: m.commitmentFeeRate,
     delayEpoch: m.commitmentDelayEpoch,
@@ -356,6 +383,11 @@ function fundingLock(ch: Channel, env: MachineEnv): ccc.Script {
   return fundingLockScript(env.fundingLock, b(ch.local.fundingPubkey), b(ch.remote.fundingPubkey));
 }
 
+/** Cell deps of a funding-cell spend: the funding lock's, plus the UDT's for a UDT channel. */
+export function channelDeps(ch: Channel, env: MachineEnv): ccc.CellDep[] {
+  return [...env.fundingLock.cellDeps, ...(ch.udtCellDeps ?? [])].map((d) => ccc.CellDep.from(d));
+}
+
 export function totalCapacity(ch: Channel): bigint {
   const r = ch.remote as PartyParams;
   return ch.udt
@@ -400,14 +432,19 @@ export function buildCommitment(ch: Channel, forRemote: boolean, env: MachineEnv
   const args = commitmentLockArgs(revocationKeys, ch.delayEpoch, version, script);
   const fee = feeOf(
     ch.commitmentFeeRate,
-    commitmentTxSize(env.fundingLock.cellDeps.length, env.commitmentLock, ch.udt ? toScript(ch.udt) : null),
+    commitmentTxSize(channelDeps(ch, env).length, env.commitmentLock, ch.udt ? toScript(ch.udt) : null),
   );
   const tx = commitmentTx({
     fundingOutPoint: { txHash: ch.fundingTxHash as string, index: 0 },
     commitmentLock: env.commitmentLock,
     args,
     capacity: totalCapacity(ch) - fee,
-    udt: ch.udt ? { script: toScript(ch.udt), total: ch.localBalance + ch.remoteBalance } : null,
+    udt: ch.udt
+      ? {
+          script: toScript(ch.udt),
+          total: ch.localBalance + ch.remoteBalance + pending.reduce((x, t) => x + t.amount, 0n),
+        }
+      : null,
   });
   return { tx, script, args, version, revocationKeys };
 }
@@ -461,7 +498,7 @@ export function completeOwnCommitment(
   tx.witnesses = [fundingWitness(k.fundingPubkey, b((ch.remote as PartyParams).fundingPubkey), sig)];
   // Stored ready to broadcast: with the funding lock's deps (the signature does not cover them,
   // the tx hash does — so this is the hash the chain will know).
-  tx.cellDeps = env.fundingLock.cellDeps.map((d) => ccc.CellDep.from(d));
+  tx.cellDeps = channelDeps(ch, env);
   return {
     ...ch,
     nonces: { ...ch.nonces, mine: ch.nonces.mine.slice(1) },
@@ -488,7 +525,12 @@ function checkTxUpdate(
   if (!out0 || !out0.lock.eq(lock)) throw new ChannelError('funding tx: output 0 is not the funding cell');
   if (!ch.udt && ccc.bytesFrom(next.outputsData[0] ?? '0x').length !== 0)
     throw new ChannelError('funding tx: output 0 has data');
-  if (ch.udt) throw new ChannelError('funding tx: UDT channels are not supported yet');
+  if (!ch.udt && out0.type) throw new ChannelError('funding tx: output 0 has a type script');
+  if (
+    ch.udt &&
+    (!out0.type?.eq(toScript(ch.udt)) || ccc.bytesFrom(next.outputsData[0] ?? '0x').length !== 16)
+  )
+    throw new ChannelError('funding tx: output 0 is not a cell of the channel UDT');
   if (!prev) return;
   if (next.version !== prev.version) throw new ChannelError('funding tx: version changed');
   for (const [i, inp] of prev.inputs.entries())
@@ -701,17 +743,19 @@ function onAccept(ch0: Channel, m: AcceptChannel, env: MachineEnv): Step {
       seen: [h(m.nextCommitmentNonce), h(m.nextRevocationNonce)],
     },
   };
-  // Our part of the funding tx: output 0 = the funding cell holding our amount + reserve.
+  // Our part of the funding tx: output 0 = the funding cell holding our amount + reserve
+  // (UDT: our reserve as capacity, our tokens as data).
+  const c = contribution(ch);
   const tx = ccc.Transaction.from({
     version: 0,
-    outputs: [{ lock: fundingLock(ch, env), capacity: ch.local.fundingAmount + ch.local.reserve }],
-    outputsData: ['0x'],
+    outputs: [{ lock: fundingLock(ch, env), capacity: c.ckb, type: ch.udt ? toScript(ch.udt) : undefined }],
+    outputsData: [ch.udt ? le128(c.udt) : '0x'],
   });
   return {
     ch,
     effects: [
       { type: 'renamed', from: ch0.tempId, to: finalId },
-      { type: 'fund', tx, contribution: ch.local.fundingAmount + ch.local.reserve },
+      { type: 'fund', tx, contribution: c.ckb, udtContribution: c.udt },
     ],
   };
 }
@@ -720,22 +764,38 @@ function onTxUpdate(ch: Channel, tx: ccc.Transaction, env: MachineEnv): Step {
   if (ch.state !== 'COLLABORATING_FUNDING_TX') throw new ChannelError(`unexpected TxUpdate in ${ch.state}`);
   const prev = ch.fundingTx ? fundingTxOf(ch) : null;
   checkTxUpdate(ch, prev, tx, env);
-  const total = totalCapacity(ch);
   const cap = tx.outputs[0]!.capacity;
+  const tokens = ch.udt ? ccc.numLeFromBytes(ccc.bytesFrom(tx.outputsData[0] ?? '0x')) : 0n;
   if (ch.isAcceptor) {
     if (prev) throw new ChannelError('unexpected second TxUpdate');
-    const r = ch.remote as PartyParams;
-    if (cap !== r.fundingAmount + r.reserve)
+    const theirs = contribution(ch, true);
+    if (cap !== theirs.ckb || tokens !== theirs.udt)
       throw new ChannelError('funding tx: output 0 is not the opener amount');
     const c = setFundingTx({ ...ch, flags: ['PREPARING_LOCAL_TX_COLLABORATION_MSG'] }, tx);
+    const mine = contribution(ch);
     return {
       ch: c,
-      effects: [{ type: 'fund', tx, contribution: ch.local.fundingAmount + ch.local.reserve }],
+      effects: [{ type: 'fund', tx, contribution: mine.ckb, udtContribution: mine.udt }],
     };
   }
-  if (cap !== total) throw new ChannelError('funding tx: output 0 does not hold the channel total');
+  if (!holdsTotal(ch, tx)) throw new ChannelError('funding tx: output 0 does not hold the channel total');
   // Final version from the acceptor: we complete too.
   return completeCollaboration(setFundingTx(ch, tx));
+}
+
+/** What one side puts into the funding cell: capacity, and tokens for a UDT channel. */
+function contribution(ch: Channel, remote = false): { ckb: bigint; udt: bigint } {
+  const p = remote ? (ch.remote as PartyParams) : ch.local;
+  return ch.udt ? { ckb: p.reserve, udt: p.fundingAmount } : { ckb: p.fundingAmount + p.reserve, udt: 0n };
+}
+
+function holdsTotal(ch: Channel, tx: ccc.Transaction): boolean {
+  const out0 = tx.outputs[0];
+  if (!out0 || out0.capacity !== totalCapacity(ch)) return false;
+  if (!ch.udt) return true;
+  const r = ch.remote as PartyParams;
+  const data = ccc.bytesFrom(tx.outputsData[0] ?? '0x');
+  return data.length === 16 && ccc.numLeFromBytes(data) === ch.local.fundingAmount + r.fundingAmount;
 }
 
 function completeCollaboration(ch0: Channel): Step {
@@ -762,8 +822,7 @@ function onFunded(ch: Channel, tx: ccc.Transaction, env: MachineEnv): Step {
   const update: Effect = { type: 'send', msg: { type: 'TxUpdate', value: { channelId: b(ch.id), tx } } };
   if (!ch.isAcceptor) return { ch: withTx, effects: [update] };
   // The acceptor's version is final: send it and complete.
-  if (tx.outputs[0]?.capacity !== totalCapacity(ch))
-    throw new ChannelError('funding tx does not hold the total');
+  if (!holdsTotal(ch, tx)) throw new ChannelError('funding tx does not hold the total');
   void env;
   const done = completeCollaboration(withTx);
   return { ch: done.ch, effects: [update, ...done.effects] };

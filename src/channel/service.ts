@@ -4,11 +4,12 @@
  * pure machine's (`machine.ts`); this file only moves bytes and waits.
  */
 import { ccc } from '@ckb-ccc/core';
-import type { ChainClient } from '../chain/client.ts';
+import { type ChainClient, scriptToJson } from '../chain/client.ts';
 import { txConfirmation } from '../chain/tracker.ts';
 import type { Wallet } from '../chain/wallet.ts';
 import { DomainError } from '../codec/errors.ts';
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
+import { signSighashAll } from '../crypto/sighash.ts';
 import type { FiberMessage, FiberMessageKind } from '../p2p/fiber-message.ts';
 import { deriveChannelKeys, newChannelSeed, tempChannelId } from './keys.ts';
 import {
@@ -61,6 +62,7 @@ export interface ChannelLogger {
 export interface UdtWhitelistEntry {
   name: string;
   script: { code_hash: string; hash_type: string; args: string };
+  cell_deps?: unknown[];
   auto_accept_amount?: bigint | null;
 }
 
@@ -73,6 +75,8 @@ export interface ChannelServiceOptions {
   scripts: { fundingLock: ScriptInfo; commitmentLock: ScriptInfo };
   /** The node's secret key: one input of every channel seed. */
   nodeSecret: Uint8Array;
+  /** The wallet's secret key: signs our funding inputs (UDT ones too, and after a restart). */
+  walletSecretKey?: Uint8Array;
   /** Where our balance goes at close unless a script is given (the wallet lock). */
   defaultShutdownScript: ccc.ScriptLike;
   autoAccept: { minCkbFundingAmount: bigint; ckbFundingAmount: bigint };
@@ -211,10 +215,12 @@ export class ChannelService {
     }
     const udt = r.fundingUdtTypeScript ? this.whitelisted(r.fundingUdtTypeScript) : null;
     if (r.fundingUdtTypeScript && !udt) throw new DomainError('Invalid parameter: Invalid UDT type script');
-    if (udt) throw new DomainError('Invalid parameter: UDT channels are not supported by this node yet');
     const shutdown = ccc.Script.from(r.shutdownScript ?? this.o.defaultShutdownScript);
     const reserve = reserveFor(shutdown, udt);
-    if (r.fundingAmount < reserve) {
+    // A UDT channel's funding amount is in tokens; our reserve comes in CKB beside it.
+    if (udt && r.fundingAmount <= 0n)
+      throw new DomainError('Invalid parameter: The funding amount (0) should be greater than 0');
+    if (!udt && r.fundingAmount < reserve) {
       throw new DomainError(
         `Invalid parameter: The funding amount (${r.fundingAmount}) should be greater than or equal to ${reserve}`,
       );
@@ -250,10 +256,11 @@ export class ChannelService {
         seed,
         tempId,
         isPublic: r.isPublic ?? true,
-        fundingAmount: r.fundingAmount - reserve,
+        fundingAmount: udt ? r.fundingAmount : r.fundingAmount - reserve,
         reserve,
         shutdownScript: scriptData(shutdown),
-        udt: null,
+        udt,
+        udtCellDeps: udt ? this.udtDeps(udt) : [],
         fundingFeeRate,
         commitmentFeeRate,
         delayEpoch: delay,
@@ -277,8 +284,8 @@ export class ChannelService {
     if (!ch0 || ch0.tempId !== tempId || !ch0.isAcceptor || ch0.state !== 'NEGOTIATING_FUNDING')
       throw notFound();
     const shutdown = ccc.Script.from(r.shutdownScript ?? this.o.defaultShutdownScript);
-    const reserve = reserveFor(shutdown, null);
-    if (r.fundingAmount < reserve) {
+    const reserve = reserveFor(shutdown, ch0.udt ? toScript(ch0.udt) : null);
+    if (!ch0.udt && r.fundingAmount < reserve) {
       throw new DomainError(
         `Invalid parameter: The funding amount (${r.fundingAmount}) should be greater than or equal to ${reserve}`,
       );
@@ -291,7 +298,7 @@ export class ChannelService {
       const s = acceptChannel(
         { ...ch, local: { ...ch.local, reserve, shutdownScript: scriptData(shutdown) } },
         {
-          fundingAmount: r.fundingAmount - reserve,
+          fundingAmount: ch.udt ? r.fundingAmount : r.fundingAmount - reserve,
           maxTlcValueInFlight: r.maxTlcValueInFlight,
           maxTlcNumberInFlight: r.maxTlcNumberInFlight,
           tlcExpiryDelta: r.tlcExpiryDelta,
@@ -565,7 +572,7 @@ export class ChannelService {
         }
         return;
       case 'fund':
-        void this.fund(ch, e.tx, e.contribution).then(
+        void this.fund(ch, e.tx, e.contribution, e.udtContribution).then(
           (tx) => this.deliver(ch.tempId, { type: 'funded', tx }),
           (err) => this.deliver(ch.tempId, { type: 'fundingFailed', reason: (err as Error).message }),
         );
@@ -587,7 +594,9 @@ export class ChannelService {
           tx.cellDeps = this.o.scripts.fundingLock.cellDeps.map((d) => ccc.CellDep.from(d));
         this.o.chain.sendTransaction(tx).catch((err) => {
           // Both sides broadcast the same close: the second one is a duplicate, not a failure.
-          this.log.warn({ channel: ch.id, tx: tx.hash(), err: (err as Error).message }, 'broadcast refused');
+          const msg = (err as Error).message;
+          if (/Duplicated|already exists/.test(msg)) return;
+          this.log.warn({ channel: ch.id, tx: tx.hash(), err: msg }, 'broadcast refused');
         });
         return;
       }
@@ -615,17 +624,37 @@ export class ChannelService {
     }
   }
 
-  private async fund(ch: Channel, tx: ccc.Transaction, contribution: bigint): Promise<ccc.Transaction> {
-    if (!ch.isAcceptor) return this.o.wallet.fund(tx.clone());
+  private async fund(
+    ch: Channel,
+    tx: ccc.Transaction,
+    contribution: bigint,
+    udtAmount: bigint,
+  ): Promise<ccc.Transaction> {
+    const udtDeps = (ch.udtCellDeps ?? []).map((d) => ccc.CellDep.from(d));
+    const addDeps = (t: ccc.Transaction) => {
+      for (const d of udtDeps) if (!t.cellDeps.some((x) => x.eq(d))) t.cellDeps.push(d);
+    };
+    if (!ch.isAcceptor) {
+      const t = await this.o.wallet.fund(tx.clone());
+      if (udtAmount > 0n) await this.addUdtInputs(ch, t, udtAmount);
+      addDeps(t);
+      return t;
+    }
     // The acceptor adds its part: its cells and change, and its amount into output 0.
     const lock = tx.outputs[0]?.lock;
     if (!lock) throw new ChannelError('funding tx without a funding cell');
     const part = await this.o.wallet.fund(
       ccc.Transaction.from({ version: 0, outputs: [{ lock, capacity: contribution }], outputsData: ['0x'] }),
     );
+    if (udtAmount > 0n) await this.addUdtInputs(ch, part, udtAmount);
     const merged = tx.clone();
     (merged.outputs[0] as ccc.CellOutput).capacity += contribution;
+    if (ch.udt) {
+      const have = ccc.numLeFromBytes(ccc.bytesFrom(merged.outputsData[0] ?? '0x'));
+      merged.outputsData[0] = ccc.hexFrom(ccc.numLeToBytes(have + udtAmount, 16));
+    }
     for (const d of part.cellDeps) if (!merged.cellDeps.some((x) => x.eq(d))) merged.cellDeps.push(d);
+    addDeps(merged);
     merged.inputs.push(...part.inputs);
     for (let i = 1; i < part.outputs.length; i++) {
       merged.outputs.push(part.outputs[i] as ccc.CellOutput);
@@ -635,10 +664,74 @@ export class ChannelService {
     return merged;
   }
 
+  /**
+   * Our UDT cells for `amount` tokens: inputs, and one change cell keeping their capacity and the
+   * tokens left over. The bytes they add are paid from our CKB change (2000 shannons per cell).
+   */
+  private async addUdtInputs(ch: Channel, tx: ccc.Transaction, amount: bigint): Promise<void> {
+    const udt = toScript(ch.udt as ScriptData);
+    const lock = this.o.wallet.lockScript;
+    const page = await this.o.chain.getCells(
+      {
+        script: scriptToJson(lock),
+        script_type: 'lock',
+        script_search_mode: 'exact',
+        filter: { script: scriptToJson(udt) },
+        with_data: true,
+      },
+      'asc',
+      100,
+    );
+    let tokens = 0n;
+    let capacity = 0n;
+    let used = 0;
+    for (const c of page.objects) {
+      if (tokens >= amount) break;
+      const data = ccc.bytesFrom(c.output_data ?? '0x');
+      if (data.length < 16) continue;
+      tx.inputs.push(
+        ccc.CellInput.from({
+          previousOutput: { txHash: c.out_point.tx_hash, index: c.out_point.index },
+          since: 0n,
+        }),
+      );
+      tokens += ccc.numLeFromBytes(data.subarray(0, 16));
+      capacity += BigInt(c.output.capacity);
+      used++;
+    }
+    if (tokens < amount)
+      throw new DomainError(`insufficient UDT in the wallet: need ${amount}, have ${tokens}`);
+    tx.addOutput({ lock, type: udt, capacity }, ccc.numLeToBytes(tokens - amount, 16));
+    const change = tx.outputs.findIndex((o, i) => i > 0 && o.lock.eq(lock) && !o.type);
+    if (change < 0) throw new DomainError('no CKB change to pay for the UDT inputs');
+    (tx.outputs[change] as ccc.CellOutput).capacity -= 2000n * BigInt(used);
+  }
+
+  /** Signs every input of ours (secp256k1 sighash-all under the wallet lock). */
   private async signFunding(tx0: ccc.Transaction, broadcast: boolean): Promise<ccc.Transaction> {
     // Broadcasting is the machine's decision (after the fully signed tx is persisted).
     void broadcast;
-    return this.o.wallet.sign(tx0.clone());
+    const tx = tx0.clone();
+    const key = this.o.walletSecretKey;
+    if (!key) return this.o.wallet.sign(tx);
+    const lock = this.o.wallet.lockScript;
+    const ours: number[] = [];
+    for (const [i, input] of tx.inputs.entries()) {
+      const live = (await this.o.chain.getLiveCell(input.previousOutput, false)) as {
+        status: string;
+        cell?: { output?: { lock?: { code_hash: string; hash_type: string; args: string } } };
+      };
+      const l = live.cell?.output?.lock;
+      if (
+        l &&
+        ccc.Script.from({ codeHash: l.code_hash, hashType: l.hash_type as ccc.HashType, args: l.args }).eq(
+          lock,
+        )
+      )
+        ours.push(i);
+    }
+    if (ours.length) signSighashAll(tx, ours, key);
+    return tx;
   }
 
   private watch(ch: Channel): void {
@@ -787,16 +880,18 @@ export class ChannelService {
       refuse('Invalid UDT type script');
       return;
     }
-    if (udt) {
-      refuse('UDT channels are not supported by this node yet');
-      return;
-    }
     const shutdown = ccc.Script.from(this.o.defaultShutdownScript);
-    const reserve = reserveFor(shutdown, null);
+    const reserve = reserveFor(shutdown, udt ? toScript(udt) : null);
     const seed = newChannelSeed(this.o.nodeSecret, this.store.nextCount());
     const ch = receiveOpen(
       m,
-      { peer: pubkey, seed, shutdownScript: scriptData(shutdown), reserve },
+      {
+        peer: pubkey,
+        seed,
+        shutdownScript: scriptData(shutdown),
+        reserve,
+        udtCellDeps: udt ? this.udtDeps(udt) : [],
+      },
       this.env,
       {
         tlcExpiryDelta: this.o.tlc.expiryDelta,
@@ -805,12 +900,50 @@ export class ChannelService {
       },
     );
     const { minCkbFundingAmount, ckbFundingAmount } = this.o.autoAccept;
+    if (udt) {
+      // A whitelisted token with `auto_accept_amount`: accepted with our reserve and no tokens.
+      const min = this.whitelistEntry(udt)?.auto_accept_amount;
+      if (min !== undefined && min !== null && m.fundingAmount >= min) {
+        this.commit(acceptChannel(ch, { fundingAmount: 0n }));
+      } else {
+        this.commit({ ch, effects: [] });
+      }
+      return;
+    }
     const offered = m.fundingAmount + m.reservedCkbAmount;
     if (offered >= minCkbFundingAmount && ckbFundingAmount >= reserve) {
       this.commit(acceptChannel(ch, { fundingAmount: ckbFundingAmount - reserve }));
     } else {
       this.commit({ ch, effects: [] });
     }
+  }
+
+  private whitelistEntry(s: ScriptData): UdtWhitelistEntry | undefined {
+    const want = toScript(s);
+    return (this.o.udtWhitelist ?? []).find((u) =>
+      ccc.Script.from({
+        codeHash: u.script.code_hash,
+        hashType: u.script.hash_type as ccc.HashType,
+        args: u.script.args,
+      }).eq(want),
+    );
+  }
+
+  /** The whitelist's cell deps of a token: `{cell_dep: {out_point, dep_type}}` or bare `{out_point, dep_type}`. */
+  private udtDeps(s: ScriptData): ccc.CellDepLike[] {
+    const out: ccc.CellDepLike[] = [];
+    for (const d of this.whitelistEntry(s)?.cell_deps ?? []) {
+      const x = ((d as { cell_dep?: unknown }).cell_dep ?? d) as {
+        out_point?: { tx_hash: string; index: string | number };
+        dep_type?: string;
+      };
+      if (!x.out_point) continue;
+      out.push({
+        outPoint: { txHash: x.out_point.tx_hash, index: BigInt(x.out_point.index) },
+        depType: x.dep_type === 'dep_group' ? 'depGroup' : 'code',
+      });
+    }
+    return out;
   }
 
   private whitelisted(s: ccc.ScriptLike): ScriptData | null {

@@ -47,6 +47,11 @@ export interface ScriptData {
   args: Hex;
 }
 
+export interface CellDepData {
+  outPoint: { txHash: Hex; index: string };
+  depType: 'code' | 'depGroup';
+}
+
 export interface Nonce {
   secret: Hex;
   public: Hex;
@@ -100,6 +105,8 @@ export interface Channel {
   /** Node-local secret from which the channel keys derive. */
   seed: Hex;
   udt: ScriptData | null;
+  /** The UDT's cell deps (from the whitelist), needed by every tx that moves the funding cell. */
+  udtCellDeps?: CellDepData[];
   fundingFeeRate: bigint;
   commitmentFeeRate: bigint;
   delayEpoch: bigint;

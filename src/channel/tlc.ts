@@ -18,6 +18,7 @@ import { commitmentPoint } from './keys.ts';
 import {
   buildCommitment,
   ChannelError,
+  channelDeps,
   commitmentSigned,
   completeOwnCommitment,
   type Effect,
@@ -30,7 +31,7 @@ import {
 } from './machine.ts';
 import { complete, newNonce, SignatureError, signFirst } from './musig.ts';
 import type { Channel, PartyParams, Tlc } from './state.ts';
-import { commitmentTxSize, feeOf, revocationMessage } from './tx.ts';
+import { commitmentTxSize, feeOf, le128, revocationMessage } from './tx.ts';
 import {
   type AddTlc,
   type ChannelMessage,
@@ -251,11 +252,23 @@ function advertise(ch: Channel): { ch: Channel; effect: Effect } {
 /** The revocation output of holder H's commitments: the whole cell to the other side. */
 function revocationOutput(ch: Channel, holderIsLocal: boolean, env: MachineEnv) {
   const other = holderIsLocal ? (ch.remote as PartyParams) : ch.local;
+  const udt = ch.udt ? toScript(ch.udt) : undefined;
   const fee = feeOf(
     ch.commitmentFeeRate,
-    commitmentTxSize(env.fundingLock.cellDeps.length, env.commitmentLock),
+    commitmentTxSize(channelDeps(ch, env).length, env.commitmentLock, udt),
   );
-  return ccc.CellOutput.from({ capacity: totalCapacity(ch) - fee, lock: toScript(other.shutdownScript) });
+  return {
+    out: ccc.CellOutput.from({
+      capacity: totalCapacity(ch) - fee,
+      lock: toScript(other.shutdownScript),
+      type: udt,
+    }),
+    data: ch.udt ? le128(ch.localBalance + ch.remoteBalance + pendingSum(ch)) : new Uint8Array(0),
+  };
+}
+
+function pendingSum(ch: Channel): bigint {
+  return ch.tlcs.filter((t) => !t.removal).reduce((s, t) => s + t.amount, 0n);
 }
 
 /** The peer signed our next commitment. */
@@ -284,8 +297,8 @@ export function onCommitmentSignedReady(
   const theirNonce = ch.nonces.theirs[0];
   if (!theirNonce) throw new ChannelError('no nonce of the peer left');
   const own = buildCommitment(ch, false, env);
-  const out = revocationOutput(ch, true, env);
-  const msg = revocationMessage(out, new Uint8Array(0), own.args, revoked);
+  const rv = revocationOutput(ch, true, env);
+  const msg = revocationMessage(rv.out, rv.data, own.args, revoked);
   const k = keysOf(ch);
   const s = signFirst(k.fundingKey, b(theirNonce), own.revocationKeys, msg);
   ch = {
@@ -324,8 +337,8 @@ export function onRevokeAndAck(ch0: Channel, m: RevokeAndAck, env: MachineEnv): 
   if (!my) throw new ChannelError('no nonce of ours left');
   const revoked = ch0.commitmentNumbers.local - 1n;
   const theirs = buildCommitment(ch0, true, env);
-  const out = revocationOutput(ch0, false, env);
-  const msg = revocationMessage(out, new Uint8Array(0), theirs.args, revoked);
+  const rv = revocationOutput(ch0, false, env);
+  const msg = revocationMessage(rv.out, rv.data, theirs.args, revoked);
   const k = keysOf(ch0);
   let sig: Uint8Array;
   try {

@@ -72,10 +72,15 @@ describe('force close', () => {
     const client = createChainClient({ rpcUrl: chain.url });
     const commitment = (await client.getTransaction(commitmentHash)) as any;
     expect(commitment.tx_status.status).toBe('committed');
-    const cells = await client.getCells(
-      { script: aInfo.default_funding_lock_script, script_type: 'lock', script_search_mode: 'exact' },
-      'desc',
-      100,
+    const lockKey = {
+      script: aInfo.default_funding_lock_script,
+      script_type: 'lock' as const,
+      script_search_mode: 'exact' as const,
+    };
+    const cells = await until(
+      'settlement committed',
+      () => client.getCells(lockKey, 'desc', 100),
+      (x) => x.objects.some((c) => BigInt(c.output.capacity) === 500n * CKB - 1000n),
     );
     const settlement = cells.objects.find((c) => BigInt(c.output.capacity) === 500n * CKB - 1000n);
     expect(settlement).toBeDefined();

@@ -19,9 +19,13 @@ export async function startDevchain(
   ckb = 5000,
   blockIntervalMs = 200,
   epochLength?: number,
+  udt?: number,
 ): Promise<DevchainProcess> {
   const dir = tempDir('strand-devchain-ch-');
-  const fund = nodes.flatMap((n) => ['--fund', `${FIXTURES}/${n}/ckb/plain_key:${ckb}`]);
+  const fund = nodes.flatMap((n) => [
+    '--fund',
+    `${FIXTURES}/${n}/ckb/plain_key:${ckb}${udt ? `:${udt}` : ''}`,
+  ]);
   if (epochLength) fund.push('--epoch-length', String(epochLength));
   const proc: ChildProcess = spawn(
     process.execPath,
@@ -73,6 +77,7 @@ export async function startChannelNode(
   rpcUrl: string,
   fiber: Record<string, unknown> = {},
   dir?: string,
+  ckb: Record<string, unknown> = {},
 ): Promise<NodeProcess> {
   const home = dir ?? tempDir();
   if (!dir) {
@@ -87,7 +92,7 @@ export async function startChannelNode(
       fiber: { chain: 'dev', listening_addr: '/ip4/127.0.0.1/tcp/0', ...fiber },
       rpc: { listening_addr: '127.0.0.1:0', enabled_modules: ['info', 'peer', 'channel', 'dev'] },
       services: ['fiber', 'rpc', 'ckb'],
-      ckb: { rpc_url: rpcUrl },
+      ckb: { rpc_url: rpcUrl, ...ckb },
     },
     env: { FIBER_SECRET_KEY_PASSWORD: 'password1' },
   });
