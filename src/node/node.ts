@@ -165,6 +165,7 @@ export class StrandNode {
       chainHash: this.chainHash(),
       scripts,
       nodeSecret: this.identity.secretKey,
+      walletSecretKey: this.walletKey,
       defaultShutdownScript: { codeHash: lock.code_hash, hashType: lock.hash_type, args: lock.args },
       autoAccept: {
         minCkbFundingAmount: fiber.open_channel_auto_accept_min_ckb_funding_amount,
