@@ -5,7 +5,7 @@
  */
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { StrandError } from '../codec/errors.ts';
-import type { Bytes } from './molecule.ts';
+import type { Bytes } from '../codec/molecule.ts';
 
 export const CURSOR_SIZE = 45;
 export const CURSOR_TYPE = { ChannelAnnouncement: 0, ChannelUpdate: 1, NodeAnnouncement: 2 } as const;

@@ -23,7 +23,7 @@ import {
   u32le,
   uintLe,
   union,
-} from './molecule.ts';
+} from '../codec/molecule.ts';
 
 export interface OutPoint {
   txHash: Bytes;

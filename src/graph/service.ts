@@ -17,6 +17,7 @@ import { isIP } from 'node:net';
 import { multiaddr } from '@multiformats/multiaddr';
 import { DomainError } from '../codec/errors.ts';
 import { bytesToHex } from '../codec/hex.ts';
+import { compareBytes, equalBytes } from '../codec/molecule.ts';
 import type { Db } from '../store/db.ts';
 import { CURSOR_TYPE, type CursorType, cursorTimestamp, makeCursor, ZERO_CURSOR } from './cursor.ts';
 import type { FundingChecker } from './funding.ts';
@@ -40,7 +41,6 @@ import {
   type OutPoint,
   type UdtArgInfo,
 } from './messages.ts';
-import { compareBytes, equalBytes } from './molecule.ts';
 import {
   type ChannelInfo,
   type ChannelUpdateInfo,

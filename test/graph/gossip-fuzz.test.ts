@@ -1,9 +1,9 @@
 /** Hostile gossip: random and mutated messages give typed errors or rejections, never a crash. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { MoleculeError } from '../../src/codec/molecule.ts';
 import { identityFromSecret } from '../../src/crypto/identity.ts';
 import { decodeGossipMessage, encodeGossipMessage, type GossipMessage } from '../../src/graph/messages.ts';
-import { MoleculeError } from '../../src/graph/molecule.ts';
 import { createGraphService } from '../../src/graph/service.ts';
 import { graphSchema } from '../../src/graph/store.ts';
 import { openDatabase } from '../../src/store/db.ts';

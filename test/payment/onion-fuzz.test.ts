@@ -2,7 +2,7 @@
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MoleculeError } from '../../src/graph/molecule.ts';
+import { MoleculeError } from '../../src/codec/molecule.ts';
 import {
   buildOnion,
   createErrorPacket,

@@ -17,7 +17,7 @@ import {
   table,
   u32le,
   uintLe,
-} from '../../graph/molecule.ts';
+} from '../../codec/molecule.ts';
 
 /** HashAlgorithm byte: CkbHash 0 (default), Sha256 1. */
 export type HashAlgorithm = 0 | 1;

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from '@noble/hashes/utils.js';
 import { StrandError } from '../../codec/errors.ts';
-import { type Bytes, concat, readU32le } from '../../graph/molecule.ts';
+import { type Bytes, concat, readU32le } from '../../codec/molecule.ts';
 import { decodeHopData, encodeHopData, type PaymentHopData } from './hop-data.ts';
 import {
   createPacket,

@@ -2,14 +2,7 @@
  * `TlcErr`, the payload of an onion error packet, with the reference's `TlcErrorCode` values and
  * names (`../shared/reference/fiber-routing-protocol.md` §1.6, `fiber-rpc.md` §2.7).
  */
-import {
-  type ChannelUpdate,
-  decodeChannelUpdate,
-  decodeOutPoint,
-  encodeChannelUpdate,
-  encodeOutPoint,
-  type OutPoint,
-} from '../../graph/messages.ts';
+
 import {
   type Bytes,
   fixed,
@@ -24,7 +17,15 @@ import {
   table,
   uintLe,
   union,
-} from '../../graph/molecule.ts';
+} from '../../codec/molecule.ts';
+import {
+  type ChannelUpdate,
+  decodeChannelUpdate,
+  decodeOutPoint,
+  encodeChannelUpdate,
+  encodeOutPoint,
+  type OutPoint,
+} from '../../graph/messages.ts';
 
 export const TLC_ERROR_CODES = {
   TemporaryNodeFailure: 0x2002,

@@ -19,7 +19,7 @@ import {
   table,
   uintLe,
   union,
-} from '../../graph/molecule.ts';
+} from '../../codec/molecule.ts';
 import { decodeCustomRecords, encodeCustomRecords, type HashAlgorithm } from './hop-data.ts';
 import { OnionError } from './packet.ts';
 import { createPacket, deriveSharedSecrets, peelPacket } from './sphinx.ts';

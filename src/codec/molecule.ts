@@ -1,11 +1,11 @@
 /**
- * A strict molecule reader/writer for the gossip messages (`gossip.mol`) and the onion payloads
+ * A strict molecule reader/writer, used for the gossip messages (`gossip.mol`) and the onion payloads
  * and error packets (`fiber.mol`). Strict the way the reference's generated readers are by
  * default: a table must have exactly the fields of its schema, offsets must be ordered and in
  * range, fixvec counts must match, structs must have their exact size. Every failure is a
  * `MoleculeError` — hostile bytes never raise anything else.
  */
-import { StrandError } from '../codec/errors.ts';
+import { StrandError } from './errors.ts';
 
 export class MoleculeError extends StrandError {}
 
