@@ -56,6 +56,14 @@ export function wirePayments(w: PaymentWiring): {
         return pk ? bytesToHex(pk, false) : undefined;
       },
     },
+    ...(w.graph
+      ? {
+          feedback: {
+            success: (nodes) => w.graph!.recordPaymentSuccess(nodes),
+            failure: (nodes, failure) => w.graph!.recordPaymentFailure(nodes, failure),
+          },
+        }
+      : {}),
     onChange: (c) => w.changes.publish(c),
     logger: w.log,
   });

@@ -8,13 +8,14 @@
 import { randomBytes } from 'node:crypto';
 import { DomainError } from '../codec/errors.ts';
 import { bytesToHex, hexToBytes, toHexQuantity } from '../codec/hex.ts';
-import type { PaymentHistory } from '../graph/history.ts';
+import type { PaymentHistory, SessionRouteNode } from '../graph/history.ts';
 import { directionOf } from '../graph/history.ts';
 import { type FindRouteRequest, PathFindError, type RouterHop } from '../graph/pathfind.ts';
+import type { PaymentFailure } from '../graph/service.ts';
 import type { Invoice } from '../invoice/types.ts';
 import type { StoreChange } from '../store/changes.ts';
 import { buildOnion, decodeErrorPacket } from './onion/packet.ts';
-import { buildPaymentHops, routeFee } from './onion/route-hops.ts';
+import { buildPaymentHops, paymentFailureOf, routeFee, sessionRouteOf } from './onion/route-hops.ts';
 import {
   type PaymentRequest,
   type SendPaymentParams,
@@ -63,6 +64,13 @@ export interface InvoiceLookup {
   payeeOf(invoice: Invoice): string | undefined;
 }
 
+/** The router's memory of what worked (the graph service's payment history). */
+export interface RouteFeedback {
+  success(nodes: SessionRouteNode[]): void;
+  /** Resolves to whether another route may be tried (the reference's failure table). */
+  failure(nodes: SessionRouteNode[], failure: PaymentFailure): Promise<boolean>;
+}
+
 export interface PaymentServiceOptions {
   store: PaymentStore;
   nodePubkey: string;
@@ -70,6 +78,8 @@ export interface PaymentServiceOptions {
   tlc: TlcOutbox;
   invoices: InvoiceLookup;
   history?: PaymentHistory;
+  /** When given, failures and successes are judged and remembered by the router. */
+  feedback?: RouteFeedback;
   onChange?: (change: StoreChange) => void;
   now?: () => number;
   logger?: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
@@ -136,7 +146,10 @@ export class PaymentService {
    * `send_payment_with_router`: the caller's route, amount and target from its last hop. Such a
    * session never retries (the reference's rule for explicit routers).
    */
-  sendWithRouter(params: Omit<SendPaymentParams, 'target_pubkey' | 'amount'>, router: RouterHop[]): PaymentRecord {
+  sendWithRouter(
+    params: Omit<SendPaymentParams, 'target_pubkey' | 'amount'>,
+    router: RouterHop[],
+  ): PaymentRecord {
     const last = router.at(-1);
     if (!last) throw new DomainError('InvalidParameter: No hop requirements provided');
     const request = this.validate({
@@ -166,7 +179,11 @@ export class PaymentService {
 
   private start(request: PaymentRequest, route: RouterHop[], tryLimit?: number): PaymentRecord {
     const existing = this.o.store.get(request.paymentHash);
-    if (existing && !request.dryRun && !(existing.status === 'Failed' && inflightAttempts(existing).length === 0)) {
+    if (
+      existing &&
+      !request.dryRun &&
+      !(existing.status === 'Failed' && inflightAttempts(existing).length === 0)
+    ) {
       throw new DomainError(
         `InvalidParameter: Payment session already exists: Hash256(${request.paymentHash}) with payment session status: ${existing.status}`,
       );
@@ -206,6 +223,8 @@ export class PaymentService {
       if (!s || isFinal(s)) return;
       const done = attemptSucceeded(s, attemptId, bytesToHex(preimage), this.now());
       this.save(done);
+      const attempt = s.attempts.find((a) => a.id === attemptId);
+      if (attempt) this.o.feedback?.success(this.sessionRoute(attempt, s.request.amount));
       this.o.onChange?.({ PutPreimage: { payment_hash: hash, payment_preimage: bytesToHex(preimage) } });
       this.attempts.delete(attemptId);
     });
@@ -239,9 +258,17 @@ export class PaymentService {
         reason = 'InvalidOnionError';
       } else {
         reason = decoded.error.code;
-        const atTarget = decoded.hopIndex === attempt.route.length - 1;
-        retryable = !(atTarget && FINAL_ERRORS.has(reason)) && reason !== 'IncorrectOrUnknownPaymentDetails';
-        this.penalise(attempt, decoded.error.extra);
+        if (this.o.feedback) {
+          retryable = await this.o.feedback.failure(
+            this.sessionRoute(attempt, s.request.amount),
+            paymentFailureOf(decoded.error),
+          );
+        } else {
+          const atTarget = decoded.hopIndex === attempt.route.length - 1;
+          retryable =
+            !(atTarget && FINAL_ERRORS.has(reason)) && reason !== 'IncorrectOrUnknownPaymentDetails';
+          this.penalise(attempt, decoded.error.extra);
+        }
       }
     }
     const exhausted = s.attempts.length >= s.tryLimit;
@@ -267,7 +294,15 @@ export class PaymentService {
     await this.dispatch(hash, retry.tlc);
   }
 
-  /** Tells the router's history about the channel that failed, so the retry avoids it. */
+  private sessionRoute(attempt: Attempt, amount: bigint): SessionRouteNode[] {
+    return sessionRouteOf(
+      this.o.nodePubkey,
+      attempt.route.map((h) => ({ ...h, incomingTlcExpiry: 0 })),
+      amount,
+    );
+  }
+
+  /** Without router feedback: tells our own history about the failed channel. */
   private penalise(
     attempt: Attempt,
     extra: { type: string; channelOutpoint?: unknown; nodeId?: Uint8Array } | null,

@@ -287,6 +287,36 @@ describe('payment sessions', () => {
     );
   });
 
+  it("follows the router's verdict on failures and tells it of successes", async () => {
+    const seen: string[] = [];
+    const db = openDatabase(':memory:', [paymentSchema]);
+    const judged = new PaymentService({
+      store: new PaymentStore(db),
+      nodePubkey: A.pubkey,
+      router: { findRoute: (req) => findPath(graph, req) },
+      tlc: net,
+      invoices: { parseInvoice: () => ({}) as never, verifyInvoice: () => true, payeeOf: () => undefined },
+      feedback: {
+        success: (nodes) => seen.push(`ok ${nodes.length}`),
+        failure: async (nodes, f) => {
+          seen.push(`fail ${f.code} ${nodes.length}`);
+          return false; // the router says: do not retry
+        },
+      },
+    });
+    net.service = judged;
+    const ok = invoiceHash(30);
+    judged.send({ target_pubkey: C.pubkey, amount: 1_000n, payment_hash: ok });
+    await waitFor(() => judged.get(ok).status === 'Success');
+    net.broken.add(outpoint(2));
+    const bad = invoiceHash(31);
+    judged.send({ target_pubkey: C.pubkey, amount: 1_000n, payment_hash: bad });
+    await waitFor(() => judged.get(bad).status === 'Failed');
+    expect(judged.get(bad).failed_error).toBe('TemporaryChannelFailure');
+    // Three session-route nodes (A, B, C) each time; no retry after the verdict.
+    expect(seen).toEqual(['ok 3', 'fail TemporaryChannelFailure 3']);
+  });
+
   it('answers a dry run with the fee and stores nothing', () => {
     const hash = invoiceHash(12);
     const rec = service.send({
