@@ -856,7 +856,8 @@ function onFundingSigned(ch: Channel, tx: ccc.Transaction): Step {
     const r = toAwaitingReady(c);
     return { ch: r.ch, effects: [send, ...r.effects] };
   }
-  return { ch: c, effects: [send] };
+  // The peer completes and broadcasts; should its answer be lost, the chain still tells us.
+  return { ch: c, effects: [send, { type: 'watchFunding', txHash: c.fundingTxHash as string }] };
 }
 
 function toAwaitingReady(ch: Channel): Step {
@@ -877,8 +878,18 @@ function toAwaitingReady(ch: Channel): Step {
   };
 }
 
-function onConfirmed(ch: Channel): Step {
-  if (ch.state !== 'AWAITING_CHANNEL_READY' || hasFlag(ch, 'OUR_CHANNEL_READY')) return { ch, effects: [] };
+function onConfirmed(ch0: Channel): Step {
+  // Signed by us first, completed and broadcast by the peer whose TxSignatures we never got.
+  const ch =
+    ch0.state === 'AWAITING_TX_SIGNATURES' && hasFlag(ch0, 'OUR_TX_SIGNATURES_SENT')
+      ? {
+          ...ch0,
+          state: 'AWAITING_CHANNEL_READY' as const,
+          flags: ch0.flags.filter((f) => f === 'THEIR_CHANNEL_READY'),
+        }
+      : ch0;
+  if (ch.state !== 'AWAITING_CHANNEL_READY' || hasFlag(ch, 'OUR_CHANNEL_READY'))
+    return { ch: ch0, effects: [] };
   const c = withFlag(ch, 'OUR_CHANNEL_READY');
   const r = maybeReady(c);
   return {

@@ -55,13 +55,19 @@ export function onReestablish(ch: Channel, m: ReestablishChannel): Step {
         ],
       };
     }
-    case 'AWAITING_CHANNEL_READY':
-      return {
-        ch,
-        effects: hasFlag(ch, 'OUR_CHANNEL_READY')
-          ? [send({ type: 'ChannelReady', value: { channelId: b(ch.id) } })]
-          : [],
-      };
+    case 'AWAITING_CHANNEL_READY': {
+      // The full witness set again (the peer may have missed it), then our ChannelReady.
+      const tx = fundingTxOf(ch);
+      const effects: Effect[] = [
+        send({
+          type: 'TxSignatures',
+          value: { channelId: b(ch.id), witnesses: tx.witnesses.map((w) => ccc.bytesFrom(w)) },
+        }),
+      ];
+      if (hasFlag(ch, 'OUR_CHANNEL_READY'))
+        effects.push(send({ type: 'ChannelReady', value: { channelId: b(ch.id) } }));
+      return { ch, effects };
+    }
     case 'CHANNEL_READY':
       return readyReplay(ch, m);
     case 'SHUTTING_DOWN': {

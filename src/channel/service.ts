@@ -185,7 +185,8 @@ export class ChannelService {
     this.o.peers.on('connected', onConnected);
     this.unsubscribe.push(() => this.o.peers.off('connected', onConnected));
     for (const ch of this.store.list()) {
-      if (ch.state === 'AWAITING_CHANNEL_READY' && ch.fundingTxHash) this.watch(ch);
+      const signed = ch.state === 'AWAITING_TX_SIGNATURES' && ch.flags.includes('OUR_TX_SIGNATURES_SENT');
+      if ((ch.state === 'AWAITING_CHANNEL_READY' || signed) && ch.fundingTxHash) this.watch(ch);
       if (
         ch.state === 'SHUTTING_DOWN' &&
         ch.shutdownTxHash &&

@@ -369,6 +369,32 @@ describe('reestablish after a disconnect mid-TLC', () => {
     t.chain.sendTransaction(withDeps(A.ch!.latestCommitmentTx!));
   });
 
+  it('an opening cut after any message either aborts on both sides or goes on to CHANNEL_READY', () => {
+    const outcomes = new Set<string>();
+    for (let k = 0; k <= 12; k++) {
+      const { A, B } = openPairUntil(k);
+      reconnect(A, B);
+      const a = A.ch!;
+      const b = B.ch!;
+      if (a.state === 'CLOSED' || b.state === 'CLOSED') {
+        // Aborted: both sides, and no funding tx was ever fully signed, so nothing is on chain.
+        expect([a.state, b.state]).toEqual(['CLOSED', 'CLOSED']);
+        expect(a.flags).toEqual(['FUNDING_ABORTED']);
+        outcomes.add('aborted');
+        continue;
+      }
+      expect([a.state, b.state]).toEqual(['AWAITING_CHANNEL_READY', 'AWAITING_CHANNEL_READY']);
+      for (let i = 0; i < 5; i++) t.chain.generateBlock();
+      feed(A, B, { type: 'fundingConfirmed' });
+      feed(B, A, { type: 'fundingConfirmed' });
+      runSome(A, B, 100);
+      expect([A.ch!.state, B.ch!.state]).toEqual(['CHANNEL_READY', 'CHANNEL_READY']);
+      expect(A.ch!.localBalance + A.ch!.remoteBalance).toBe(626n * CKB);
+      outcomes.add('ready');
+    }
+    expect([...outcomes].sort()).toEqual(['aborted', 'ready']);
+  });
+
   it('a reconnect before the funding is signed aborts the opening cleanly on both sides', () => {
     const { A, B } = openPairUntil(3);
     expect(A.ch!.state).not.toBe('AWAITING_CHANNEL_READY');
