@@ -41,12 +41,19 @@ import { paymentMethods, type RouteBuilder } from '../rpc/modules/payment.ts';
 import { peerMethods } from '../rpc/modules/peer.ts';
 import { profMethods } from '../rpc/modules/prof.ts';
 import { pubsubMethods } from '../rpc/modules/pubsub.ts';
+import { watchtowerMethods } from '../rpc/modules/watchtower.ts';
 import type { ScriptJson } from '../rpc/schema.ts';
 import { assertBindAllowed, type RpcServer, startRpcServer } from '../rpc/server.ts';
 import { type BackupResult, backupNode } from '../store/backup.ts';
 import { StoreChangeBus } from '../store/changes.ts';
 import { type Db, openDatabase } from '../store/db.ts';
 import { checkNodeOwnership, nodeMetaSchema } from '../store/node-meta.ts';
+import {
+  startNodeWatchtower,
+  type Watchtower,
+  WatchtowerStore,
+  watchtowerSchema,
+} from '../watchtower/index.ts';
 import { COMMIT_HASH, VERSION } from './build-info.ts';
 import { type Config, currencyOf } from './config.ts';
 import { createLogger, type Logger } from './log.ts';
@@ -91,6 +98,8 @@ export class StrandNode {
   private stopPayments?: () => void;
   /** Gossip, the network graph and path-finding (present with the `fiber` service). */
   graph?: GraphService;
+  /** The built-in watchtower (with a chain and a wallet, unless `fiber.disable_built_in_watchtower`). */
+  watchtower?: Watchtower;
 
   private constructor(
     readonly config: Config,
@@ -122,6 +131,7 @@ export class StrandNode {
       graphSchema,
       paymentSchema,
       paymentLinkSchema,
+      watchtowerSchema,
     ]);
     const node = new StrandNode(config, identity, walletKey, db, log);
     try {
@@ -131,6 +141,8 @@ export class StrandNode {
       if (node.peers) node.startGraph();
       if (node.peers && node.chain && node.wallet) await node.startChannels();
       if (node.channels) node.startPayments();
+      if (node.chain && node.wallet && !config.fiber.disable_built_in_watchtower)
+        await node.startWatchtower();
       if (config.services.includes('rpc')) await node.startRpc();
     } catch (e) {
       await node.stop();
@@ -180,6 +192,22 @@ export class StrandNode {
       logger: this.log,
     });
     this.channels.start();
+  }
+
+  /** Watches our channels (and those fed over RPC) for revoked commitments on chain. */
+  private async startWatchtower(): Promise<void> {
+    try {
+      this.watchtower = await startNodeWatchtower({
+        db: this.db,
+        chain: this.chain as ChainClient,
+        wallet: this.wallet as Wallet,
+        intervalSeconds: this.config.fiber.watchtower_check_interval_seconds,
+        udtWhitelist: this.config.ckb.udt_whitelist,
+        logger: this.log,
+      });
+    } catch (e) {
+      this.log.warn({ err: (e as Error).message }, 'watchtower not started');
+    }
   }
 
   /** `build_router`: a route through given hops over the graph (with our channels in it). */
@@ -326,6 +354,7 @@ export class StrandNode {
       ...(this.channels && this.peers ? channelMethods(this.channels, this.peers) : []),
       ...(this.channels ? devMethods(this.channels) : []),
       ...pubsubMethods(this.changes),
+      ...watchtowerMethods(new WatchtowerStore(this.db)),
       ...adminMethods({ backup: (dest) => this.backup(dest) }),
       ...profMethods(path.join(this.config.baseDir, 'prof')),
     ];
@@ -413,6 +442,7 @@ export class StrandNode {
     this.stopped = true;
     await this.rpc?.close();
     this.stopPayments?.();
+    await this.watchtower?.stop();
     await this.channels?.stop();
     await this.graph?.stop();
     await this.peers?.stop();

@@ -1,0 +1,77 @@
+/**
+ * The watchtower as the node (or a standalone `strand watchtower`) runs it: the store in the
+ * node's database, the RPC-fed channels, and — unless `fiber.disable_built_in_watchtower` — the
+ * node's own channels read from the same database.
+ */
+import { ccc } from '@ckb-ccc/core';
+import type { ChainClient, Wallet } from '../chain/index.ts';
+import { loadChannelScripts } from '../channel/service.ts';
+import { ChannelStore } from '../channel/store.ts';
+import type { Db } from '../store/db.ts';
+import { WatchtowerStore } from './store.ts';
+import { ownChannelTargets, rpcChannelTargets } from './targets.ts';
+import { createWatchtower, type WatchLogger, type Watchtower } from './watcher.ts';
+
+export { WatchtowerStore, watchtowerSchema } from './store.ts';
+export type { Watchtower } from './watcher.ts';
+
+export interface UdtWhitelistEntry {
+  script: { code_hash: string; hash_type: string; args: string };
+  cell_deps: unknown[];
+}
+
+export interface NodeWatchtowerOptions {
+  /** The node's database (with `channelSchema` and `watchtowerSchema` applied). */
+  db: Db;
+  chain: ChainClient;
+  wallet: Wallet;
+  /** `fiber.watchtower_check_interval_seconds` (default 60). */
+  intervalSeconds: number;
+  /** Watch the node's own channels too (false with `fiber.disable_built_in_watchtower`). */
+  ownChannels?: boolean;
+  /** `ckb.udt_whitelist`: where the cell deps of a UDT channel's type script come from. */
+  udtWhitelist?: UdtWhitelistEntry[];
+  onPreimage?(paymentHash: string, preimage: string): void;
+  logger?: WatchLogger;
+}
+
+/** The cell deps of a whitelisted UDT (by code hash and hash type; args may differ). */
+function udtDepsFrom(list: UdtWhitelistEntry[]) {
+  return (s: ccc.Script): ccc.CellDep[] => {
+    const e = list.find((u) => u.script.code_hash === s.codeHash && u.script.hash_type === s.hashType);
+    return (e?.cell_deps ?? []).flatMap((d) => {
+      const x = d as { cell_dep?: { out_point: { tx_hash: string; index: string }; dep_type: string } };
+      const dep = x.cell_dep ?? (d as { out_point: { tx_hash: string; index: string }; dep_type: string });
+      if (!dep?.out_point) return [];
+      return [
+        ccc.CellDep.from({
+          outPoint: { txHash: dep.out_point.tx_hash, index: BigInt(dep.out_point.index) },
+          depType: dep.dep_type === 'dep_group' ? 'depGroup' : 'code',
+        }),
+      ];
+    });
+  };
+}
+
+/** Builds and starts the watcher; the chain must name the channel scripts (`get_dev_scripts`). */
+export async function startNodeWatchtower(o: NodeWatchtowerOptions): Promise<Watchtower> {
+  const scripts = await loadChannelScripts(o.chain);
+  const store = new WatchtowerStore(o.db);
+  const channels = new ChannelStore(o.db);
+  const udtDeps = udtDepsFrom(o.udtWhitelist ?? []);
+  const tower = createWatchtower({
+    store,
+    chain: o.chain,
+    wallet: o.wallet,
+    scripts,
+    intervalMs: Math.max(1, o.intervalSeconds) * 1000,
+    targets: () => [
+      ...(o.ownChannels === false ? [] : ownChannelTargets(channels.list())),
+      ...rpcChannelTargets(store.listChannels(), udtDeps),
+    ],
+    onPreimage: o.onPreimage,
+    logger: o.logger,
+  });
+  tower.start();
+  return tower;
+}
