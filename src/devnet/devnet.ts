@@ -245,6 +245,7 @@ function writeNodeConfig(nodeDir: string, n: NodeSetup): void {
         'pubsub',
         'admin',
         'dev',
+        'prof',
       ],
     },
     ckb: {
