@@ -15,6 +15,10 @@ export function registerRpcCommand(program: Command): void {
     .option('--node <name>', 'a devnet node by name (reads <dir>/devnet.json)')
     .option('-d, --dir <dir>', 'devnet directory for --node', 'devnet-data')
     .option('--token <token>', 'bearer token (default $STRAND_RPC_TOKEN)')
+    .option(
+      '--get <path>',
+      'print only this field of the result, e.g. invoice_address or invoice.data.payment_hash',
+    )
     .action(async (method: string, paramsText: string | undefined, opts) => {
       let url: string = opts.url ?? process.env.STRAND_RPC_URL ?? 'http://127.0.0.1:8227';
       if (opts.node) {
@@ -30,12 +34,9 @@ export function registerRpcCommand(program: Command): void {
           fail(`params must be JSON, e.g. '{"amount":"0x64"}'`);
         }
       }
+      let result: unknown;
       try {
-        const result = await createRpcClient(url, opts.token ?? process.env.STRAND_RPC_TOKEN).call(
-          method,
-          params,
-        );
-        process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+        result = await createRpcClient(url, opts.token ?? process.env.STRAND_RPC_TOKEN).call(method, params);
       } catch (e) {
         if (e instanceof RpcCallError) {
           process.stderr.write(
@@ -45,5 +46,17 @@ export function registerRpcCommand(program: Command): void {
         }
         fail(`cannot reach ${url}: ${(e as Error).message}`);
       }
+      if (opts.get) {
+        const value = String(opts.get)
+          .split('.')
+          .reduce<unknown>(
+            (v, k) => (v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined),
+            result,
+          );
+        if (value === undefined) fail(`the result has no field ${opts.get}`);
+        process.stdout.write(`${typeof value === 'string' ? value : JSON.stringify(value, null, 2)}\n`);
+        return;
+      }
+      process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     });
 }
