@@ -100,7 +100,9 @@ export type Event =
   | { type: 'removeTlc'; id: bigint; reason: RemoveReason }
   | { type: 'signCommitment' }
   | { type: 'closeConfirmed' }
-  | { type: 'settled'; txHash: string };
+  | { type: 'settled'; txHash: string }
+  /** The funding cell was spent by a commitment that is not ours: the peer force-closed. */
+  | { type: 'remoteCommitment'; txHash: string };
 
 export interface Step {
   ch: Channel;
@@ -615,6 +617,18 @@ export function step(ch: Channel, ev: Event, env: MachineEnv): Step {
       return signCommitment(ch, env);
     case 'closeConfirmed':
       return onCloseConfirmed(ch);
+    case 'remoteCommitment':
+      if (ch.state !== 'CHANNEL_READY' && ch.state !== 'SHUTTING_DOWN') return { ch, effects: [] };
+      return {
+        ch: {
+          ...ch,
+          state: 'CLOSED',
+          flags: ['UNCOOPERATIVE_REMOTE', 'WAITING_ONCHAIN_SETTLEMENT'],
+          shutdownTxHash: ev.txHash,
+          round: null,
+        },
+        effects: [{ type: 'settleAfterDelay' }],
+      };
     case 'settled':
       return {
         ch: { ...ch, flags: ch.flags.filter((f) => f !== 'WAITING_ONCHAIN_SETTLEMENT') },

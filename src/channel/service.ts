@@ -9,6 +9,7 @@ import { txConfirmation } from '../chain/tracker.ts';
 import type { Wallet } from '../chain/wallet.ts';
 import { DomainError } from '../codec/errors.ts';
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
+import { blake160 } from '../crypto/hash.ts';
 import { signSighashAll } from '../crypto/sighash.ts';
 import type { FiberMessage, FiberMessageKind } from '../p2p/fiber-message.ts';
 import { deriveChannelKeys, newChannelSeed, tempChannelId } from './keys.ts';
@@ -20,6 +21,7 @@ import {
   type Effect,
   type Event,
   fail,
+  fundingTxOf,
   type MachineEnv,
   openChannel,
   receiveOpen,
@@ -181,6 +183,7 @@ export class ChannelService {
     for (const kind of Object.keys(CHANNEL_CODECS) as ChannelMessageKind[]) {
       this.unsubscribe.push(this.o.peers.onMessage(kind, (pk, m) => this.onWire(pk, m)));
     }
+    this.monitorFunding();
     const onConnected = (peer: { pubkey: string }) => this.reestablish(peer.pubkey);
     this.o.peers.on('connected', onConnected);
     this.unsubscribe.push(() => this.o.peers.off('connected', onConnected));
@@ -800,22 +803,133 @@ export class ChannelService {
   private async trySettle(tempId: string): Promise<string | null> {
     const ch = this.store.get(tempId);
     if (!ch?.latestCommitmentTx || !ch.flags.includes('WAITING_ONCHAIN_SETTLEMENT')) return null;
+    const settleKey = deriveChannelKeys(hexToBytes(ch.seed)).tlcBaseKey;
+    const base = {
+      settleKey,
+      to: toScript(ch.local.shutdownScript),
+      fee: 1000n,
+      cellDeps: this.o.scripts.commitmentLock.cellDeps,
+      delayEpoch: ch.delayEpoch,
+    };
+    if (ch.flags.includes('UNCOOPERATIVE_REMOTE')) return this.settleRemote(ch, base);
     const commitment = ccc.Transaction.fromBytes(ch.latestCommitmentTx);
     const { script } = buildCommitment(ch, false, this.env);
     const tx = partySettlementTx({
+      ...base,
       cell: {
         outPoint: { txHash: commitment.hash(), index: 0 },
         output: commitment.outputs[0] as ccc.CellOutput,
       },
       script,
       holder: true,
-      settleKey: deriveChannelKeys(hexToBytes(ch.seed)).tlcBaseKey,
-      to: toScript(ch.local.shutdownScript),
-      fee: 1000n,
-      cellDeps: this.o.scripts.commitmentLock.cellDeps,
-      delayEpoch: ch.delayEpoch,
     });
     return this.o.chain.sendTransaction(tx);
+  }
+
+  /**
+   * Our share of the peer's commitment (unlock 0xFF), from the commitment cell or from what the
+   * peer's own settlement left of it. A commitment whose settlement script is not the one we
+   * signed last (an old, revoked one) is left to the watchtower.
+   */
+  private async settleRemote(
+    ch: Channel,
+    base: Omit<Parameters<typeof partySettlementTx>[0], 'cell' | 'script' | 'holder'>,
+  ): Promise<string | null> {
+    // The version in the args (bytes 28..36) is the peer's, one below our counter: search by the
+    // key hash and delay only, and recognise the cell by its settlement script hash.
+    const { script, args } = buildCommitment(ch, true, this.env);
+    const lock = {
+      codeHash: this.o.scripts.commitmentLock.codeHash,
+      hashType: this.o.scripts.commitmentLock.hashType,
+      args: ccc.hexFrom(args.subarray(0, 28)),
+    };
+    const page = await this.o.chain.getCells(
+      { script: scriptToJson(lock), script_type: 'lock', script_search_mode: 'prefix' },
+      'desc',
+      10,
+    );
+    for (const c of page.objects) {
+      const cellArgs = ccc.bytesFrom(c.output.lock.args);
+      // Fresh commitment cell, or the holder's continuation (its block zeroed).
+      const candidates = [
+        script,
+        Uint8Array.from([
+          ...script.subarray(0, script.length - 72),
+          ...new Uint8Array(36),
+          ...script.subarray(script.length - 36),
+        ]),
+      ];
+      const s = candidates.find((x) => ccc.hexFrom(blake160(x)) === ccc.hexFrom(cellArgs.subarray(36, 56)));
+      if (!s) continue;
+      const tx = partySettlementTx({
+        ...base,
+        cell: {
+          outPoint: { txHash: c.out_point.tx_hash, index: BigInt(c.out_point.index) },
+          output: ccc.CellOutput.from({
+            capacity: BigInt(c.output.capacity),
+            lock: ccc.Script.from({
+              codeHash: c.output.lock.code_hash,
+              hashType: c.output.lock.hash_type as ccc.HashType,
+              args: c.output.lock.args,
+            }),
+          }),
+        },
+        script: s,
+        holder: false,
+      });
+      return this.o.chain.sendTransaction(tx);
+    }
+    return null;
+  }
+
+  /**
+   * Notices a force close by the peer: the funding cell of a ready channel spent by a transaction
+   * that is neither our close nor our commitment.
+   */
+  private async checkFundingSpent(ch: Channel): Promise<void> {
+    if (!ch.fundingTxHash) return;
+    const live = (await this.o.chain.getLiveCell({ txHash: ch.fundingTxHash, index: 0 }, false)) as {
+      status: string;
+    };
+    if (live.status === 'live') return;
+    const fundingLockScript = fundingTxOf(ch).outputs[0]?.lock;
+    if (!fundingLockScript) return;
+    const txs = await this.o.chain.call<{ objects: { tx_hash: string; io_type: string }[] }>(
+      'get_transactions',
+      [
+        { script: scriptToJson(fundingLockScript), script_type: 'lock', script_search_mode: 'exact' },
+        'desc',
+        '0xa',
+      ],
+    );
+    const spender = txs.objects.find((t) => t.io_type === 'input')?.tx_hash;
+    if (!spender || spender === ch.shutdownTxHash || spender === ch.latestCommitmentTxHash) return;
+    await this.deliver(ch.tempId, { type: 'remoteCommitment', txHash: spender });
+  }
+
+  private monitorFunding(): void {
+    let busy = false;
+    const timer = setInterval(
+      () => {
+        if (busy || this.stopped) return;
+        busy = true;
+        const open = this.store
+          .list()
+          .filter((c) => c.state === 'CHANNEL_READY' || (c.state === 'SHUTTING_DOWN' && !c.shutdown?.force));
+        Promise.all(
+          open.map((c) =>
+            this.checkFundingSpent(c).catch((e) =>
+              this.log.warn({ channel: c.id, err: (e as Error).message }, 'funding check failed'),
+            ),
+          ),
+        ).finally(() => {
+          busy = false;
+        });
+      },
+      (this.o.pollMs ?? 1000) * 2,
+    );
+    timer.unref?.();
+    this.watchers.set('funding-monitor', timer);
   }
 
   /** On every (re)connection: our counters for each open channel with that peer. */

@@ -32,7 +32,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  if (process.env.DEBUG_CH) console.log(a?.output().slice(-3000));
+  if (process.env.DEBUG_CH) console.log(a?.output().slice(-3000), '\n----\n', b?.output().slice(-3000));
   await a?.stop();
   await b?.stop();
   await chain?.stop();
@@ -53,6 +53,7 @@ describe('force close', () => {
     );
     const id = ready.channels[0].channel_id as string;
     const commitmentHash = ready.channels[0].latest_commitment_transaction_hash as string;
+    const bDir = b.dir;
     await b.stop();
     const both = await a.call('shutdown_channel', [{ channel_id: id, force: true, fee_rate: '0x3e8' }]);
     expect(both.error?.message).toBe('close_script and fee_rate should not be set when force is true');
@@ -89,6 +90,32 @@ describe('force close', () => {
     const rest = tx.transaction.outputs[0];
     const fee = 750n * CKB - BigInt(commitment.transaction.outputs[0].capacity);
     expect(BigInt(rest.capacity)).toBe(250n * CKB - fee);
+    // B comes back: it notices the force close and takes its share from what A's settlement left.
+    b = await startChannelNode(
+      2,
+      chain.url,
+      { auto_accept_channel_ckb_funding_amount: Number(250n * CKB) },
+      bDir,
+    );
+    const closedB = await until(
+      'B settled',
+      () => rpc(b, 'list_channels', { include_closed: true }),
+      (x) =>
+        x.channels[0]?.state.state_name === 'CLOSED' &&
+        !x.channels[0].state.state_flags.includes('WAITING_ONCHAIN_SETTLEMENT'),
+      60_000,
+    );
+    expect(closedB.channels[0].state.state_flags).toEqual(['UNCOOPERATIVE_REMOTE']);
+    const bKey = {
+      script: bInfo.default_funding_lock_script,
+      script_type: 'lock' as const,
+      script_search_mode: 'exact' as const,
+    };
+    await until(
+      "B's share on chain",
+      () => client.getCells(bKey, 'desc', 100),
+      (x) => x.objects.some((c) => BigInt(c.output.capacity) === 250n * CKB - fee - 1000n),
+    );
     expect(await a.call('shutdown_channel', [{ channel_id: id, force: true }])).toMatchObject({
       error: { message: 'Messaging failed because channel is closed' },
     });
