@@ -1,0 +1,187 @@
+/**
+ * The channel service with a real SQLite store and a scripted peer: hostile and replayed wire
+ * messages change nothing, every message leaves only after the state it depends on is committed,
+ * abandon and restart behave.
+ */
+
+import { EventEmitter } from 'node:events';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ccc } from '@ckb-ccc/core';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { deriveChannelKeys, tempChannelId } from '../../src/channel/keys.ts';
+import { ChannelService, type PeerLink } from '../../src/channel/service.ts';
+import { type ChannelStore, channelSchema } from '../../src/channel/store.ts';
+import { CKB } from '../../src/channel/tx.ts';
+import { type ChannelMessage, fromFiberMessage, toFiberMessage } from '../../src/channel/wire.ts';
+import { bytesToHex } from '../../src/codec/hex.ts';
+import type { FiberMessage, FiberMessageKind } from '../../src/p2p/fiber-message.ts';
+import { type Db, openDatabase } from '../../src/store/db.ts';
+
+const CHAIN = `0x${'77'.repeat(32)}`;
+const PEER = `02${'aa'.repeat(32)}`;
+const OTHER = `03${'bb'.repeat(32)}`;
+const lock = { codeHash: `0x${'9b'.repeat(32)}`, hashType: 'type' as const, args: `0x${'01'.repeat(20)}` };
+const scriptInfo = { codeHash: `0x${'42'.repeat(32)}`, hashType: 'data2' as const, cellDeps: [] };
+
+class FakePeers extends EventEmitter implements PeerLink {
+  handlers = new Map<FiberMessageKind, (pk: string, m: FiberMessage) => void | Promise<void>>();
+  sent: { pk: string; msg: ChannelMessage; storedState?: string }[] = [];
+  store?: ChannelStore;
+  onMessage(kind: FiberMessageKind, h: (pk: string, m: FiberMessage) => void | Promise<void>) {
+    this.handlers.set(kind, h);
+    return () => this.handlers.delete(kind);
+  }
+  send(pk: string, m: FiberMessage) {
+    const msg = fromFiberMessage(m) as ChannelMessage;
+    // What the store holds at the moment the message leaves.
+    const id = bytesToHex(msg.value.channelId);
+    this.sent.push({ pk, msg, storedState: this.store?.get(id)?.state });
+  }
+  isConnected(pk: string) {
+    return pk === PEER || pk === OTHER;
+  }
+  deliver(pk: string, msg: ChannelMessage) {
+    return this.handlers.get(msg.type)?.(pk, toFiberMessage(msg));
+  }
+}
+
+let dir: string;
+let db: Db;
+let peers: FakePeers;
+let svc: ChannelService;
+
+function service(minAuto = 100n * CKB) {
+  const s = new ChannelService({
+    db,
+    peers,
+    wallet: {} as never,
+    chain: {} as never,
+    chainHash: CHAIN,
+    scripts: { fundingLock: scriptInfo, commitmentLock: scriptInfo },
+    nodeSecret: new Uint8Array(32).fill(5),
+    defaultShutdownScript: lock,
+    autoAccept: { minCkbFundingAmount: minAuto, ckbFundingAmount: 250n * CKB },
+    tlc: { expiryDelta: 14_400_000n, minValue: 0n, feeProportionalMillionths: 1000n },
+  });
+  s.start();
+  peers.store = s.store;
+  return s;
+}
+
+function open(over: Record<string, unknown> = {}): ChannelMessage {
+  const k = deriveChannelKeys(new Uint8Array(32).fill(9));
+  return {
+    type: 'OpenChannel',
+    value: {
+      chainHash: ccc.bytesFrom(CHAIN),
+      channelId: tempChannelId(k.tlcBasepoint),
+      fundingUdtTypeScript: null,
+      fundingAmount: 438n * CKB,
+      shutdownScript: ccc.Script.from(lock),
+      reservedCkbAmount: 62n * CKB,
+      fundingFeeRate: 1000n,
+      commitmentFeeRate: 1000n,
+      maxTlcValueInFlight: 1n << 64n,
+      maxTlcNumberInFlight: 125n,
+      commitmentDelayEpoch: 0x0000010000000001n,
+      fundingPubkey: k.fundingPubkey,
+      tlcBasepoint: k.tlcBasepoint,
+      firstPerCommitmentPoint: k.fundingPubkey,
+      secondPerCommitmentPoint: k.tlcBasepoint,
+      channelAnnouncementNonce: null,
+      nextCommitmentNonce: new Uint8Array(66).fill(2),
+      nextRevocationNonce: new Uint8Array(66).fill(3),
+      channelFlags: 0,
+      ...over,
+    },
+  } as ChannelMessage;
+}
+
+const settle = () => new Promise((r) => setTimeout(r, 50));
+
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strand-chsvc-'));
+  db = openDatabase(path.join(dir, 'strand.db'), [channelSchema]);
+  peers = new FakePeers();
+});
+afterEach(async () => {
+  await svc?.stop();
+  db.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe('channel service', () => {
+  it('refuses an OpenChannel for another chain with a TxAbort and stores nothing', async () => {
+    svc = service();
+    await peers.deliver(PEER, open({ chainHash: new Uint8Array(32) }));
+    await settle();
+    expect(svc.list()).toEqual([]);
+    expect(peers.sent.map((s) => s.msg.type)).toEqual(['TxAbort']);
+    const abort = peers.sent[0]!.msg as Extract<ChannelMessage, { type: 'TxAbort' }>;
+    expect(new TextDecoder().decode(abort.value.message)).toBe('chain hash mismatch');
+  });
+
+  it('auto-accepts: AcceptChannel leaves only after the accepted state is committed', async () => {
+    svc = service();
+    await peers.deliver(PEER, open());
+    await settle();
+    const [ch] = svc.list();
+    expect(ch!.state).toBe('COLLABORATING_FUNDING_TX');
+    expect(ch!.localBalance).toBe(188n * CKB);
+    expect(peers.sent.map((s) => [s.msg.type, s.storedState])).toEqual([
+      ['AcceptChannel', 'COLLABORATING_FUNDING_TX'],
+    ]);
+  });
+
+  it('replays, strangers and garbage change nothing; manual accept and abandon work', async () => {
+    svc = service(10_000n * CKB); // no auto-accept
+    const m = open();
+    await peers.deliver(PEER, m);
+    await settle();
+    const before = svc.list();
+    expect(before[0]!.state).toBe('NEGOTIATING_FUNDING');
+    // The same open again, a message of this channel from another peer, undecodable bytes.
+    await peers.deliver(PEER, m);
+    await peers.deliver(OTHER, {
+      type: 'TxComplete',
+      value: { channelId: m.value.channelId, nextCommitmentNonce: new Uint8Array(66) },
+    });
+    await peers.handlers.get('AcceptChannel')?.(PEER, {
+      type: 'AcceptChannel',
+      raw: new Uint8Array([1, 2, 3]),
+    } as FiberMessage);
+    await peers.handlers.get('TxUpdate')?.(PEER, {
+      type: 'TxUpdate',
+      raw: new Uint8Array(400).fill(0xff),
+    } as FiberMessage);
+    await settle();
+    expect(svc.list()).toEqual(before);
+    expect(peers.sent).toEqual([]);
+    // Manual accept below the reserve is refused with the reference's text; abandon closes it.
+    const temp = before[0]!.tempId;
+    await expect(svc.acceptChannel({ temporaryChannelId: temp, fundingAmount: 10n * CKB })).rejects.toThrow(
+      `Invalid parameter: The funding amount (${10n * CKB}) should be greater than or equal to ${62n * CKB}`,
+    );
+    await svc.abandonChannel(temp);
+    const [closed] = svc.list();
+    expect([closed!.state, closed!.flags]).toEqual(['CLOSED', ['ABANDONED']]);
+    expect(peers.sent.map((s) => s.msg.type)).toEqual(['TxAbort']);
+    await expect(svc.abandonChannel(temp)).rejects.toThrow(/is in state Closed, cannot be abandoned/);
+    await expect(svc.acceptChannel({ temporaryChannelId: temp, fundingAmount: 100n * CKB })).rejects.toThrow(
+      `Invalid parameter: No channel with temp id Hash256(${temp}) found`,
+    );
+  });
+
+  it('keeps channels across a restart of the service', async () => {
+    svc = service(10_000n * CKB);
+    await peers.deliver(PEER, open());
+    await settle();
+    const before = svc.list();
+    await svc.stop();
+    svc = service(10_000n * CKB);
+    expect(svc.list()).toEqual(before);
+    expect(svc.counts()).toEqual({ channelCount: 0, pendingChannelCount: 1 });
+  });
+});
