@@ -30,6 +30,7 @@ import type { PaymentRelay } from '../payment/relay.ts';
 import type { PaymentService } from '../payment/service.ts';
 import { paymentSchema } from '../payment/store.ts';
 import { createAuthorizer, OPEN_ACCESS } from '../rpc/auth.ts';
+import { createRpcClient } from '../rpc/client.ts';
 import type { MethodSpec } from '../rpc/method.ts';
 import { adminMethods } from '../rpc/modules/admin.ts';
 import { channelMethods } from '../rpc/modules/channel.ts';
@@ -48,6 +49,7 @@ import { type BackupResult, backupNode } from '../store/backup.ts';
 import { StoreChangeBus } from '../store/changes.ts';
 import { type Db, openDatabase } from '../store/db.ts';
 import { checkNodeOwnership, nodeMetaSchema } from '../store/node-meta.ts';
+import { startWatchtowerFeed, type WatchtowerFeed } from '../watchtower/feed.ts';
 import {
   startNodeWatchtower,
   type Watchtower,
@@ -100,6 +102,7 @@ export class StrandNode {
   graph?: GraphService;
   /** The built-in watchtower (with a chain and a wallet, unless `fiber.disable_built_in_watchtower`). */
   watchtower?: Watchtower;
+  private watchtowerFeed?: WatchtowerFeed;
 
   private constructor(
     readonly config: Config,
@@ -141,8 +144,7 @@ export class StrandNode {
       if (node.peers) node.startGraph();
       if (node.peers && node.chain && node.wallet) await node.startChannels();
       if (node.channels) node.startPayments();
-      if (node.chain && node.wallet && !config.fiber.disable_built_in_watchtower)
-        await node.startWatchtower();
+      if (node.chain) await node.startWatchtower();
       if (config.services.includes('rpc')) await node.startRpc();
     } catch (e) {
       await node.stop();
@@ -194,17 +196,30 @@ export class StrandNode {
     this.channels.start();
   }
 
-  /** Watches our channels (and those fed over RPC) for revoked commitments on chain. */
+  /**
+   * The built-in watchtower (our channels and those fed over RPC, unless
+   * `fiber.disable_built_in_watchtower`) and the feed of a standalone one, when configured.
+   */
   private async startWatchtower(): Promise<void> {
+    const { fiber } = this.config;
     try {
-      this.watchtower = await startNodeWatchtower({
-        db: this.db,
-        chain: this.chain as ChainClient,
-        wallet: this.wallet as Wallet,
-        intervalSeconds: this.config.fiber.watchtower_check_interval_seconds,
-        udtWhitelist: this.config.ckb.udt_whitelist,
-        logger: this.log,
-      });
+      if (this.wallet && !fiber.disable_built_in_watchtower)
+        this.watchtower = await startNodeWatchtower({
+          db: this.db,
+          chain: this.chain as ChainClient,
+          wallet: this.wallet,
+          intervalSeconds: fiber.watchtower_check_interval_seconds,
+          udtWhitelist: this.config.ckb.udt_whitelist,
+          logger: this.log,
+        });
+      if (fiber.standalone_watchtower_rpc_url)
+        this.watchtowerFeed = await startWatchtowerFeed({
+          db: this.db,
+          chain: this.chain as ChainClient,
+          client: createRpcClient(fiber.standalone_watchtower_rpc_url, fiber.standalone_watchtower_token),
+          intervalMs: fiber.watchtower_check_interval_seconds * 1000,
+          logger: this.log,
+        });
     } catch (e) {
       this.log.warn({ err: (e as Error).message }, 'watchtower not started');
     }
@@ -443,6 +458,7 @@ export class StrandNode {
     await this.rpc?.close();
     this.stopPayments?.();
     await this.watchtower?.stop();
+    await this.watchtowerFeed?.stop();
     await this.channels?.stop();
     await this.graph?.stop();
     await this.peers?.stop();

@@ -1,0 +1,184 @@
+/**
+ * The honest node offline, a standalone watchtower on guard (real processes): B runs without its
+ * built-in watchtower and feeds a separate watchtower node T over RPC
+ * (`fiber.standalone_watchtower_rpc_url`). After a TLC moves 100 CKB from A to B, B stops; A
+ * publishes its first commitment; T — which holds only what B pushed — sweeps the whole
+ * commitment cell to B's shutdown script, paying the fee from T's own wallet.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { ccc } from '@ckb-ccc/core';
+import { cccA } from '@ckb-ccc/core/advanced';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createChainClient } from '../../src/chain/client.ts';
+import { deserializeChannel } from '../../src/channel/state.ts';
+import { ckbHash } from '../../src/crypto/hash.ts';
+import { fromJsonText, type WatchedChannel } from '../../src/watchtower/types.ts';
+import {
+  CKB,
+  connect,
+  type DevchainProcess,
+  rpc,
+  startChannelNode,
+  startDevchain,
+  until,
+} from '../channel/process-helpers.ts';
+import { type NodeProcess, startNode, tempDir } from '../helpers/node-process.ts';
+
+const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/fiber-test-nodes');
+const hex = (v: bigint) => `0x${v.toString(16)}`;
+let chain: DevchainProcess;
+let a: NodeProcess;
+let b: NodeProcess;
+let tower: NodeProcess;
+
+function readDb<T>(node: NodeProcess, sql: string): T[] {
+  const db = new Database(path.join(node.dir, 'fiber/store/strand.db'), { readonly: true });
+  try {
+    return db.prepare(sql).all() as T[];
+  } finally {
+    db.close();
+  }
+}
+
+/** A node that only watches: chain + RPC, fixture 3's wallet pays its fees. */
+async function startTower(rpcUrl: string): Promise<NodeProcess> {
+  const dir = tempDir('strand-tower-');
+  fs.mkdirSync(path.join(dir, 'ckb'), { recursive: true });
+  fs.copyFileSync(path.join(FIXTURES, '3/ckb/plain_key'), path.join(dir, 'ckb/key'));
+  return startNode({
+    dir,
+    config: {
+      fiber: { chain: 'dev', watchtower_check_interval_seconds: 1 },
+      rpc: { listening_addr: '127.0.0.1:0', enabled_modules: ['info', 'watchtower'] },
+      services: ['ckb', 'rpc'],
+      ckb: { rpc_url: rpcUrl },
+    },
+    env: { FIBER_SECRET_KEY_PASSWORD: 'password1' },
+  });
+}
+
+beforeAll(async () => {
+  chain = await startDevchain([1, 2, 3], 5000, 200, 10);
+  tower = await startTower(chain.url);
+  a = await startChannelNode(1, chain.url, { watchtower_check_interval_seconds: 1 });
+  b = await startChannelNode(2, chain.url, {
+    auto_accept_channel_ckb_funding_amount: Number(250n * CKB),
+    watchtower_check_interval_seconds: 1,
+    disable_built_in_watchtower: true,
+    standalone_watchtower_rpc_url: tower.url,
+  });
+  await connect(a, b);
+}, 120_000);
+
+afterAll(async () => {
+  if (process.env.DEBUG_WT) console.log(tower?.output().slice(-4000));
+  await a?.stop();
+  await b?.stop();
+  await tower?.stop();
+  await chain?.stop();
+});
+
+describe('standalone watchtower', () => {
+  it('sweeps a revoked commitment while the honest node is offline', async () => {
+    const bInfo = await rpc(b, 'node_info', undefined);
+    await rpc(a, 'open_channel', { pubkey: bInfo.pubkey, funding_amount: hex(500n * CKB), public: false });
+    const ready = await until(
+      'ready',
+      () => rpc(b, 'list_channels', {}),
+      (x) => x.channels[0]?.state.state_name === 'CHANNEL_READY',
+    );
+    await until(
+      'A ready',
+      () => rpc(a, 'list_channels', {}),
+      (x) => x.channels[0]?.state.state_name === 'CHANNEL_READY',
+    );
+    const id = ready.channels[0].channel_id as string;
+    const [first] = readDb<{ data: string }>(a, 'SELECT data FROM channels').map((r) =>
+      deserializeChannel(r.data),
+    );
+    const old = { tx: first!.latestCommitmentTx as string, hash: first!.latestCommitmentTxHash as string };
+
+    const preimage = `0x${'43'.repeat(32)}`;
+    await rpc(a, 'add_tlc', {
+      channel_id: id,
+      amount: hex(100n * CKB),
+      payment_hash: ccc.hexFrom(ckbHash(ccc.bytesFrom(preimage))),
+      expiry: hex(BigInt(Date.now() + 3_600_000)),
+    });
+    await until(
+      'TLC committed at B',
+      () => rpc(b, 'list_channels', {}),
+      (x) => x.channels[0]?.pending_tlcs[0]?.status?.Inbound === 'Committed',
+    );
+    await rpc(b, 'remove_tlc', { channel_id: id, tlc_id: '0x0', reason: { payment_preimage: preimage } });
+    const bDone = await until(
+      'TLC removed at B',
+      () => rpc(b, 'list_channels', {}),
+      (x) => x.channels[0]?.pending_tlcs.length === 0 && x.channels[0]?.local_balance === hex(288n * CKB),
+    );
+    expect(bDone.channels[0].remote_balance).toBe(hex(338n * CKB));
+
+    // T learns B's latest revocation through B's feed; then B goes offline.
+    const bRevocation = () =>
+      readDb<{ data: string }>(b, 'SELECT data FROM channels').map((r) => deserializeChannel(r.data))[0]
+        ?.revocation?.version;
+    const watched = await until(
+      'revocation at the tower',
+      async () =>
+        readDb<{ node_id: string; data: string }>(tower, 'SELECT node_id, data FROM watch_channels').map(
+          (r) => ({
+            nodeId: r.node_id,
+            c: fromJsonText<WatchedChannel>(r.data),
+          }),
+        ),
+      (rows) => rows[0]?.c.revocationData?.commitmentNumber === bRevocation(),
+    );
+    expect(watched).toHaveLength(1);
+    expect(watched[0]!.nodeId).toBe('');
+    expect(watched[0]!.c.channelId).toBe(id);
+    await b.stop();
+
+    // A publishes its first commitment and leaves.
+    await a.stop();
+    const client = createChainClient({ rpcUrl: chain.url });
+    const scripts = await client.call<any>('get_dev_scripts');
+    const cheat = ccc.Transaction.fromBytes(old.tx);
+    cheat.cellDeps = scripts.funding_lock.cell_deps.map((d: any) => cccA.JsonRpcTransformers.cellDepTo(d));
+    expect(await client.sendTransaction(cheat)).toBe(old.hash);
+    const committed = await until(
+      'old commitment committed',
+      () => client.getTransaction(old.hash),
+      (x) => x?.tx_status.status === 'committed',
+    );
+    const capacity = BigInt((committed as any).transaction.outputs[0].capacity);
+
+    const bLock = bInfo.default_funding_lock_script;
+    const swept = await until(
+      'revocation committed',
+      () => client.getCells({ script: bLock, script_type: 'lock', script_search_mode: 'exact' }, 'desc', 50),
+      (x) => x.objects.some((c) => BigInt(c.output.capacity) === capacity),
+      60_000,
+    );
+    const cell = swept.objects.find((c) => BigInt(c.output.capacity) === capacity)!;
+    const rev = (await client.getTransaction(cell.out_point.tx_hash)) as any;
+    expect(rev.transaction.inputs[0].previous_output).toEqual({ tx_hash: old.hash, index: '0x0' });
+    // Two outputs: the whole commitment cell to B, T's change; the fee came from T's wallet.
+    const towerInfo = await rpc(tower, 'node_info', undefined);
+    expect(rev.transaction.outputs).toHaveLength(2);
+    expect(rev.transaction.outputs[0].lock).toEqual(bLock);
+    expect(rev.transaction.outputs[1].lock).toEqual(towerInfo.default_funding_lock_script);
+    expect((await client.getLiveCell({ txHash: old.hash, index: 0 }, false)).status).not.toBe('live');
+    const outcome = readDb<{ kind: string; tx_hash: string }>(
+      tower,
+      'SELECT kind, tx_hash FROM watch_outcomes',
+    );
+    await until(
+      'outcome recorded',
+      async () => readDb<{ kind: string }>(tower, 'SELECT kind FROM watch_outcomes'),
+      (x) => x[0]?.kind === 'revoked',
+    );
+    expect(outcome[0]?.tx_hash).toBe(cell.out_point.tx_hash);
+  }, 180_000);
+});
