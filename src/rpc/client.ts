@@ -11,6 +11,7 @@ export class RpcCallError extends Error {
 
 export interface RpcClient {
   readonly url: string;
+  // biome-ignore lint/suspicious/noExplicitAny: results are JSON the caller knows the shape of
   call<T = any>(method: string, params?: unknown): Promise<T>;
 }
 

@@ -34,7 +34,6 @@ async function channelWith(client: RpcClient, peerId: string) {
 }
 
 const SIGHASH = '0x9bd7e06f3ecf4be0f2fcd2188b23f1b9fcc88e5d4b65a8637b17723bbda3cce8';
-// biome-ignore lint/suspicious/noExplicitAny: JSON from the RPC
 let closed: any;
 
 beforeAll(async () => {

@@ -19,7 +19,6 @@ let server: RpcServer;
 let svc: GraphService;
 
 interface Reply {
-  // biome-ignore lint/suspicious/noExplicitAny: JSON results are inspected field by field
   result?: any;
   error?: { code: number; message: string; data?: unknown };
 }

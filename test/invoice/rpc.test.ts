@@ -29,7 +29,6 @@ let svc: InvoiceService;
 let clock = Date.now();
 
 interface Reply {
-  // biome-ignore lint/suspicious/noExplicitAny: JSON results are inspected field by field
   result?: any;
   error?: { code: number; message: string; data?: unknown };
 }

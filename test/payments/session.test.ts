@@ -33,8 +33,6 @@ const A = node('A', 1);
 const B = node('B', 2);
 const C = node('C', 3);
 const D = node('D', 4);
-const NODES = [A, B, C, D];
-const byKey = new Map(NODES.map((n) => [n.pubkey, n]));
 
 function outpoint(i: number): string {
   return '0x' + i.toString(16).padStart(64, '0') + '00000000';
