@@ -16,6 +16,7 @@
 import { ccc } from '@ckb-ccc/core';
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
 import { blake160 } from '../crypto/hash.ts';
+import { onAnnouncementSignatures, signAnnouncement } from './announce.ts';
 import {
   onCloseConfirmed,
   onClosingSigned,
@@ -85,6 +86,14 @@ export type Effect =
   | { type: 'watchClose'; txHash: string }
   /** Our commitment is on chain: settle our share once the delay has passed. */
   | { type: 'settleAfterDelay' }
+  /** A public channel is ready: the shell computes the announcement digest and our node signature. */
+  | { type: 'announce' }
+  | {
+      type: 'publishAnnouncement';
+      localNodeSignature: Uint8Array;
+      remoteNodeSignature: Uint8Array;
+      ckbSignature: Uint8Array;
+    }
   /** A TLC round finished: tell the payments layer. */
   | { type: 'tlc'; notice: TlcNotice }
   | { type: 'failed'; reason: string };
@@ -101,6 +110,7 @@ export type Event =
   | { type: 'signCommitment' }
   | { type: 'closeConfirmed' }
   | { type: 'settled'; txHash: string }
+  | { type: 'announcementDigest'; digest: Uint8Array; nodeSignature: Uint8Array }
   /** The funding cell was spent by a commitment that is not ours: the peer force-closed. */
   | { type: 'remoteCommitment'; txHash: string };
 
@@ -164,7 +174,9 @@ export function openChannel(p: OpenParams, env: MachineEnv): Step {
   const k = deriveChannelKeys(p.seed);
   const commit = newNonce(k.fundingPubkey, k.fundingKey);
   const revoke = newNonce(k.fundingPubkey, k.fundingKey);
+  const announce = p.isPublic ? newNonce(k.fundingPubkey, k.fundingKey) : null;
   const ch: Channel = {
+    announcement: announce ? { myNonce: nonceData(announce) } : undefined,
     id: p.tempId,
     tempId: p.tempId,
     peer: p.peer,
@@ -222,10 +234,10 @@ export function openChannel(p: OpenParams, env: MachineEnv): Step {
     firstPerCommitmentPoint: commitmentPoint(k.commitmentSeed, 1n),
     secondPerCommitmentPoint: commitmentPoint(k.commitmentSeed, 2n),
     // Announcement signatures are not exchanged yet; a public flag travels without the nonce.
-    channelAnnouncementNonce: null,
+    channelAnnouncementNonce: announce ? announce.public : null,
     nextCommitmentNonce: commit.public,
     nextRevocationNonce: revoke.public,
-    channelFlags: 0,
+    channelFlags: p.isPublic ? 1 : 0,
   };
   return { ch, effects: [{ type: 'send', msg: { type: 'OpenChannel', value: msg } }] };
 }
@@ -233,6 +245,9 @@ export function openChannel(p: OpenParams, env: MachineEnv): Step {
 /** Checks an incoming OpenChannel; returns the error text when it must be refused. */
 export function checkOpenChannel(m: OpenChannel, env: MachineEnv): string | null {
   if (h(m.chainHash) !== env.chainHash.toLowerCase()) return 'chain hash mismatch';
+  if (((m.channelFlags & 1) === 1) !== (m.channelAnnouncementNonce !== null))
+    return 'a public channel needs an announcement nonce, a private one must not have one';
+  if ((m.channelFlags & 3) === 3) return 'a one-way channel cannot be public';
   if ((m.channelFlags & ~0x7) !== 0) return `undefined channel flags ${m.channelFlags}`;
   if ((m.channelFlags & 0x4) !== 0) return 'external funding is not supported';
   if (m.fundingFeeRate < 1000n) return 'Funding fee rate is less than 1000';
@@ -265,6 +280,7 @@ export function receiveOpen(
     peer: a.peer,
     isAcceptor: true,
     isPublic: (m.channelFlags & 1) === 1,
+    announcement: m.channelAnnouncementNonce ? { theirNonce: h(m.channelAnnouncementNonce) } : undefined,
     state: 'NEGOTIATING_FUNDING',
     flags: ['THEIR_INIT_SENT'],
     createdAt: env.now(),
@@ -342,8 +358,10 @@ export function acceptChannel(ch0: Channel, p: AcceptParams): Step {
     maxTlcNumberInFlight: p.maxTlcNumberInFlight ?? ch0.local.maxTlcNumberInFlight,
   };
   const finalId = h(finalChannelId(k.tlcBasepoint, b(ch0.remote.tlcBasepoint)));
+  const announce = ch0.isPublic ? newNonce(k.fundingPubkey, k.fundingKey) : null;
   const ch: Channel = {
     ...ch0,
+    announcement: announce ? { ...ch0.announcement, myNonce: nonceData(announce) } : undefined,
     id: finalId,
     local,
     localBalance: p.fundingAmount,
@@ -365,7 +383,7 @@ export function acceptChannel(ch0: Channel, p: AcceptParams): Step {
     tlcBasepoint: k.tlcBasepoint,
     firstPerCommitmentPoint: commitmentPoint(k.commitmentSeed, 1n),
     secondPerCommitmentPoint: commitmentPoint(k.commitmentSeed, 2n),
-    channelAnnouncementNonce: null,
+    channelAnnouncementNonce: announce ? announce.public : null,
     nextCommitmentNonce: commit.public,
     nextRevocationNonce: revoke.public,
   };
@@ -617,6 +635,8 @@ export function step(ch: Channel, ev: Event, env: MachineEnv): Step {
       return signCommitment(ch, env);
     case 'closeConfirmed':
       return onCloseConfirmed(ch);
+    case 'announcementDigest':
+      return signAnnouncement(ch, ev.digest, ev.nodeSignature);
     case 'remoteCommitment':
       if (ch.state !== 'CHANNEL_READY' && ch.state !== 'SHUTTING_DOWN') return { ch, effects: [] };
       return {
@@ -719,10 +739,11 @@ function onPeer(ch: Channel, msg: ChannelMessage, env: MachineEnv): Step {
         },
         effects: [{ type: 'failed', reason: 'aborted by the peer' }],
       };
+    case 'AnnouncementSignatures':
+      return onAnnouncementSignatures(ch, msg.value);
     case 'UpdateTlcInfo':
     case 'TxInitRBF':
     case 'TxAckRBF':
-    case 'AnnouncementSignatures':
       return { ch, effects: [] };
     default:
       throw new ChannelError(`${msg.type} is not handled in ${ch.state}`);
@@ -751,6 +772,9 @@ function onAccept(ch0: Channel, m: AcceptChannel, env: MachineEnv): Step {
       points: [h(m.firstPerCommitmentPoint), h(m.secondPerCommitmentPoint)],
     },
     remoteBalance: m.fundingAmount,
+    announcement: ch0.isPublic
+      ? { ...ch0.announcement, theirNonce: m.channelAnnouncementNonce ? h(m.channelAnnouncementNonce) : null }
+      : undefined,
     nonces: {
       ...ch0.nonces,
       theirs: [h(m.nextCommitmentNonce), h(m.nextRevocationNonce)],
@@ -934,5 +958,6 @@ function maybeReady(ch: Channel): Step {
       },
     },
   };
-  return { ch: c, effects: [info] };
+  const announce: Effect[] = c.isPublic && c.announcement?.theirNonce ? [{ type: 'announce' }] : [];
+  return { ch: c, effects: [info, ...announce] };
 }

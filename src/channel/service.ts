@@ -4,6 +4,7 @@
  * pure machine's (`machine.ts`); this file only moves bytes and waits.
  */
 import { ccc } from '@ckb-ccc/core';
+import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { type ChainClient, scriptToJson } from '../chain/client.ts';
 import { txConfirmation } from '../chain/tracker.ts';
 import type { Wallet } from '../chain/wallet.ts';
@@ -30,6 +31,7 @@ import {
   step,
   toScript,
 } from './machine.ts';
+import { aggregateXOnly, sorted2 } from './musig.ts';
 import { abortable, reestablishMessage } from './reestablish.ts';
 import { type Channel, PENDING_STATES, type ScriptData } from './state.ts';
 import { ChannelStore } from './store.ts';
@@ -89,8 +91,34 @@ export interface ChannelServiceOptions {
   pollMs?: number;
   logger?: ChannelLogger;
   now?: () => number;
+  /** Public channels: how to build and where to publish the channel announcement. */
+  announcements?: AnnouncementHooks;
   /** Called after every committed change of a channel. */
   onChange?: (ch: Channel) => void;
+}
+
+/** What a public channel's announcement is made of (the graph layer builds the message). */
+export interface AnnouncementInfo {
+  chainHash: Uint8Array;
+  channelOutpoint: { txHash: Uint8Array; index: number };
+  /** Node public keys (33 bytes). */
+  localPubkey: Uint8Array;
+  remotePubkey: Uint8Array;
+  /** The funding lock's x-only MuSig2 aggregate key. */
+  fundingXOnlyKey: Uint8Array;
+  /** Liquid capacity: both fundings without the reserves (CKB) or the token total (UDT). */
+  capacity: bigint;
+  udtTypeScript: ScriptData | null;
+}
+
+export interface AnnouncementHooks {
+  /** The digest both sides sign (the ChannelAnnouncement with zeroed signatures, hashed). */
+  digest(info: AnnouncementInfo): Uint8Array;
+  /** The complete signatures: build the ChannelAnnouncement and hand it to the graph. */
+  publish(
+    info: AnnouncementInfo,
+    sigs: { localNodeSignature: Uint8Array; remoteNodeSignature: Uint8Array; ckbSignature: Uint8Array },
+  ): void | Promise<void>;
 }
 
 export interface OpenRequest {
@@ -482,6 +510,21 @@ export class ChannelService {
     return () => this.tlcListeners.delete(listener);
   }
 
+  private announcementInfo(ch: Channel): AnnouncementInfo {
+    const r = ch.remote as NonNullable<Channel['remote']>;
+    return {
+      chainHash: hexToBytes(this.o.chainHash),
+      channelOutpoint: { txHash: hexToBytes(ch.fundingTxHash as string), index: 0 },
+      localPubkey: secp256k1.getPublicKey(this.o.nodeSecret, true),
+      remotePubkey: hexToBytes(`0x${ch.peer}`),
+      fundingXOnlyKey: aggregateXOnly(
+        sorted2(hexToBytes(ch.local.fundingPubkey), hexToBytes(r.fundingPubkey)),
+      ),
+      capacity: ch.local.fundingAmount + r.fundingAmount,
+      udtTypeScript: ch.udt,
+    };
+  }
+
   private known(channelId: string): Channel {
     const ch = this.store.get(channelId.toLowerCase());
     if (!ch) throw new DomainError(`Channel not found: ${hash256(channelId.toLowerCase())}`);
@@ -610,6 +653,28 @@ export class ChannelService {
       case 'settleAfterDelay':
         this.settleLater(ch);
         return;
+      case 'announce': {
+        const hooks = this.o.announcements;
+        if (!hooks) return;
+        try {
+          const digest = hooks.digest(this.announcementInfo(ch));
+          const nodeSignature = secp256k1.sign(digest, this.o.nodeSecret, { prehash: false });
+          void this.deliver(ch.tempId, { type: 'announcementDigest', digest, nodeSignature });
+        } catch (err) {
+          this.log.warn({ channel: ch.id, err: (err as Error).message }, 'channel announcement failed');
+        }
+        return;
+      }
+      case 'publishAnnouncement': {
+        const { type: _t, ...sigs } = e;
+        Promise.resolve(this.o.announcements?.publish(this.announcementInfo(ch), sigs)).catch((err) =>
+          this.log.warn(
+            { channel: ch.id, err: (err as Error).message },
+            'channel announcement not published',
+          ),
+        );
+        return;
+      }
       case 'tlc':
         // A TLC without an onion (dev `add_tlc`) has no route to follow: like fnn, it stays
         // until removed by hand, so the payments layer is not told of it.

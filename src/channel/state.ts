@@ -146,6 +146,18 @@ export interface Channel {
   latestCommitmentTxHash: Hex | null;
   shutdownTxHash: Hex | null;
   failureDetail: string | null;
+  /** Public channels: announcement nonces (ours used once) and signatures. */
+  announcement?: {
+    myNonce?: Nonce;
+    theirNonce?: Hex | null;
+    digest?: Hex;
+    myPartial?: Hex;
+    myNodeSignature?: Hex;
+    theirPartial?: Hex;
+    theirNodeSignature?: Hex;
+    /** The aggregated ckb_signature, once both partials are in. */
+    signature?: Hex;
+  };
   /** Shutdown negotiation (close scripts and fee rates of each side) and the closing signatures. */
   shutdown?: {
     local?: { closeScript: ScriptData; feeRate: bigint };

@@ -19,12 +19,14 @@ import {
   scriptData,
   step,
 } from '../../src/channel/machine.ts';
+import { aggregateXOnly, sorted2 } from '../../src/channel/musig.ts';
 import { reestablishMessage } from '../../src/channel/reestablish.ts';
 import type { Channel } from '../../src/channel/state.ts';
 import { CKB, reserveFor, revocationWitness } from '../../src/channel/tx.ts';
 import type { ChannelMessage } from '../../src/channel/wire.ts';
 import { bytesToHex } from '../../src/codec/hex.ts';
 import { ckbHash } from '../../src/crypto/hash.ts';
+import { verifySchnorr } from '../../src/crypto/secp256k1.ts';
 import { signSighashAll } from '../../src/crypto/sighash.ts';
 import { cellsOf, KEY_A, KEY_B, lockOf, openTestChain, type TestChain } from '../devchain/helpers.ts';
 
@@ -128,7 +130,7 @@ function openPairUntil(k: number) {
   return openPair(500n * CKB, 250n * CKB, k);
 }
 
-function openPair(openAmount: bigint, acceptAmount: bigint, budget?: number) {
+function openPair(openAmount: bigint, acceptAmount: bigint, budget?: number, isPublic = false) {
   const A: Side = { name: 'A', key: KEY_A, inbox: [], own: new Set() };
   const B: Side = { name: 'B', key: KEY_B, inbox: [], own: new Set() };
   const reserve = reserveFor(lockOf(KEY_A));
@@ -138,7 +140,7 @@ function openPair(openAmount: bigint, acceptAmount: bigint, budget?: number) {
       peer: 'B',
       seed: seedA,
       tempId: bytesToHex(tempChannelId(deriveChannelKeys(seedA).tlcBasepoint)),
-      isPublic: false,
+      isPublic,
       fundingAmount: openAmount - reserve,
       reserve,
       shutdownScript: scriptData(lockOf(KEY_A)),
@@ -402,6 +404,31 @@ describe('reestablish after a disconnect mid-TLC', () => {
     expect(A.ch!.state).toBe('CLOSED');
     expect(A.ch!.flags).toEqual(['FUNDING_ABORTED']);
     expect(B.ch!.state).toBe('CLOSED');
+  });
+});
+
+describe('public channels', () => {
+  it('exchange AnnouncementSignatures into one BIP340 signature by the funding aggregate key', () => {
+    const { A, B } = openPair(500n * CKB, 250n * CKB, undefined, true);
+    for (let i = 0; i < 5; i++) t.chain.generateBlock();
+    feed(A, B, { type: 'fundingConfirmed' });
+    feed(B, A, { type: 'fundingConfirmed' });
+    run(A, B);
+    expect(A.ch!.state).toBe('CHANNEL_READY');
+    expect(A.ch!.isPublic && B.ch!.isPublic).toBe(true);
+    const digest = ckbHash(new TextEncoder().encode('announcement'));
+    feed(A, B, { type: 'announcementDigest', digest, nodeSignature: new Uint8Array(64).fill(1) });
+    feed(B, A, { type: 'announcementDigest', digest, nodeSignature: new Uint8Array(64).fill(2) });
+    run(A, B);
+    const sig = A.ch!.announcement!.signature!;
+    expect(B.ch!.announcement!.signature).toBe(sig);
+    expect(A.ch!.announcement!.theirNodeSignature).toBe(`0x${'02'.repeat(64)}`);
+    const xonly = aggregateXOnly(
+      sorted2(ccc.bytesFrom(A.ch!.local.fundingPubkey), ccc.bytesFrom(B.ch!.local.fundingPubkey)),
+    );
+    expect(verifySchnorr(ccc.bytesFrom(sig), digest, xonly)).toBe(true);
+    // The announcement nonce's secret is gone.
+    expect(A.ch!.announcement!.myNonce!.secret).toBe('0x');
   });
 });
 
