@@ -90,7 +90,7 @@ export async function startChannelNode(
     dir: home,
     config: {
       fiber: { chain: 'dev', listening_addr: '/ip4/127.0.0.1/tcp/0', ...fiber },
-      rpc: { listening_addr: '127.0.0.1:0', enabled_modules: ['info', 'peer', 'channel', 'dev'] },
+      rpc: { listening_addr: '127.0.0.1:0', enabled_modules: ['info', 'peer', 'channel', 'dev', 'graph'] },
       services: ['fiber', 'rpc', 'ckb'],
       ckb: { rpc_url: rpcUrl, ...ckb },
     },
