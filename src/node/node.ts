@@ -57,6 +57,7 @@ import {
   watchtowerSchema,
 } from '../watchtower/index.ts';
 import { COMMIT_HASH, VERSION } from './build-info.ts';
+import { channelAnnouncementHooks } from './channel-announcements.ts';
 import { type Config, currencyOf } from './config.ts';
 import { createLogger, type Logger } from './log.ts';
 import { syncOwnChannels, wirePayments } from './payments.ts';
@@ -180,6 +181,7 @@ export class StrandNode {
       scripts,
       nodeSecret: this.identity.secretKey,
       walletSecretKey: this.walletKey,
+      announcements: this.graph ? channelAnnouncementHooks(this.graph) : undefined,
       defaultShutdownScript: { codeHash: lock.code_hash, hashType: lock.hash_type, args: lock.args },
       autoAccept: {
         minCkbFundingAmount: fiber.open_channel_auto_accept_min_ckb_funding_amount,
