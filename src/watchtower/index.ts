@@ -5,6 +5,7 @@
  */
 import { ccc } from '@ckb-ccc/core';
 import type { ChainClient, Wallet } from '../chain/index.ts';
+import type { MachineEnv } from '../channel/machine.ts';
 import { loadChannelScripts } from '../channel/service.ts';
 import { ChannelStore } from '../channel/store.ts';
 import type { Db } from '../store/db.ts';
@@ -56,6 +57,7 @@ function udtDepsFrom(list: UdtWhitelistEntry[]) {
 /** Builds and starts the watcher; the chain must name the channel scripts (`get_dev_scripts`). */
 export async function startNodeWatchtower(o: NodeWatchtowerOptions): Promise<Watchtower> {
   const scripts = await loadChannelScripts(o.chain);
+  const env: MachineEnv = { chainHash: '', ...scripts, now: Date.now };
   const store = new WatchtowerStore(o.db);
   const channels = new ChannelStore(o.db);
   const udtDeps = udtDepsFrom(o.udtWhitelist ?? []);
@@ -66,7 +68,7 @@ export async function startNodeWatchtower(o: NodeWatchtowerOptions): Promise<Wat
     scripts,
     intervalMs: Math.max(1, o.intervalSeconds) * 1000,
     targets: () => [
-      ...(o.ownChannels === false ? [] : ownChannelTargets(channels.list())),
+      ...(o.ownChannels === false ? [] : ownChannelTargets(channels.list(), env)),
       ...rpcChannelTargets(store.listChannels(), udtDeps),
     ],
     onPreimage: o.onPreimage,

@@ -3,9 +3,12 @@
  * database) and from the channels callers registered over RPC.
  */
 import { ccc } from '@ckb-ccc/core';
-import { toScript } from '../channel/machine.ts';
+import { deriveChannelKeys, pubOf } from '../channel/keys.ts';
+import { buildCommitment, type MachineEnv, toScript } from '../channel/machine.ts';
 import { type Channel, hasFlag } from '../channel/state.ts';
-import type { WatchedChannel } from './types.ts';
+import { settlementScript } from '../channel/tx.ts';
+import { blake160 } from '../crypto/hash.ts';
+import type { SettlementData, WatchedChannel } from './types.ts';
 
 const bytes = (h: string) => ccc.bytesFrom(h);
 
@@ -29,10 +32,117 @@ export interface WatchTarget {
     /** The pre-signed revocation output and its data, given the revoked commitment cell. */
     output(cell: CommitmentCell): CommitmentCell;
   } | null;
+  /** What settling a commitment after its delay needs; absent = the watchtower only revokes. */
+  settlement?: SettlementKeys;
+}
+
+export interface SettlementKeys {
+  /** The settlement script of a fresh commitment cell with these args (ours or the peer's), or null. */
+  script(args: Uint8Array, peers: boolean): Uint8Array | null;
+  /** Our settlement (party) key. */
+  partyKey: Uint8Array;
+  /** Our TLC keys (matched to a TLC entry by their hash). */
+  tlcKeys: Uint8Array[];
+  /** Whether to take our share of our own commitment (the channel layer does it for its channels). */
+  settleOwnParty: boolean;
+  /** Preimages the data source knows, by the first 20 bytes of the payment hash (hex). */
+  preimages(): Map<string, Uint8Array>;
+}
+
+const eq = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((x, i) => x === b[i]);
+const versionOf = (args: Uint8Array) => ccc.numBeFromBytes(args.subarray(28, 36));
+
+/** A script matches args when its hash is the one the args commit to. */
+function matching(args: Uint8Array, candidates: (Uint8Array | null)[]): Uint8Array | null {
+  return candidates.find((s) => s && eq(blake160(s), args.subarray(36, 56))) ?? null;
+}
+
+/** Settlement of the node's own channel: scripts rebuilt from the channel state, keys from its seed. */
+function ownSettlement(ch: Channel, env: MachineEnv): SettlementKeys {
+  const k = deriveChannelKeys(bytes(ch.seed));
+  return {
+    // The state as it stands: in a quiet channel it is what the latest commitments hold (their
+    // version aside); the hash check against the args rejects anything else.
+    script(args, peers) {
+      const v = versionOf(args);
+      const n = peers ? { ...ch.commitmentNumbers, local: v } : { ...ch.commitmentNumbers, remote: v };
+      return matching(args, [buildCommitment({ ...ch, commitmentNumbers: n }, peers, env).script]);
+    },
+    partyKey: k.tlcBaseKey,
+    tlcKeys: [k.tlcBaseKey],
+    settleOwnParty: false,
+    preimages() {
+      const m = new Map<string, Uint8Array>();
+      for (const t of ch.tlcs)
+        if (t.removal?.preimage) m.set(t.paymentHash.slice(0, 42), bytes(t.removal.preimage));
+      return m;
+    },
+  };
+}
+
+/** The settlement script a SettlementData describes, for a commitment held by us or by the peer. */
+export function scriptFromSettlementData(
+  d: SettlementData,
+  holderIsRemote: boolean,
+  localPartyPub: Uint8Array,
+  remotePartyPub: Uint8Array,
+): Uint8Array {
+  const holderOffered = (t: SettlementData['tlcs'][number]) => t.tlcId.offered !== holderIsRemote;
+  const byId = (x: { tlcId: { id: bigint } }, y: { tlcId: { id: bigint } }) =>
+    x.tlcId.id < y.tlcId.id ? -1 : x.tlcId.id > y.tlcId.id ? 1 : 0;
+  const ordered = [
+    ...d.tlcs.filter(holderOffered).sort(byId),
+    ...d.tlcs.filter((t) => !holderOffered(t)).sort(byId),
+  ];
+  const localPkh = blake160(localPartyPub);
+  const remotePkh = blake160(remotePartyPub);
+  return settlementScript(
+    ordered.map((t) => {
+      const mine = blake160(pubOf(bytes(t.localKey)));
+      const theirs = blake160(bytes(t.remoteKey));
+      return {
+        offeredByHolder: holderOffered(t),
+        hashAlgorithm: t.hashAlgorithm === 'sha256' ? 1 : 0,
+        amount: t.paymentAmount,
+        paymentHash: bytes(t.paymentHash),
+        holderKeyHash: holderIsRemote ? theirs : mine,
+        otherKeyHash: holderIsRemote ? mine : theirs,
+        expiry: t.expiry,
+      };
+    }),
+    holderIsRemote
+      ? { holderPkh: remotePkh, holderAmount: d.remoteAmount, otherPkh: localPkh, otherAmount: d.localAmount }
+      : {
+          holderPkh: localPkh,
+          holderAmount: d.localAmount,
+          otherPkh: remotePkh,
+          otherAmount: d.remoteAmount,
+        },
+  );
+}
+
+function rpcSettlement(c: WatchedChannel): SettlementKeys {
+  const partyKey = bytes(c.localSettlementKey);
+  const localPub = pubOf(partyKey);
+  const remotePub = bytes(c.remoteSettlementKey);
+  const all = [c.localSettlementData, c.remoteSettlementData, c.pendingRemoteSettlementData];
+  return {
+    script(args, peers) {
+      const data = peers ? [c.remoteSettlementData, c.pendingRemoteSettlementData] : [c.localSettlementData];
+      return matching(
+        args,
+        data.map((d) => scriptFromSettlementData(d, peers, localPub, remotePub)),
+      );
+    },
+    partyKey,
+    tlcKeys: [...new Set(all.flatMap((d) => d.tlcs.map((t) => t.localKey)))].map(bytes),
+    settleOwnParty: true,
+    preimages: () => new Map(),
+  };
 }
 
 /** The node's own channels: funded, and not closed cooperatively. */
-export function ownChannelTargets(channels: Channel[]): WatchTarget[] {
+export function ownChannelTargets(channels: Channel[], env?: MachineEnv): WatchTarget[] {
   const out: WatchTarget[] = [];
   for (const ch of channels) {
     if (!ch.remote || !ch.fundingTxHash) continue;
@@ -62,6 +172,7 @@ export function ownChannelTargets(channels: Channel[]): WatchTarget[] {
             }),
           }
         : null,
+      settlement: env ? ownSettlement(ch, env) : undefined,
     });
   }
   return out;
@@ -98,6 +209,7 @@ export function rpcChannelTargets(
             }),
           }
         : null,
+      settlement: rpcSettlement(c),
     };
   });
 }

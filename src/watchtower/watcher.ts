@@ -12,11 +12,15 @@ import { ccc } from '@ckb-ccc/core';
 import { cccA } from '@ckb-ccc/core/advanced';
 import type { ChainClient, Wallet } from '../chain/index.ts';
 import { scriptToJson } from '../chain/index.ts';
-import { fundingLockScript, revocationWitness, type ScriptInfo } from '../channel/tx.ts';
+import { pubOf } from '../channel/keys.ts';
+import { CKB, fundingLockScript, revocationWitness, type ScriptInfo, txMessage, XW } from '../channel/tx.ts';
 import { bytesToHex } from '../codec/hex.ts';
+import { blake160 } from '../crypto/hash.ts';
+import { signRecoverable } from '../crypto/secp256k1.ts';
 import { isPeersCommitment, parseCommitmentArgs, preimagesInWitness } from './chain-data.ts';
+import { nextSettlement, type Role, type SettleAction, scriptAfterWitness } from './settle.ts';
 import type { WatchtowerStore } from './store.ts';
-import type { CommitmentCell, WatchTarget } from './targets.ts';
+import type { CommitmentCell, SettlementKeys, WatchTarget } from './targets.ts';
 
 export interface WatchLogger {
   info(obj: object, msg?: string): void;
@@ -132,6 +136,154 @@ export function createWatchtower(o: WatchtowerOptions): Watchtower {
     }
   }
 
+  /** Settlement txs sent and not yet seen committed, by the cell they spend. */
+  const inflight = new Map<string, string>();
+  const eq = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((x, i) => x === b[i]);
+
+  async function medianTimeSec(): Promise<bigint> {
+    const tip = await o.chain.call<{ hash: string }>('get_tip_header');
+    const ms = await o.chain.call<string | null>('get_block_median_time', [tip.hash]);
+    return ms ? BigInt(ms) / 1000n : 0n;
+  }
+
+  /** The settlement script of a commitment-lock cell: fresh (from the data), or after a settlement. */
+  async function scriptOf(
+    s: SettlementKeys,
+    cell: { txHash: string; args: Uint8Array },
+    peers: boolean,
+  ): Promise<Uint8Array | null> {
+    if (cell.args[56] === 0) return s.script(cell.args, peers);
+    const tx = await fetchTx(cell.txHash);
+    for (const w of tx?.witnesses ?? []) {
+      const next = scriptAfterWitness(ccc.bytesFrom(w));
+      if (next && eq(blake160(next), cell.args.subarray(36, 56))) return next;
+    }
+    return null;
+  }
+
+  /** One settlement tx: the unlock entry signed over M(tx), the fee from the wallet (§5.7). */
+  async function sendSettlement(
+    cell: { outPoint: ccc.OutPointLike; output: ccc.CellOutput },
+    script: Uint8Array,
+    a: SettleAction,
+  ): Promise<string> {
+    const witness = (sig: Uint8Array) =>
+      ccc.hexFrom(
+        ccc.bytesConcat(XW, [1], script, [a.t, a.preimage ? 1 : 0], sig, a.preimage ?? new Uint8Array(0)),
+      );
+    const cont = a.continuation;
+    const tx = ccc.Transaction.from({
+      version: 0,
+      cellDeps: o.scripts.commitmentLock.cellDeps,
+      inputs: [{ previousOutput: cell.outPoint, since: a.since }],
+      outputs: cont
+        ? [{ capacity: 0n, lock: { ...cell.output.lock, args: cont.args }, type: cell.output.type }]
+        : [],
+      outputsData: cont ? ['0x'] : [],
+      witnesses: [witness(new Uint8Array(65))],
+    });
+    if (cont) (tx.outputs[0] as ccc.CellOutput).capacity = 0n;
+    await o.wallet.fund(tx);
+    if (cont) (tx.outputs[0] as ccc.CellOutput).capacity = cont.capacity;
+    // What we take joins the wallet's change (a cell of its own if there is no change).
+    const last = tx.outputs[tx.outputs.length - 1];
+    if (last && tx.outputs.length > (cont ? 1 : 0) && last.lock.eq(o.wallet.lockScript))
+      last.capacity += a.amount;
+    else tx.addOutput({ capacity: a.amount, lock: o.wallet.lockScript }, '0x');
+    // The expiry path proves the time with an absolute-timestamp since on a fee input.
+    if (a.feeSince && tx.inputs[1]) (tx.inputs[1] as ccc.CellInput).since = a.feeSince;
+    tx.witnesses[0] = witness(signRecoverable(txMessage(tx), a.key));
+    o.wallet.sign(tx);
+    try {
+      return await o.chain.sendTransaction(tx);
+    } catch (e) {
+      o.wallet.release(tx);
+      throw e;
+    }
+  }
+
+  /**
+   * After a commitment (not revocable) is on chain: the next settlement we can make on each live
+   * cell under its lock — TLCs by preimage or expiry, then our share. Returns false when no cell
+   * is left (all settled).
+   */
+  async function settle(
+    t: WatchTarget,
+    s: SettlementKeys,
+    args: Uint8Array,
+    peers: boolean,
+  ): Promise<boolean> {
+    const prefix = ccc.Script.from({
+      codeHash: o.scripts.commitmentLock.codeHash,
+      hashType: o.scripts.commitmentLock.hashType,
+      args: args.slice(0, 36),
+    });
+    const key = {
+      script: scriptToJson(prefix),
+      script_type: 'lock' as const,
+      script_search_mode: 'prefix' as const,
+    };
+    const cells = (await o.chain.getCells(key, 'asc', 10)).objects;
+    if (cells.length === 0) return false;
+    const role: Role = peers ? 'other' : 'holder';
+    const slot: [number, number] = role === 'holder' ? [37, 57] : [57, 77];
+    const known = s.preimages();
+    let now: bigint | undefined;
+    for (const c of cells) {
+      const op = `${c.out_point.tx_hash}:${c.out_point.index}`;
+      const sent = inflight.get(op);
+      if (sent) {
+        const st = await o.chain.getTransaction(sent);
+        if (st && st.tx_status.status !== 'rejected') continue;
+        inflight.delete(op);
+      }
+      if (c.output.type) continue; // UDT commitment cells: not settled by the watchtower yet
+      const cellArgs = ccc.bytesFrom(c.output.lock.args);
+      const script = await scriptOf(s, { txHash: c.out_point.tx_hash, args: cellArgs }, peers);
+      if (!script) continue;
+      now ??= await medianTimeSec();
+      const output = ccc.CellOutput.from({
+        capacity: BigInt(c.output.capacity),
+        lock: prefix.clone(),
+      });
+      output.lock.args = ccc.hexFrom(cellArgs);
+      const action = nextSettlement({
+        script,
+        args: cellArgs,
+        capacity: output.capacity,
+        role,
+        // Our own fresh commitment without TLCs is the channel layer's to settle; anything else
+        // (TLCs pending, or a cell already partly settled) is ours.
+        partyKey: peers || s.settleOwnParty || cellArgs[56] !== 0 || script[0] !== 0 ? s.partyKey : null,
+        tlcKey: (e) => s.tlcKeys.find((k) => eq(blake160(pubOf(k)), e.subarray(slot[0], slot[1]))) ?? null,
+        preimage: (h20) => {
+          const hx = bytesToHex(h20);
+          const p = known.get(hx) ?? o.store.searchPreimage(hx);
+          return p ? (typeof p === 'string' ? ccc.bytesFrom(p) : p) : null;
+        },
+        nowSec: now,
+        continuationOccupied: BigInt(output.occupiedSize) * CKB,
+      });
+      if (!action) continue;
+      try {
+        const hash = await sendSettlement(
+          { outPoint: { txHash: c.out_point.tx_hash, index: c.out_point.index }, output },
+          script,
+          action,
+        );
+        inflight.set(op, hash);
+        log.info(
+          { channel_id: t.channelId, tx_hash: hash, unlock: action.t, amount: String(action.amount) },
+          'settlement transaction sent',
+        );
+      } catch (e) {
+        // Typically the delay has not passed yet: the next pass tries again.
+        log.info({ channel_id: t.channelId, err: (e as Error).message }, 'settlement not possible yet');
+      }
+    }
+    return true;
+  }
+
   async function checkTarget(t: WatchTarget): Promise<void> {
     const funding = fundingLockScript(o.scripts.fundingLock, t.localFundingPubkey, t.remoteFundingPubkey);
     const key = funding.hash();
@@ -153,7 +305,11 @@ export function createWatchtower(o: WatchtowerOptions): Watchtower {
     }
     await learnPreimages(t, ccc.bytesFrom(out0.lock.args));
     const peers = isPeersCommitment(args, t.localFundingPubkey, t.remoteFundingPubkey);
-    if (!peers || !t.revocation || t.revocation.version < args.version) return;
+    if (!peers || !t.revocation || t.revocation.version < args.version) {
+      if (t.settlement && !(await settle(t, t.settlement, ccc.bytesFrom(out0.lock.args), peers)))
+        o.store.setOutcome(key, 'closed', last.tx_hash);
+      return;
+    }
     const commitmentOut = { txHash: last.tx_hash, index: 0 };
     if (done?.kind === 'revoking' && done.txHash) {
       const sent = await o.chain.getTransaction(done.txHash);
