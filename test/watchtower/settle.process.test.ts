@@ -1,0 +1,157 @@
+/**
+ * Force close with a pending TLC (real processes): A offers B a 100-CKB TLC, then force-closes.
+ * B's watchtower, told the preimage (`create_preimage`), claims the TLC from A's commitment by
+ * preimage, then takes B's share; A's watchtower takes A's share after the delay (the channel
+ * layer does not settle commitments with TLCs). Checked on chain: each unlock, and what each
+ * wallet received.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { ccc } from '@ckb-ccc/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createChainClient } from '../../src/chain/client.ts';
+import { ckbHash } from '../../src/crypto/hash.ts';
+import { CKB, type DevchainProcess, rpc, startDevchain, until } from '../channel/process-helpers.ts';
+import { type NodeProcess, startNode, tempDir } from '../helpers/node-process.ts';
+
+const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/fiber-test-nodes');
+const hex = (v: bigint) => `0x${v.toString(16)}`;
+let chain: DevchainProcess;
+let a: NodeProcess;
+let b: NodeProcess;
+
+async function startWithTower(n: number, rpcUrl: string, fiber: Record<string, unknown> = {}) {
+  const dir = tempDir();
+  fs.mkdirSync(path.join(dir, 'ckb'), { recursive: true });
+  fs.mkdirSync(path.join(dir, 'fiber'), { recursive: true });
+  fs.copyFileSync(path.join(FIXTURES, `${n}/ckb/plain_key`), path.join(dir, 'ckb/key'));
+  fs.copyFileSync(path.join(FIXTURES, `${n}/fiber/sk`), path.join(dir, 'fiber/sk'));
+  return startNode({
+    dir,
+    config: {
+      fiber: {
+        chain: 'dev',
+        listening_addr: '/ip4/127.0.0.1/tcp/0',
+        watchtower_check_interval_seconds: 1,
+        ...fiber,
+      },
+      rpc: {
+        listening_addr: '127.0.0.1:0',
+        enabled_modules: ['info', 'peer', 'channel', 'dev', 'watchtower'],
+      },
+      services: ['fiber', 'rpc', 'ckb'],
+      ckb: { rpc_url: rpcUrl },
+    },
+    env: { FIBER_SECRET_KEY_PASSWORD: 'password1' },
+  });
+}
+
+beforeAll(async () => {
+  chain = await startDevchain([1, 2], 5000, 200, 10);
+  a = await startWithTower(1, chain.url);
+  b = await startWithTower(2, chain.url, { auto_accept_channel_ckb_funding_amount: Number(250n * CKB) });
+}, 120_000);
+
+afterAll(async () => {
+  if (process.env.DEBUG_WT) console.log(a?.output().slice(-5000), b?.output().slice(-5000));
+  await a?.stop();
+  await b?.stop();
+  await chain?.stop();
+});
+
+describe('settlement after a force close', () => {
+  it('the TLC goes to B by preimage, each side gets its share', async () => {
+    const aInfo = await rpc(a, 'node_info', undefined);
+    const bInfo = await rpc(b, 'node_info', undefined);
+    await rpc(a, 'connect_peer', { address: bInfo.addresses[0] });
+    await until(
+      'peers',
+      () => rpc(b, 'list_peers', undefined),
+      (r) => r.peers.length > 0,
+    );
+    await rpc(a, 'open_channel', { pubkey: bInfo.pubkey, funding_amount: hex(500n * CKB), public: false });
+    await until(
+      'ready',
+      () => rpc(b, 'list_channels', {}),
+      (x) => x.channels[0]?.state.state_name === 'CHANNEL_READY',
+    );
+    const ready = await until(
+      'A ready',
+      () => rpc(a, 'list_channels', {}),
+      (x) => x.channels[0]?.state.state_name === 'CHANNEL_READY',
+    );
+    const id = ready.channels[0].channel_id as string;
+    const preimage = `0x${'44'.repeat(32)}`;
+    const paymentHash = ccc.hexFrom(ckbHash(ccc.bytesFrom(preimage)));
+    await rpc(a, 'add_tlc', {
+      channel_id: id,
+      amount: hex(100n * CKB),
+      payment_hash: paymentHash,
+      expiry: hex(BigInt(Date.now() + 3_600_000)),
+    });
+    await until(
+      'TLC committed on both sides',
+      async () => [await rpc(a, 'list_channels', {}), await rpc(b, 'list_channels', {})],
+      ([x, y]) =>
+        y.channels[0]?.pending_tlcs[0]?.status?.Inbound === 'Committed' &&
+        x.channels[0]?.pending_tlcs[0]?.status?.Outbound === 'Committed',
+    );
+    // B's watchtower learns the preimage (B's node does not fulfil it off chain).
+    expect(await rpc(b, 'create_preimage', { payment_hash: paymentHash, preimage })).toBeNull();
+
+    const client = createChainClient({ rpcUrl: chain.url });
+    const key = (info: any) => ({ script: info.default_funding_lock_script, script_type: 'lock' as const });
+    const aBefore = await client.getCellsCapacity(key(aInfo));
+    const bBefore = await client.getCellsCapacity(key(bInfo));
+    const closing = await rpc(a, 'list_channels', {});
+    const commitmentHash = closing.channels[0].latest_commitment_transaction_hash as string;
+    await rpc(a, 'shutdown_channel', { channel_id: id, force: true });
+    const commitment = (await until(
+      'commitment committed',
+      () => client.getTransaction(commitmentHash),
+      (x) => x?.tx_status.status === 'committed',
+    )) as any;
+    const capacity = BigInt(commitment.transaction.outputs[0].capacity);
+    const lock = commitment.transaction.outputs[0].lock;
+    const prefix = { ...lock, args: lock.args.slice(0, 2 + 72) };
+
+    // Everything under the commitment lock gets settled.
+    await until(
+      'all settled',
+      () => client.getCells({ script: prefix, script_type: 'lock', script_search_mode: 'prefix' }, 'asc', 10),
+      (x) => x.objects.length === 0,
+      90_000,
+    );
+    const rows = await client.call<any>('get_transactions', [
+      { script: prefix, script_type: 'lock', script_search_mode: 'prefix' },
+      'asc',
+      '0x64',
+    ]);
+    const spends = [
+      ...new Set(rows.objects.filter((r: any) => r.io_type === 'input').map((r: any) => r.tx_hash)),
+    ];
+    const unlocks: number[] = [];
+    for (const h of spends) {
+      const tx = (await client.getTransaction(h as string)) as any;
+      const w = ccc.bytesFrom(tx.transaction.witnesses[0]);
+      const c = w[17] as number;
+      const entry = w.subarray(17 + 1 + 85 * c + 72);
+      unlocks.push(entry[0] as number);
+      if (entry[0] === 0) {
+        // The TLC claim carries the preimage.
+        expect(entry[1]).toBe(1);
+        expect(ccc.hexFrom(entry.subarray(67, 99))).toBe(preimage);
+      }
+    }
+    expect(unlocks.sort((x, y) => x - y)).toEqual([0, 0xfe, 0xff]);
+    // B: its 250 CKB (188 + reserve) and the 100-CKB TLC, minus the fees of its two settlements.
+    const bGain = (await client.getCellsCapacity(key(bInfo))) - bBefore;
+    expect(bGain).toBeLessThanOrEqual(350n * CKB);
+    expect(bGain).toBeGreaterThan(350n * CKB - CKB / 100n);
+    // A: what is left of the cell (its 338 + 62, the commitment fee absorbed), minus one fee.
+    const aGain = (await client.getCellsCapacity(key(aInfo))) - aBefore;
+    const aShare = capacity - 350n * CKB;
+    expect(aGain).toBeLessThanOrEqual(aShare);
+    expect(aGain).toBeGreaterThan(aShare - CKB / 100n);
+  }, 240_000);
+});
