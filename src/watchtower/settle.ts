@@ -180,6 +180,15 @@ export function nextSettlement(x: SettleInput): SettleAction | null {
     }
   }
   if (!x.partyKey) return null;
+  // Our share only once no TLC we may still claim is left: once both shares are out, the
+  // contract no longer checks outputs and the last settler takes whatever TLCs remain. What may
+  // stay behind is a TLC we received that has expired (its offerer's to take back).
+  const waiting = p.tlcs.some((e) => {
+    const receiver: Role = ((e[0] as number) & 1) === 1 ? 'other' : 'holder';
+    const expiry = le64(e.subarray(77)) & 0x00ff_ffff_ffff_ffffn;
+    return receiver !== x.role || x.nowSec < expiry;
+  });
+  if (waiting) return null;
   const mine = x.role === 'holder' ? p.party.subarray(0, 36) : p.party.subarray(36, 72);
   if (mine.every((b) => b === 0)) return null;
   return finish(x.role === 'holder' ? 0xfe : 0xff, x.partyKey, le128(mine.subarray(20)), {

@@ -154,4 +154,93 @@ describe('settlement after a force close', () => {
     expect(aGain).toBeLessThanOrEqual(aShare);
     expect(aGain).toBeGreaterThan(aShare - CKB / 100n);
   }, 240_000);
+
+  it('an expired TLC goes back to its offerer when the receiver force-closes', async () => {
+    const aInfo = await rpc(a, 'node_info', undefined);
+    const bInfo = await rpc(b, 'node_info', undefined);
+    const before = (await rpc(a, 'list_channels', {})).channels.length;
+    await rpc(a, 'open_channel', { pubkey: bInfo.pubkey, funding_amount: hex(500n * CKB), public: false });
+    const opened = await until(
+      'second channel ready',
+      () => rpc(a, 'list_channels', {}),
+      (x) =>
+        x.channels.length > before && x.channels.some((c: any) => c.state.state_name === 'CHANNEL_READY'),
+    );
+    const id = opened.channels.find((c: any) => c.state.state_name === 'CHANNEL_READY').channel_id as string;
+    await until(
+      'B ready',
+      () => rpc(b, 'list_channels', {}),
+      (x) => x.channels.some((c: any) => c.channel_id === id && c.state.state_name === 'CHANNEL_READY'),
+    );
+    const paymentHash = ccc.hexFrom(ckbHash(new Uint8Array(32).fill(0x45)));
+    // Expires in 20 minutes: the dev chain's clock is moved past it below.
+    await rpc(a, 'add_tlc', {
+      channel_id: id,
+      amount: hex(100n * CKB),
+      payment_hash: paymentHash,
+      expiry: hex(BigInt(Date.now() + 20 * 60_000)),
+    });
+    await until(
+      'TLC committed on both sides',
+      async () => [await rpc(a, 'list_channels', {}), await rpc(b, 'list_channels', {})],
+      ([x, y]) =>
+        y.channels.find((c: any) => c.channel_id === id)?.pending_tlcs[0]?.status?.Inbound === 'Committed' &&
+        x.channels.find((c: any) => c.channel_id === id)?.pending_tlcs[0]?.status?.Outbound === 'Committed',
+    );
+    const client = createChainClient({ rpcUrl: chain.url });
+    const key = (info: any) => ({ script: info.default_funding_lock_script, script_type: 'lock' as const });
+    const aBefore = await client.getCellsCapacity(key(aInfo));
+    const bBefore = await client.getCellsCapacity(key(bInfo));
+    const bChannel = (await rpc(b, 'list_channels', {})).channels.find((c: any) => c.channel_id === id);
+    const commitmentHash = bChannel.latest_commitment_transaction_hash as string;
+    await rpc(b, 'shutdown_channel', { channel_id: id, force: true });
+    const commitment = (await until(
+      'commitment committed',
+      () => client.getTransaction(commitmentHash),
+      (x) => x?.tx_status.status === 'committed',
+    )) as any;
+    const capacity = BigInt(commitment.transaction.outputs[0].capacity);
+    const feeC = 750n * CKB - capacity;
+    const lock = commitment.transaction.outputs[0].lock;
+    const prefix = { ...lock, args: lock.args.slice(0, 2 + 72) };
+    await client.call('increase_time', [hex(3_600_000n)]);
+    await until(
+      'all settled',
+      () => client.getCells({ script: prefix, script_type: 'lock', script_search_mode: 'prefix' }, 'asc', 10),
+      (x) => x.objects.length === 0,
+      90_000,
+    );
+    const rows = await client.call<any>('get_transactions', [
+      { script: prefix, script_type: 'lock', script_search_mode: 'prefix' },
+      'asc',
+      '0x64',
+    ]);
+    const spends = [
+      ...new Set(rows.objects.filter((r: any) => r.io_type === 'input').map((r: any) => r.tx_hash)),
+    ];
+    const unlocks: number[] = [];
+    for (const h of spends) {
+      const tx = (await client.getTransaction(h as string)) as any;
+      const w = ccc.bytesFrom(tx.transaction.witnesses[0]);
+      const c = w[17] as number;
+      const entry = w.subarray(17 + 1 + 85 * c + 72);
+      unlocks.push(entry[0] as number);
+      if (entry[0] === 0) {
+        // The expiry path: no preimage, and a fee input proves the time.
+        expect(entry[1]).toBe(0);
+        const since = BigInt(tx.transaction.inputs[1].since);
+        expect(since >> 56n).toBe(0x40n);
+      }
+    }
+    expect(unlocks.sort((x, y) => x - y)).toEqual([0, 0xfe, 0xff]);
+    // A: its 400 (338 + reserve) and the expired 100; B: its 250. One of them absorbs the
+    // commitment fee (whoever settles last), each pays its settlement fees.
+    const aGain = (await client.getCellsCapacity(key(aInfo))) - aBefore;
+    const bGain = (await client.getCellsCapacity(key(bInfo))) - bBefore;
+    expect(aGain).toBeLessThanOrEqual(500n * CKB);
+    expect(aGain).toBeGreaterThan(500n * CKB - feeC - CKB / 100n);
+    expect(bGain).toBeLessThanOrEqual(250n * CKB);
+    expect(bGain).toBeGreaterThan(250n * CKB - feeC - CKB / 100n);
+    expect(aGain + bGain).toBeGreaterThan(750n * CKB - feeC - CKB / 50n);
+  }, 240_000);
 });
