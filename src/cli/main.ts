@@ -9,6 +9,7 @@ import { registerKeysCommand } from './keys.ts';
 import { registerNodeCommand } from './node.ts';
 import { registerRpcCommand } from './rpc.ts';
 import { registerTokenCommand } from './token.ts';
+import { registerWatchtowerCommand } from './watchtower.ts';
 
 export async function main(argv: string[]): Promise<void> {
   const program = new Command('strand')
@@ -20,5 +21,6 @@ export async function main(argv: string[]): Promise<void> {
   registerDevchainCommand(program);
   registerDevnetCommand(program);
   registerRpcCommand(program);
+  registerWatchtowerCommand(program);
   await program.parseAsync(argv);
 }

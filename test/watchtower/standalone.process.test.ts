@@ -1,16 +1,18 @@
 /**
  * The honest node offline, a standalone watchtower on guard (real processes): B runs without its
  * built-in watchtower and feeds a separate watchtower node T over RPC
- * (`fiber.standalone_watchtower_rpc_url`). After a TLC moves 100 CKB from A to B, B stops; A
+ * (`fiber.standalone_watchtower_rpc_url`), T being a `strand watchtower` process. After a TLC moves 100 CKB from A to B, B stops; A
  * publishes its first commitment; T — which holds only what B pushed — sweeps the whole
  * commitment cell to B's shutdown script, paying the fee from T's own wallet.
  */
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ccc } from '@ckb-ccc/core';
 import { cccA } from '@ckb-ccc/core/advanced';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import YAML from 'yaml';
 import { createChainClient } from '../../src/chain/client.ts';
 import { deserializeChannel } from '../../src/channel/state.ts';
 import { ckbHash } from '../../src/crypto/hash.ts';
@@ -24,7 +26,7 @@ import {
   startDevchain,
   until,
 } from '../channel/process-helpers.ts';
-import { type NodeProcess, startNode, tempDir } from '../helpers/node-process.ts';
+import { type NodeProcess, STRAND_BIN, tempDir } from '../helpers/node-process.ts';
 
 const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/fiber-test-nodes');
 const hex = (v: bigint) => `0x${v.toString(16)}`;
@@ -42,21 +44,60 @@ function readDb<T>(node: NodeProcess, sql: string): T[] {
   }
 }
 
-/** A node that only watches: chain + RPC, fixture 3's wallet pays its fees. */
+/** `strand watchtower`: chain + RPC only; fixture 3's wallet pays its fees. */
 async function startTower(rpcUrl: string): Promise<NodeProcess> {
   const dir = tempDir('strand-tower-');
   fs.mkdirSync(path.join(dir, 'ckb'), { recursive: true });
   fs.copyFileSync(path.join(FIXTURES, '3/ckb/plain_key'), path.join(dir, 'ckb/key'));
-  return startNode({
-    dir,
-    config: {
+  fs.writeFileSync(
+    path.join(dir, 'config.yml'),
+    YAML.stringify({
       fiber: { chain: 'dev', watchtower_check_interval_seconds: 1 },
-      rpc: { listening_addr: '127.0.0.1:0', enabled_modules: ['info', 'watchtower'] },
-      services: ['ckb', 'rpc'],
+      rpc: { listening_addr: '127.0.0.1:0', enabled_modules: ['info'] },
       ckb: { rpc_url: rpcUrl },
-    },
-    env: { FIBER_SECRET_KEY_PASSWORD: 'password1' },
+    }),
+  );
+  const proc = spawn(process.execPath, [STRAND_BIN, 'watchtower', '-d', dir], {
+    env: { ...process.env, FIBER_SECRET_KEY_PASSWORD: 'password1' },
   });
+  let out = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    proc.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /"url":"(http:\/\/[^"]+)"[^\n]*"msg":"rpc server listening"/.exec(out);
+      if (m) resolve(m[1]!);
+    });
+    proc.stderr.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    proc.on('exit', (code) => reject(new Error(`strand watchtower exited with ${code}:\n${out}`)));
+  });
+  const post = async (body: string, headers: Record<string, string> = {}) => {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body,
+    });
+    return { status: res.status, text: await res.text(), headers: res.headers };
+  };
+  return {
+    dir,
+    url,
+    proc,
+    output: () => out,
+    post,
+    async call(method, params = [], headers = {}) {
+      return JSON.parse(
+        (await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }), headers)).text,
+      );
+    },
+    stop: () =>
+      new Promise((resolve) => {
+        if (proc.exitCode !== null) return resolve(proc.exitCode);
+        proc.once('exit', (code) => resolve(code));
+        proc.kill('SIGTERM');
+      }),
+  };
 }
 
 beforeAll(async () => {
