@@ -45,8 +45,20 @@ export function pubOf(sk: Uint8Array): Uint8Array {
   return secp256k1.getPublicKey(sk, true);
 }
 
-/** `InMemorySigner::generate_from_seed`. */
+const keyCache = new Map<string, ChannelKeys>();
+
+/** `InMemorySigner::generate_from_seed` (memoised: two curve multiplications per call). */
 export function deriveChannelKeys(seedParam: Uint8Array): ChannelKeys {
+  const id = Buffer.from(seedParam).toString('hex');
+  const hit = keyCache.get(id);
+  if (hit) return { ...hit };
+  const k = deriveUncached(seedParam);
+  if (keyCache.size > 1024) keyCache.clear();
+  keyCache.set(id, k);
+  return { ...k };
+}
+
+function deriveUncached(seedParam: Uint8Array): ChannelKeys {
   const seed = ckbHash(seedParam);
   const commitmentSeed = ckbHash(seed, te.encode('commitment seed'));
   const fundingKey = checkScalar(ckbHash(te.encode('funding key'), seed), 'funding key');
