@@ -284,9 +284,21 @@ export function createWatchtower(o: WatchtowerOptions): Watchtower {
     return true;
   }
 
+  /** Funding lock and its hash per key pair (key aggregation is EC work: done once). */
+  const fundingLocks = new Map<string, { funding: ccc.Script; key: string }>();
+  function fundingOf(t: WatchTarget): { funding: ccc.Script; key: string } {
+    const id = `${bytesToHex(t.localFundingPubkey)}${bytesToHex(t.remoteFundingPubkey)}`;
+    let f = fundingLocks.get(id);
+    if (!f) {
+      const funding = fundingLockScript(o.scripts.fundingLock, t.localFundingPubkey, t.remoteFundingPubkey);
+      f = { funding, key: funding.hash() };
+      fundingLocks.set(id, f);
+    }
+    return f;
+  }
+
   async function checkTarget(t: WatchTarget): Promise<void> {
-    const funding = fundingLockScript(o.scripts.fundingLock, t.localFundingPubkey, t.remoteFundingPubkey);
-    const key = funding.hash();
+    const { funding, key } = fundingOf(t);
     const done = o.store.outcome(key);
     if (done && done.kind !== 'revoking') return;
     const last = (await lastTx(funding, 'exact'))[0];
