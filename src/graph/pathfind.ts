@@ -428,13 +428,15 @@ function innerFindPath(
       if (known && !(known.edge.udt === udt && !known.enabled)) continue;
       const fee = forwardFee(searchAmount, hint.feeRate);
       if (fee === null) throw pathError('Overflow', 'calculate_tlc_forward_fee error');
-      // The reference passes capacity and tlc-min swapped here (capacity 0, min u128::MAX).
+      // Deliberate divergence: the reference passes capacity and tlc-min swapped here (capacity
+      // 0, min u128::MAX), which makes every hinted edge unusable. A hint says nothing of the
+      // channel's capacity or minimum, so take them as unbounded and zero.
       evalAndUpdate(
         s,
         {
           outpoint: hint.channelOutpoint,
-          capacity: 0n,
-          tlcMinValue: U128_MAX,
+          capacity: U128_MAX,
+          tlcMinValue: 0n,
           from: hint.pubkey,
           to: target,
         },

@@ -136,7 +136,7 @@ describe('a devnet driven over JSON-RPC', { timeout: 180_000 }, () => {
     expect(tooMuch.message).toMatch(/Failed to build route/);
   });
 
-  it("forwards over two hops with the seed's fee: 100000 on 100000000, earned by bob", async () => {
+  it("forwards over two hops with the seed's fee: 100000 on 100000000, earned by bob; hop hints", async () => {
     // The route is given explicitly: multi-hop path-finding needs public channel announcements,
     // which the channel layer does not make yet; forwarding itself is what this checks.
     const ab = await channelWith(alice, desc.nodes[1]!.peer_id);
@@ -179,6 +179,28 @@ describe('a devnet driven over JSON-RPC', { timeout: 180_000 }, () => {
     expect(big(bcBob.local_balance) - big(bc2.local_balance)).toBe(amount);
     expect(big(carol2.local_balance) - big(bcCarol.local_balance)).toBe(amount);
     expect((await carol.call('get_invoice', { payment_hash: hash })).status).toBe('Paid');
+
+    // Path-finding over a hop hint (a channel the graph does not know): keysend 0.5 CKB.
+    const hinted = await alice.call('send_payment', {
+      target_pubkey: desc.nodes[2]!.pubkey,
+      amount: hex(50_000_000n),
+      keysend: true,
+      hop_hints: [
+        {
+          pubkey: desc.nodes[1]!.pubkey,
+          channel_outpoint: bcBob.channel_outpoint,
+          fee_rate: '0x3e8',
+          tlc_expiry_delta: hex(14_400_000n),
+        },
+      ],
+    });
+    expect(hinted.fee).toBe(hex(50_000n));
+    await until('the hinted payment', async () => {
+      const p = await alice.call('get_payment', { payment_hash: hinted.payment_hash });
+      return p.status === 'Success' ? p : undefined;
+    });
+    const carol3 = await channelWith(carol, desc.nodes[1]!.peer_id);
+    expect(big(carol3.local_balance) - big(carol2.local_balance)).toBe(50_000_000n);
   });
 
   it('closes cooperatively: CLOSED with COOPERATIVE, the settlement on chain', async () => {
@@ -218,8 +240,8 @@ describe('a devnet driven over JSON-RPC', { timeout: 180_000 }, () => {
     const aliceOut = tx.outputs.find(
       (o: { lock: { args: string } }) => o.lock.args === desc.nodes[0]!.wallet_lock_args,
     );
-    // Balance (438 − 2 − 1.001) plus the 62-CKB reserve, less alice's share of the close fee.
-    const expected = 438n * CKB - 200_000_000n - 100_100_000n + 62n * CKB;
+    // Balance (438 − 2 − 1.001 − 0.5005) plus the 62-CKB reserve, less alice's close fee share.
+    const expected = 438n * CKB - 200_000_000n - 100_100_000n - 50_050_000n + 62n * CKB;
     expect(big(aliceOut.capacity)).toBeLessThanOrEqual(expected);
     expect(big(aliceOut.capacity)).toBeGreaterThan(expected - CKB / 100n);
   });

@@ -171,10 +171,17 @@ describe('route choice and filters', () => {
     expect(route.map((h) => h.target)).toEqual([B, E]);
     expect(route[1]!.channelOutpoint).toBe(outpoint(9));
     expect(route[0]!.amountReceived).toBe(CKB + 200_000n);
-    // with a history record the hint's zero capacity drops it (the reference's swapped arguments)
+    // A history record does not drop the hint (the reference passes the hint's capacity and
+    // minimum swapped, which did; Strand takes them as unbounded and zero) …
     const history = new PaymentHistory();
-    history.applyPairResult(outpoint(9), B < E ? 'forward' : 'backward', 5n, true, 1);
-    expect(() => findPath(g, req({ target: E, hopHints: [hint], history }))).toThrow(/no path found/);
+    const dir = B < E ? 'forward' : 'backward';
+    history.applyPairResult(outpoint(9), dir, 5n, true, Date.now());
+    expect(findPath(g, req({ target: E, hopHints: [hint], history })).map((h) => h.target)).toEqual([B, E]);
+    // … but a fresh failure of the amount over it does.
+    history.applyPairResult(outpoint(9), dir, CKB, false, Date.now());
+    expect(() => findPath(g, req({ target: E, hopHints: [hint], history, now: Date.now() }))).toThrow(
+      /no path found/,
+    );
   });
 
   it('max-capacity search (amount null) returns the widest path', () => {
