@@ -2,12 +2,13 @@
  * Force close with a pending TLC (real processes): A offers B a 100-CKB TLC, then force-closes.
  * B's watchtower, told the preimage (`create_preimage`), claims the TLC from A's commitment by
  * preimage, then takes B's share; A's watchtower takes A's share after the delay (the channel
- * layer does not settle commitments with TLCs). Checked on chain: each unlock, and what each
- * wallet received.
+ * layer does not settle commitments with TLCs), and learns the preimage from B's claim. Checked on
+ * chain: each unlock, and what each wallet received.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { ccc } from '@ckb-ccc/core';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChainClient } from '../../src/chain/client.ts';
 import { ckbHash } from '../../src/crypto/hash.ts';
@@ -144,6 +145,19 @@ describe('settlement after a force close', () => {
       }
     }
     expect(unlocks.sort((x, y) => x - y)).toEqual([0, 0xfe, 0xff]);
+    // A's watchtower learned the preimage B revealed on chain.
+    await until(
+      'A learned the preimage',
+      async () => {
+        const db = new Database(path.join(a.dir, 'fiber/store/strand.db'), { readonly: true });
+        try {
+          return db.prepare('SELECT payment_hash, preimage FROM watch_preimages').all();
+        } finally {
+          db.close();
+        }
+      },
+      (rows) => rows.some((r: any) => r.payment_hash === paymentHash && r.preimage === preimage),
+    );
     // B: its 250 CKB (188 + reserve) and the 100-CKB TLC, minus the fees of its two settlements.
     const bGain = (await client.getCellsCapacity(key(bInfo))) - bBefore;
     expect(bGain).toBeLessThanOrEqual(350n * CKB);
