@@ -87,6 +87,8 @@ export interface Tlc {
 /** The TLC round in progress: updates + CommitmentSigned one way, RevokeAndAck + CommitmentSigned back, RevokeAndAck. */
 export interface Round {
   initiator: 'local' | 'remote';
+  /** Local rounds: the channel as it was before, to step back if the peer's round collides. */
+  before?: string;
   /** Local initiator: the peer's RevokeAndAck / CommitmentSigned arrived. */
   gotRevoke?: boolean;
   gotCommit?: boolean;
@@ -136,6 +138,8 @@ export interface Channel {
   /** Next id of a TLC we offer, and of one the peer offers (both sequential from 0). */
   nextTlcId: { offered: bigint; received: bigint };
   round?: Round | null;
+  /** Our updates stepped back after a collision, re-issued when the peer's round ends. */
+  retry?: Hex[];
   /** The latest revocation of the peer's commitments we hold: version and aggregated signature. */
   revocation?: { version: bigint; signature: Hex; args: Hex } | null;
   /** The funding tx as it stands (molecule hex). */

@@ -30,7 +30,7 @@ import {
   totalCapacity,
 } from './machine.ts';
 import { complete, newNonce, SignatureError, signFirst } from './musig.ts';
-import type { Channel, PartyParams, Tlc } from './state.ts';
+import { type Channel, deserializeChannel, type PartyParams, serializeChannel, type Tlc } from './state.ts';
 import { commitmentTxSize, feeOf, le128, revocationMessage } from './tx.ts';
 import {
   type AddTlc,
@@ -124,7 +124,7 @@ export function addTlc(ch0: Channel, c: AddTlcCommand, env: MachineEnv): Step & 
       },
     },
   };
-  const s = startRound(ch, env, [(add as Extract<Effect, { type: 'send' }>).msg]);
+  const s = startRound(ch, env, [(add as Extract<Effect, { type: 'send' }>).msg], ch0);
   return { ch: s.ch, effects: [add, ...s.effects], tlcId: tlc.id };
 }
 
@@ -155,7 +155,7 @@ export function removeTlc(ch0: Channel, id: bigint, reason: RemoveReason, env: M
       },
     },
   };
-  const s = startRound(ch, env, [(msg as Extract<Effect, { type: 'send' }>).msg]);
+  const s = startRound(ch, env, [(msg as Extract<Effect, { type: 'send' }>).msg], ch0);
   return { ch: s.ch, effects: [msg, ...s.effects] };
 }
 
@@ -169,8 +169,9 @@ function withRemoval(ch: Channel, tlc: Tlc, removal: NonNullable<Tlc['removal']>
   return { ...ch, tlcs: ch.tlcs.map((t) => (t === tlc ? { ...t, removal } : t)) };
 }
 
-function startRound(ch0: Channel, env: MachineEnv, updates: ChannelMessage[] = []): Step {
-  const { ch, msg } = commitmentSigned({ ...ch0, round: { initiator: 'local' } }, env);
+function startRound(ch0: Channel, env: MachineEnv, updates: ChannelMessage[] = [], before?: Channel): Step {
+  const snapshot = serializeChannel({ ...(before ?? ch0), round: null });
+  const { ch, msg } = commitmentSigned({ ...ch0, round: { initiator: 'local', before: snapshot } }, env);
   const cache = { updates: updates.map(enc), commit: enc(msg), revoke: ch.cache?.revoke ?? null };
   return { ch: { ...ch, cache }, effects: [{ type: 'send', msg }] };
 }
@@ -184,9 +185,70 @@ export function dec(x: string): ChannelMessage {
 
 // ---- the peer's messages -----------------------------------------------------------------------
 
-export function onAddTlc(ch0: Channel, m: AddTlc, env: MachineEnv): Step {
-  ready(ch0);
-  if (ch0.round?.initiator === 'local') throw new ChannelError('AddTlc while our round is in progress');
+/**
+ * The peer started a round while ours is unacknowledged: both sent updates at once. The side
+ * with the smaller funding key wins and ignores the other's round; the loser steps back to the
+ * state before its round (its updates are re-issued once the winner's round ends).
+ */
+export function collide(ch: Channel): { drop: true } | { drop: false; ch: Channel } {
+  if (ch.round?.initiator !== 'local' || ch.round.gotRevoke) return { drop: false, ch };
+  const weWin = Buffer.compare(b(ch.local.fundingPubkey), b((ch.remote as PartyParams).fundingPubkey)) < 0;
+  if (weWin || !ch.round.before) return { drop: true };
+  const before = deserializeChannel(ch.round.before);
+  const updates = ch.cache?.updates ?? [];
+  // Nonces the peer advertised meanwhile stay; the one our CommitmentSigned took goes back.
+  const theirs = [before.nonces.theirs[0] as string, ...ch.nonces.theirs];
+  return {
+    drop: false,
+    ch: { ...before, nonces: { ...ch.nonces, theirs }, retry: [...(ch.retry ?? []), ...updates] },
+  };
+}
+
+/** After a round: our stepped-back updates go out again, one new round at a time. */
+export function maybeRetry(s: Step, env: MachineEnv): Step {
+  const retry = s.ch.retry;
+  if (!retry?.length || s.ch.round) return s;
+  for (let i = 0; i < retry.length; i++) {
+    const m = dec(retry[i] as string);
+    const ch: Channel = { ...s.ch, retry: [] };
+    try {
+      const r =
+        m.type === 'AddTlc'
+          ? addTlc(
+              ch,
+              {
+                amount: m.value.amount,
+                paymentHash: m.value.paymentHash,
+                expiry: m.value.expiry,
+                hashAlgorithm: m.value.hashAlgorithm,
+                onion: m.value.onionPacket,
+              },
+              env,
+            )
+          : m.type === 'RemoveTlc'
+            ? removeTlc(
+                ch,
+                m.value.tlcId,
+                'fulfill' in m.value.reason
+                  ? { preimage: m.value.reason.fulfill }
+                  : { error: m.value.reason.fail },
+                env,
+              )
+            : null;
+      if (!r) continue;
+      return { ch: { ...r.ch, retry: retry.slice(i + 1) }, effects: [...s.effects, ...r.effects] };
+    } catch {
+      // No longer valid (e.g. the TLC was removed meanwhile): dropped.
+    }
+  }
+  return { ch: { ...s.ch, retry: [] }, effects: s.effects };
+}
+
+export function onAddTlc(ch00: Channel, m: AddTlc, env: MachineEnv): Step {
+  ready(ch00);
+  const c = collide(ch00);
+  if (c.drop) return { ch: ch00, effects: [] };
+  const ch0 = c.ch;
   if (m.tlcId !== ch0.nextTlcId.received)
     throw new ChannelError(`AddTlc: expected TLC id ${ch0.nextTlcId.received}`);
   if (m.amount <= 0n || m.amount > ch0.remoteBalance) throw new ChannelError('AddTlc: amount out of range');
@@ -217,9 +279,11 @@ export function onAddTlc(ch0: Channel, m: AddTlc, env: MachineEnv): Step {
   };
 }
 
-export function onRemoveTlc(ch0: Channel, m: RemoveTlc): Step {
-  ready(ch0);
-  if (ch0.round?.initiator === 'local') throw new ChannelError('RemoveTlc while our round is in progress');
+export function onRemoveTlc(ch00: Channel, m: RemoveTlc): Step {
+  ready(ch00);
+  const c = collide(ch00);
+  if (c.drop) return { ch: ch00, effects: [] };
+  const ch0 = c.ch;
   const tlc = ch0.tlcs.find((t) => t.offered && t.id === m.tlcId);
   if (!tlc || tlc.removal || tlc.added !== 'committed')
     throw new ChannelError(`RemoveTlc: no TLC ${m.tlcId} to remove`);
@@ -273,15 +337,17 @@ function pendingSum(ch: Channel): bigint {
 
 /** The peer signed our next commitment. */
 export function onCommitmentSignedReady(
-  ch0: Channel,
+  ch00: Channel,
   partial: Uint8Array,
   nonce: Uint8Array,
   env: MachineEnv,
 ): Step {
-  ready(ch0);
+  ready(ch00);
+  // A CommitmentSigned that opens the peer's round while ours is unacknowledged: a collision.
+  const c = collide(ch00);
+  if (c.drop) return { ch: ch00, effects: [] };
+  const ch0 = c.ch;
   const initiator = ch0.round?.initiator ?? 'remote';
-  if (initiator === 'local' && !ch0.round?.gotRevoke)
-    throw new ChannelError('CommitmentSigned before RevokeAndAck');
   let ch = completeOwnCommitment(
     { ...ch0, round: ch0.round ?? { initiator: 'remote' } },
     partial,
@@ -325,7 +391,7 @@ export function onCommitmentSignedReady(
     effects.push({ type: 'send', msg: cs.msg });
     return { ch, effects };
   }
-  return finishRound(ch, effects);
+  return maybeRetry(finishRound(ch, effects), env);
 }
 
 /** The peer revoked its previous commitment: we complete and keep the revocation signature. */
@@ -374,7 +440,7 @@ export function onRevokeAndAck(ch0: Channel, m: RevokeAndAck, env: MachineEnv): 
   if (ch.round?.initiator === 'local') {
     return { ch: { ...ch, round: { ...ch.round, gotRevoke: true } }, effects: [ad.effect] };
   }
-  return finishRound(ch, [ad.effect]);
+  return maybeRetry(finishRound(ch, [ad.effect]), env);
 }
 
 /** Both commitments now include the round's updates: they are committed. */

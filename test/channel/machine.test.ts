@@ -407,6 +407,42 @@ describe('reestablish after a disconnect mid-TLC', () => {
   });
 });
 
+describe('colliding rounds', () => {
+  it('both sides adding at once: the smaller funding key wins, the other re-issues; both TLCs commit', () => {
+    const { A, B } = readyPair();
+    const pa = new Uint8Array(32).fill(0xa);
+    const pb = new Uint8Array(32).fill(0xb);
+    const cmd = (amount: bigint, pre: Uint8Array) => ({
+      amount,
+      paymentHash: ckbHash(pre),
+      expiry: 1_800_000_000_000n,
+      hashAlgorithm: 0,
+      onion: new Uint8Array(0),
+    });
+    feed(A, B, { type: 'addTlc', cmd: cmd(10n * CKB, pa) });
+    feed(B, A, { type: 'addTlc', cmd: cmd(3n * CKB, pb) });
+    runSome(A, B, 1000);
+    expect(A.ch!.round ?? null).toBeNull();
+    expect(B.ch!.round ?? null).toBeNull();
+    expect(A.ch!.tlcs.map((x) => [x.offered, x.amount, x.added]).sort()).toEqual([
+      [false, 3n * CKB, 'committed'],
+      [true, 10n * CKB, 'committed'],
+    ]);
+    expect([A.ch!.localBalance, A.ch!.remoteBalance]).toEqual([428n * CKB, 185n * CKB]);
+    expect([B.ch!.localBalance, B.ch!.remoteBalance]).toEqual([185n * CKB, 428n * CKB]);
+    // And both settle at once.
+    feed(A, B, { type: 'removeTlc', id: 0n, reason: { preimage: pb } });
+    feed(B, A, { type: 'removeTlc', id: 0n, reason: { preimage: pa } });
+    runSome(A, B, 1000);
+    expect(A.ch!.tlcs).toEqual([]);
+    expect(B.ch!.tlcs).toEqual([]);
+    expect([A.ch!.localBalance, A.ch!.remoteBalance]).toEqual([431n * CKB, 195n * CKB]);
+    expect(A.ch!.nonces.mine.map((n) => n.public)).toEqual(B.ch!.nonces.theirs);
+    expect(B.ch!.nonces.mine.map((n) => n.public)).toEqual(A.ch!.nonces.theirs);
+    t.chain.sendTransaction(withDeps(B.ch!.latestCommitmentTx!));
+  });
+});
+
 describe('public channels', () => {
   it('exchange AnnouncementSignatures into one BIP340 signature by the funding aggregate key', () => {
     const { A, B } = openPair(500n * CKB, 250n * CKB, undefined, true);
