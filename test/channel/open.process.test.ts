@@ -196,6 +196,45 @@ describe('TLCs through the dev module', () => {
   }, 60_000);
 });
 
+describe('TLCs both ways at once', () => {
+  it('colliding rounds resolve: both TLCs commit, both fulfil, net balances unchanged', async () => {
+    const ca = (await rpc(a, 'list_channels', {})).channels[0];
+    const pa = `0x${'a1'.repeat(32)}`;
+    const pb = `0x${'b1'.repeat(32)}`;
+    const hashOf = (p: string) => ccc.hexFrom(ckbHash(ccc.bytesFrom(p)));
+    const expiry = hex(BigInt(Date.now() + 3_600_000));
+    const add = (n: NodeProcess, p: string) =>
+      until(
+        'add accepted',
+        () =>
+          n.call('add_tlc', [
+            { channel_id: ca.channel_id, amount: hex(5n * CKB), payment_hash: hashOf(p), expiry },
+          ]),
+        (r) => !r.error,
+      );
+    const [ra, rb] = await Promise.all([add(a, pa), add(b, pb)]);
+    const both = (x: any) =>
+      x.channels[0]?.pending_tlcs.length === 2 &&
+      x.channels[0].pending_tlcs.every((t: any) => Object.values(t.status)[0] === 'Committed');
+    await until('both committed at A', () => rpc(a, 'list_channels', {}), both);
+    await until('both committed at B', () => rpc(b, 'list_channels', {}), both);
+    const fulfil = (n: NodeProcess, id: string, p: string) =>
+      until(
+        'remove accepted',
+        () =>
+          n.call('remove_tlc', [{ channel_id: ca.channel_id, tlc_id: id, reason: { payment_preimage: p } }]),
+        (r) => !r.error,
+      );
+    await Promise.all([fulfil(b, ra.result.tlc_id, pa), fulfil(a, rb.result.tlc_id, pb)]);
+    const done = (x: any) => x.channels[0]?.pending_tlcs.length === 0;
+    const fa = (await until('A clear', () => rpc(a, 'list_channels', {}), done)).channels[0];
+    const fb = (await until('B clear', () => rpc(b, 'list_channels', {}), done)).channels[0];
+    expect([fa.local_balance, fa.remote_balance]).toEqual([hex(338n * CKB), hex(288n * CKB)]);
+    expect([fb.local_balance, fb.remote_balance]).toEqual([hex(288n * CKB), hex(338n * CKB)]);
+    await new Promise((r) => setTimeout(r, 500));
+  }, 60_000);
+});
+
 describe('closing', () => {
   it('cooperative close pays each side balance + reserve (minus the initiator fee) at its close_script', async () => {
     const client = createChainClient({ rpcUrl: chain.url });
