@@ -56,6 +56,7 @@ import {
   WatchtowerStore,
   watchtowerSchema,
 } from '../watchtower/index.ts';
+import { fulfilReceivedTlcs } from '../watchtower/upstream.ts';
 import { COMMIT_HASH, VERSION } from './build-info.ts';
 import { channelAnnouncementHooks } from './channel-announcements.ts';
 import { type Config, currencyOf } from './config.ts';
@@ -212,6 +213,9 @@ export class StrandNode {
           wallet: this.wallet,
           intervalSeconds: fiber.watchtower_check_interval_seconds,
           udtWhitelist: this.config.ckb.udt_whitelist,
+          onPreimage: (hash, preimage) => {
+            if (this.channels) void fulfilReceivedTlcs(this.channels, hash, preimage, this.log);
+          },
           logger: this.log,
         });
       if (fiber.standalone_watchtower_rpc_url)
