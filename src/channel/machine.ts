@@ -542,7 +542,7 @@ function checkTxUpdate(
 ): void {
   const lock = fundingLock(ch, env);
   const out0 = next.outputs[0];
-  if (!out0 || !out0.lock.eq(lock)) throw new ChannelError('funding tx: output 0 is not the funding cell');
+  if (!out0?.lock.eq(lock)) throw new ChannelError('funding tx: output 0 is not the funding cell');
   if (!ch.udt && ccc.bytesFrom(next.outputsData[0] ?? '0x').length !== 0)
     throw new ChannelError('funding tx: output 0 has data');
   if (!ch.udt && out0.type) throw new ChannelError('funding tx: output 0 has a type script');

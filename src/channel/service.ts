@@ -326,7 +326,7 @@ export class ChannelService {
     let id = '';
     await this.enqueue(tempId, () => {
       const ch = this.store.get(tempId);
-      if (!ch || ch.state !== 'NEGOTIATING_FUNDING') throw notFound();
+      if (ch?.state !== 'NEGOTIATING_FUNDING') throw notFound();
       const s = acceptChannel(
         { ...ch, local: { ...ch.local, reserve, shutdownScript: scriptData(shutdown) } },
         {

@@ -82,7 +82,8 @@ export function paymentMethods(svc: PaymentService, buildRoute?: RouteBuilder): 
             hops: p.hops_info.map((h) => ({ pubkey: h.pubkey, channelOutpoint: h.channel_outpoint ?? null })),
             amount: p.amount ?? null,
             udt: p.udt_type_script ? JSON.stringify(p.udt_type_script) : null,
-            finalTlcExpiryDelta: p.final_tlc_expiry_delta === undefined ? null : Number(p.final_tlc_expiry_delta),
+            finalTlcExpiryDelta:
+              p.final_tlc_expiry_delta === undefined ? null : Number(p.final_tlc_expiry_delta),
           });
           return { router_hops: hops.map(routerHopJson) };
         } catch (e) {
