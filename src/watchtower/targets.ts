@@ -59,7 +59,9 @@ function matching(args: Uint8Array, candidates: (Uint8Array | null)[]): Uint8Arr
 
 /** Settlement of the node's own channel: scripts rebuilt from the channel state, keys from its seed. */
 function ownSettlement(ch: Channel, env: MachineEnv): SettlementKeys {
-  const k = deriveChannelKeys(bytes(ch.seed));
+  // Derived on first use: most passes never settle anything, and derivation is EC work.
+  let derived: ReturnType<typeof deriveChannelKeys> | undefined;
+  const k = () => (derived ??= deriveChannelKeys(bytes(ch.seed)));
   return {
     // The state as it stands: in a quiet channel it is what the latest commitments hold (their
     // version aside); the hash check against the args rejects anything else.
@@ -68,8 +70,12 @@ function ownSettlement(ch: Channel, env: MachineEnv): SettlementKeys {
       const n = peers ? { ...ch.commitmentNumbers, local: v } : { ...ch.commitmentNumbers, remote: v };
       return matching(args, [buildCommitment({ ...ch, commitmentNumbers: n }, peers, env).script]);
     },
-    partyKey: k.tlcBaseKey,
-    tlcKeys: [k.tlcBaseKey],
+    get partyKey() {
+      return k().tlcBaseKey;
+    },
+    get tlcKeys() {
+      return [k().tlcBaseKey];
+    },
     settleOwnParty: false,
     preimages() {
       const m = new Map<string, Uint8Array>();
@@ -123,11 +129,11 @@ export function scriptFromSettlementData(
 
 function rpcSettlement(c: WatchedChannel): SettlementKeys {
   const partyKey = bytes(c.localSettlementKey);
-  const localPub = pubOf(partyKey);
-  const remotePub = bytes(c.remoteSettlementKey);
   const all = [c.localSettlementData, c.remoteSettlementData, c.pendingRemoteSettlementData];
   return {
     script(args, peers) {
+      const localPub = pubOf(partyKey);
+      const remotePub = bytes(c.remoteSettlementKey);
       const data = peers ? [c.remoteSettlementData, c.pendingRemoteSettlementData] : [c.localSettlementData];
       return matching(
         args,
