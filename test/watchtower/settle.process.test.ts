@@ -12,7 +12,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChainClient } from '../../src/chain/client.ts';
 import { ckbHash } from '../../src/crypto/hash.ts';
-import { CKB, type DevchainProcess, rpc, startDevchain, until } from '../channel/process-helpers.ts';
+import { CKB, connect, type DevchainProcess, rpc, startDevchain, until } from '../channel/process-helpers.ts';
 import { type NodeProcess, startNode, tempDir } from '../helpers/node-process.ts';
 
 const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/fiber-test-nodes');
@@ -51,6 +51,7 @@ beforeAll(async () => {
   chain = await startDevchain([1, 2], 5000, 200, 10);
   a = await startWithTower(1, chain.url);
   b = await startWithTower(2, chain.url, { auto_accept_channel_ckb_funding_amount: Number(250n * CKB) });
+  await connect(a, b);
 }, 120_000);
 
 afterAll(async () => {
@@ -64,12 +65,6 @@ describe('settlement after a force close', () => {
   it('the TLC goes to B by preimage, each side gets its share', async () => {
     const aInfo = await rpc(a, 'node_info', undefined);
     const bInfo = await rpc(b, 'node_info', undefined);
-    await rpc(a, 'connect_peer', { address: bInfo.addresses[0] });
-    await until(
-      'peers',
-      () => rpc(b, 'list_peers', undefined),
-      (r) => r.peers.length > 0,
-    );
     await rpc(a, 'open_channel', { pubkey: bInfo.pubkey, funding_amount: hex(500n * CKB), public: false });
     await until(
       'ready',
@@ -256,5 +251,117 @@ describe('settlement after a force close', () => {
     expect(bGain).toBeLessThanOrEqual(250n * CKB);
     expect(bGain).toBeGreaterThan(250n * CKB - feeC - CKB / 100n);
     expect(aGain + bGain).toBeGreaterThan(750n * CKB - feeC - CKB / 50n);
+  }, 240_000);
+
+  it('three TLCs both ways: each one settles to its rightful side', async () => {
+    const aInfo = await rpc(a, 'node_info', undefined);
+    const bInfo = await rpc(b, 'node_info', undefined);
+    const known = new Set((await rpc(a, 'list_channels', {})).channels.map((c: any) => c.channel_id));
+    await rpc(a, 'open_channel', { pubkey: bInfo.pubkey, funding_amount: hex(500n * CKB), public: false });
+    const opened = await until(
+      'third channel ready',
+      () => rpc(a, 'list_channels', {}),
+      (x) => x.channels.some((c: any) => !known.has(c.channel_id) && c.state.state_name === 'CHANNEL_READY'),
+    );
+    const id = opened.channels.find((c: any) => !known.has(c.channel_id)).channel_id as string;
+    await until(
+      'B ready',
+      () => rpc(b, 'list_channels', {}),
+      (x) => x.channels.some((c: any) => c.channel_id === id && c.state.state_name === 'CHANNEL_READY'),
+    );
+    const pre = (n: number) => ccc.hexFrom(new Uint8Array(32).fill(n));
+    const hashOf = (p: string) => ccc.hexFrom(ckbHash(ccc.bytesFrom(p)));
+    // 20 minutes ahead of the chain's clock (an earlier test moved it forward).
+    const tip = await createChainClient({ rpcUrl: chain.url }).call<any>('get_tip_header');
+    const chainNow = BigInt(tip.timestamp) > BigInt(Date.now()) ? BigInt(tip.timestamp) : BigInt(Date.now());
+    const expiry = hex(chainNow + 20n * 60_000n);
+    const add = async (from: NodeProcess, amount: bigint, p: string) => {
+      await until(
+        'add_tlc accepted',
+        () =>
+          from.call('add_tlc', [{ channel_id: id, amount: hex(amount), payment_hash: hashOf(p), expiry }]),
+        (r) => !r.error,
+      );
+    };
+    const settledTlcs = (n: number) =>
+      until(
+        `${n} TLCs committed on both sides`,
+        async () => [await rpc(a, 'list_channels', {}), await rpc(b, 'list_channels', {})],
+        (xs) =>
+          xs.every((x: any) => {
+            const c = x.channels.find((c: any) => c.channel_id === id);
+            return (
+              c?.pending_tlcs.length === n &&
+              c.pending_tlcs.every((t: any) => Object.values(t.status)[0] === 'Committed')
+            );
+          }),
+      );
+    // T1: A → B 50 (B will know the preimage); T2: A → B 30 (nobody does); T3: B → A 20 (A will).
+    await add(a, 50n * CKB, pre(0x61));
+    await settledTlcs(1);
+    await add(a, 30n * CKB, pre(0x62));
+    await settledTlcs(2);
+    await add(b, 20n * CKB, pre(0x63));
+    await settledTlcs(3);
+    await rpc(b, 'create_preimage', { payment_hash: hashOf(pre(0x61)), preimage: pre(0x61) });
+    await rpc(a, 'create_preimage', { payment_hash: hashOf(pre(0x63)), preimage: pre(0x63) });
+
+    const client = createChainClient({ rpcUrl: chain.url });
+    const key = (info: any) => ({ script: info.default_funding_lock_script, script_type: 'lock' as const });
+    const aBefore = await client.getCellsCapacity(key(aInfo));
+    const bBefore = await client.getCellsCapacity(key(bInfo));
+    const commitmentHash = (await rpc(a, 'list_channels', {})).channels.find((c: any) => c.channel_id === id)
+      .latest_commitment_transaction_hash as string;
+    await rpc(a, 'shutdown_channel', { channel_id: id, force: true });
+    const commitment = (await until(
+      'commitment committed',
+      () => client.getTransaction(commitmentHash),
+      (x) => x?.tx_status.status === 'committed',
+    )) as any;
+    const feeC = 750n * CKB - BigInt(commitment.transaction.outputs[0].capacity);
+    const lock = commitment.transaction.outputs[0].lock;
+    const prefix = { ...lock, args: lock.args.slice(0, 2 + 72) };
+    const search = { script: prefix, script_type: 'lock' as const, script_search_mode: 'prefix' as const };
+    // The two preimage claims come first (after a third of the delay); T2 waits for its expiry.
+    await until(
+      'preimage claims',
+      () => client.call<any>('get_transactions', [search, 'asc', '0x64']),
+      (r) => r.objects.filter((o: any) => o.io_type === 'input').length >= 2,
+    );
+    await client.call('increase_time', [hex(3_600_000n)]);
+    await until(
+      'all settled',
+      () => client.getCells(search, 'asc', 10),
+      (x) => x.objects.length === 0,
+      90_000,
+    );
+    const rows = await client.call<any>('get_transactions', [search, 'asc', '0x64']);
+    const spends = [
+      ...new Set(rows.objects.filter((r: any) => r.io_type === 'input').map((r: any) => r.tx_hash)),
+    ];
+    const entries: { t: number; preimage: string | null }[] = [];
+    for (const h of spends) {
+      const tx = (await client.getTransaction(h as string)) as any;
+      const w = ccc.bytesFrom(tx.transaction.witnesses[0]);
+      const e = w.subarray(17 + 1 + 85 * (w[17] as number) + 72);
+      entries.push({ t: e[0] as number, preimage: e[1] === 1 ? ccc.hexFrom(e.subarray(67, 99)) : null });
+    }
+    const tlcEntries = entries.filter((e) => e.t < 0xfe);
+    expect(tlcEntries).toHaveLength(3);
+    expect(tlcEntries.map((e) => e.preimage).sort()).toEqual([null, pre(0x61), pre(0x63)].sort());
+    expect(
+      entries
+        .filter((e) => e.t >= 0xfe)
+        .map((e) => e.t)
+        .sort(),
+    ).toEqual([0xfe, 0xff]);
+    // A: 358 + 62 of its own, T2 back (30) and T3 (20); B: 168 + 62 and T1 (50). Each pays its
+    // settlement fees; whoever settles last absorbs the commitment fee.
+    const aGain = (await client.getCellsCapacity(key(aInfo))) - aBefore;
+    const bGain = (await client.getCellsCapacity(key(bInfo))) - bBefore;
+    expect(aGain).toBeLessThanOrEqual(470n * CKB);
+    expect(aGain).toBeGreaterThan(470n * CKB - feeC - CKB / 50n);
+    expect(bGain).toBeLessThanOrEqual(280n * CKB);
+    expect(bGain).toBeGreaterThan(280n * CKB - feeC - CKB / 50n);
   }, 240_000);
 });
