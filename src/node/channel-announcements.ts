@@ -4,7 +4,7 @@
  * (and gossips it). Kept here because channel/ may not import graph/.
  */
 import type { AnnouncementHooks, AnnouncementInfo } from '../channel/service.ts';
-import { hexToBytes } from '../codec/hex.ts';
+import { bytesToHex, hexToBytes } from '../codec/hex.ts';
 import type { ChannelAnnouncement } from '../graph/messages.ts';
 import type { GraphService } from '../graph/service.ts';
 import {
@@ -33,7 +33,12 @@ function build(i: AnnouncementInfo): ChannelAnnouncement {
   });
 }
 
-export function channelAnnouncementHooks(graph: GraphService): AnnouncementHooks {
+/** Our forwarding policy on a channel, by funding tx hash (for the ChannelUpdate). */
+export type PolicyLookup = (
+  fundingTxHash: string,
+) => { tlcExpiryDelta: bigint; tlcMinValue: bigint; feeRate: bigint; enabled: boolean } | undefined;
+
+export function channelAnnouncementHooks(graph: GraphService, policyOf: PolicyLookup): AnnouncementHooks {
   return {
     digest: (i) => channelAnnouncementDigest(build(i)),
     async publish(i, s) {
@@ -45,6 +50,18 @@ export function channelAnnouncementHooks(graph: GraphService): AnnouncementHooks
           remoteNodeSignature: s.remoteNodeSignature,
           ckbSignature: s.ckbSignature,
         }),
+      });
+      // Our direction of the channel: without it nobody routes through us.
+      const p = policyOf(bytesToHex(i.channelOutpoint.txHash));
+      if (!p) return;
+      await graph.broadcastOwnChannelUpdate({
+        peer: bytesToHex(i.remotePubkey, false),
+        channelOutpoint: i.channelOutpoint,
+        channelFlags: p.enabled ? 0 : 1,
+        tlcExpiryDelta: p.tlcExpiryDelta,
+        tlcMinimumValue: p.tlcMinValue,
+        tlcMaximumValue: 0n,
+        feeRate: p.feeRate,
       });
     },
   };

@@ -182,7 +182,19 @@ export class StrandNode {
       scripts,
       nodeSecret: this.identity.secretKey,
       walletSecretKey: this.walletKey,
-      announcements: this.graph ? channelAnnouncementHooks(this.graph) : undefined,
+      announcements: this.graph
+        ? channelAnnouncementHooks(this.graph, (tx) => {
+            const ch = this.channels?.store.list().find((c) => c.fundingTxHash === tx);
+            return ch
+              ? {
+                  tlcExpiryDelta: ch.tlcExpiryDelta,
+                  tlcMinValue: ch.tlcMinValue,
+                  feeRate: ch.tlcFeeProportionalMillionths,
+                  enabled: ch.enabled,
+                }
+              : undefined;
+          })
+        : undefined,
       defaultShutdownScript: { codeHash: lock.code_hash, hashType: lock.hash_type, args: lock.args },
       autoAccept: {
         minCkbFundingAmount: fiber.open_channel_auto_accept_min_ckb_funding_amount,
