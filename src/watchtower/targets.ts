@@ -45,6 +45,12 @@ export interface SettlementKeys {
   tlcKeys: Uint8Array[];
   /** Whether to take our share of our own commitment (the channel layer does it for its channels). */
   settleOwnParty: boolean;
+  /**
+   * Where what we settle goes: the channel owner's shutdown script. Null = the watchtower's own
+   * wallet (the reference's way; a standalone watchtower without a revocation output to learn
+   * the owner's script from).
+   */
+  payTo: ccc.Script | null;
   /** Preimages the data source knows, by the first 20 bytes of the payment hash (hex). */
   preimages(): Map<string, Uint8Array>;
 }
@@ -77,6 +83,7 @@ function ownSettlement(ch: Channel, env: MachineEnv): SettlementKeys {
       return [k().tlcBaseKey];
     },
     settleOwnParty: false,
+    payTo: toScript(ch.local.shutdownScript),
     preimages() {
       const m = new Map<string, Uint8Array>();
       for (const t of ch.tlcs)
@@ -143,6 +150,8 @@ function rpcSettlement(c: WatchedChannel): SettlementKeys {
     partyKey,
     tlcKeys: [...new Set(all.flatMap((d) => d.tlcs.map((t) => t.localKey)))].map(bytes),
     settleOwnParty: true,
+    // The revocation output pays the owner's shutdown script: the best guess of where it wants funds.
+    payTo: c.revocationData ? ccc.CellOutput.fromBytes(c.revocationData.output).lock : null,
     preimages: () => new Map(),
   };
 }

@@ -166,30 +166,45 @@ export function createWatchtower(o: WatchtowerOptions): Watchtower {
     cell: { outPoint: ccc.OutPointLike; output: ccc.CellOutput },
     script: Uint8Array,
     a: SettleAction,
+    payTo: ccc.Script | null,
   ): Promise<string> {
     const witness = (sig: Uint8Array) =>
       ccc.hexFrom(
         ccc.bytesConcat(XW, [1], script, [a.t, a.preimage ? 1 : 0], sig, a.preimage ?? new Uint8Array(0)),
       );
     const cont = a.continuation;
+    // What we take: a cell of its own at the owner's script when that is not our wallet and the
+    // amount can stand as a cell; otherwise it joins the wallet's change.
+    const own =
+      payTo &&
+      !payTo.eq(o.wallet.lockScript) &&
+      a.amount >= BigInt(ccc.CellOutput.from({ capacity: 0n, lock: payTo }).occupiedSize) * CKB
+        ? payTo
+        : null;
+    const outputs: ccc.CellOutputLike[] = [];
+    if (cont)
+      outputs.push({ capacity: 0n, lock: { ...cell.output.lock, args: cont.args }, type: cell.output.type });
+    if (own) outputs.push({ capacity: 0n, lock: own });
     const tx = ccc.Transaction.from({
       version: 0,
       cellDeps: o.scripts.commitmentLock.cellDeps,
       inputs: [{ previousOutput: cell.outPoint, since: a.since }],
-      outputs: cont
-        ? [{ capacity: 0n, lock: { ...cell.output.lock, args: cont.args }, type: cell.output.type }]
-        : [],
-      outputsData: cont ? ['0x'] : [],
+      outputs,
+      outputsData: outputs.map(() => '0x'),
       witnesses: [witness(new Uint8Array(65))],
     });
-    if (cont) (tx.outputs[0] as ccc.CellOutput).capacity = 0n;
+    // The wallet sees zero-capacity outputs of the right size (it pays only the fee); the real
+    // capacities come from the commitment cell.
+    for (const out of tx.outputs) out.capacity = 0n;
+    const n = tx.outputs.length;
     await o.wallet.fund(tx);
     if (cont) (tx.outputs[0] as ccc.CellOutput).capacity = cont.capacity;
-    // What we take joins the wallet's change (a cell of its own if there is no change).
-    const last = tx.outputs[tx.outputs.length - 1];
-    if (last && tx.outputs.length > (cont ? 1 : 0) && last.lock.eq(o.wallet.lockScript))
-      last.capacity += a.amount;
-    else tx.addOutput({ capacity: a.amount, lock: o.wallet.lockScript }, '0x');
+    if (own) (tx.outputs[n - 1] as ccc.CellOutput).capacity = a.amount;
+    else {
+      const last = tx.outputs[tx.outputs.length - 1];
+      if (last && tx.outputs.length > n && last.lock.eq(o.wallet.lockScript)) last.capacity += a.amount;
+      else tx.addOutput({ capacity: a.amount, lock: o.wallet.lockScript }, '0x');
+    }
     // The expiry path proves the time with an absolute-timestamp since on a fee input.
     if (a.feeSince && tx.inputs[1]) (tx.inputs[1] as ccc.CellInput).since = a.feeSince;
     tx.witnesses[0] = witness(signRecoverable(txMessage(tx), a.key));
@@ -270,6 +285,7 @@ export function createWatchtower(o: WatchtowerOptions): Watchtower {
           { outPoint: { txHash: c.out_point.tx_hash, index: c.out_point.index }, output },
           script,
           action,
+          s.payTo,
         );
         inflight.set(op, hash);
         log.info(

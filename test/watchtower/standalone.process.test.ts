@@ -222,4 +222,87 @@ describe('standalone watchtower', () => {
     );
     expect(outcome[0]?.tx_hash).toBe(cell.out_point.tx_hash);
   }, 180_000);
+
+  it("settles the offline node's share of the peer's force close to the node's own script", async () => {
+    // Both come back; a new channel, a payment to B; B leaves again and A force-closes.
+    a = await startChannelNode(1, chain.url, { watchtower_check_interval_seconds: 1 }, a.dir);
+    b = await startChannelNode(
+      2,
+      chain.url,
+      {
+        auto_accept_channel_ckb_funding_amount: Number(250n * CKB),
+        watchtower_check_interval_seconds: 1,
+        disable_built_in_watchtower: true,
+        standalone_watchtower_rpc_url: tower.url,
+      },
+      b.dir,
+    );
+    await connect(a, b);
+    const bInfo = await rpc(b, 'node_info', undefined);
+    const known = new Set((await rpc(a, 'list_channels', {})).channels.map((c: any) => c.channel_id));
+    await rpc(a, 'open_channel', { pubkey: bInfo.pubkey, funding_amount: hex(500n * CKB), public: false });
+    const opened = await until(
+      'new channel ready at A',
+      () => rpc(a, 'list_channels', {}),
+      (x) => x.channels.some((c: any) => !known.has(c.channel_id) && c.state.state_name === 'CHANNEL_READY'),
+    );
+    const id = opened.channels.find((c: any) => !known.has(c.channel_id)).channel_id as string;
+    await until(
+      'ready at B',
+      () => rpc(b, 'list_channels', {}),
+      (x) => x.channels.some((c: any) => c.channel_id === id && c.state.state_name === 'CHANNEL_READY'),
+    );
+    const preimage = `0x${'46'.repeat(32)}`;
+    await rpc(a, 'add_tlc', {
+      channel_id: id,
+      amount: hex(100n * CKB),
+      payment_hash: ccc.hexFrom(ckbHash(ccc.bytesFrom(preimage))),
+      expiry: hex(BigInt(Date.now() + 3_600_000)),
+    });
+    await until(
+      'TLC at B',
+      () => rpc(b, 'list_channels', {}),
+      (x) =>
+        x.channels.find((c: any) => c.channel_id === id)?.pending_tlcs[0]?.status?.Inbound === 'Committed',
+    );
+    await rpc(b, 'remove_tlc', { channel_id: id, tlc_id: '0x0', reason: { payment_preimage: preimage } });
+    await until(
+      'paid, both sides quiet',
+      async () => [await rpc(a, 'list_channels', {}), await rpc(b, 'list_channels', {})],
+      (xs) =>
+        xs.every((x: any) => {
+          const c = x.channels.find((c: any) => c.channel_id === id);
+          return c?.pending_tlcs.length === 0;
+        }) && xs[1].channels.find((c: any) => c.channel_id === id).local_balance === hex(288n * CKB),
+    );
+    await until(
+      'the tower knows the channel',
+      async () =>
+        readDb<{ channel_id: string; data: string }>(tower, 'SELECT channel_id, data FROM watch_channels'),
+      (rows) =>
+        rows.some((r) => r.channel_id === id && fromJsonText<WatchedChannel>(r.data).revocationData !== null),
+    );
+    await b.stop();
+    const client = createChainClient({ rpcUrl: chain.url });
+    const bLock = bInfo.default_funding_lock_script;
+    const bBefore = await client.getCellsCapacity({ script: bLock, script_type: 'lock' });
+    const commitmentHash = (await rpc(a, 'list_channels', {})).channels.find((c: any) => c.channel_id === id)
+      .latest_commitment_transaction_hash as string;
+    await rpc(a, 'shutdown_channel', { channel_id: id, force: true });
+    const commitment = (await until(
+      'commitment committed',
+      () => client.getTransaction(commitmentHash),
+      (x) => x?.tx_status.status === 'committed',
+    )) as any;
+    const feeC = 750n * CKB - BigInt(commitment.transaction.outputs[0].capacity);
+    // B's 288 + 62 arrive at B's script while B is offline: the tower signed with B's key.
+    const gained = await until(
+      "B's share on chain",
+      async () => (await client.getCellsCapacity({ script: bLock, script_type: 'lock' })) - bBefore,
+      (g) => g > 0n,
+      90_000,
+    );
+    expect(gained).toBeLessThanOrEqual(350n * CKB);
+    expect(gained).toBeGreaterThanOrEqual(350n * CKB - feeC);
+  }, 240_000);
 });
