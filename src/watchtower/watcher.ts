@@ -348,7 +348,12 @@ export function createWatchtower(o: WatchtowerOptions): Watchtower {
       }
       if (sent && sent.tx_status.status !== 'rejected') return; // still in the pool
     }
-    if (!(await isLive(commitmentOut))) return;
+    if (!(await isLive(commitmentOut))) {
+      // Too late to revoke (the cheater settled part of it after the delay): claim what we can
+      // of what is left, as after any commitment.
+      if (t.settlement) await settle(t, t.settlement, ccc.bytesFrom(out0.lock.args), peers);
+      return;
+    }
     log.warn(
       { channel_id: t.channelId, commitment: last.tx_hash, version: String(args.version) },
       'the peer published a revoked commitment: sweeping it',
