@@ -182,15 +182,15 @@ describe('a devnet driven over JSON-RPC', { timeout: 180_000 }, () => {
     // … then by path-finding over the gossiped graph, as a wallet pays an invoice. Right after the
     // channels are ready the announcements may still be on their way: the seed's rule says retry.
     const inv2 = await carol.call('new_invoice', { amount: '0x5f5e100', currency: 'Fibd' });
-    const routed = await until('a route to carol', async () => {
+    const routed = await until<{ fee: string }>('a route to carol', async () => {
       try {
-        return await alice.call('send_payment', { invoice: inv2.invoice_address });
+        return await alice.call<{ fee: string }>('send_payment', { invoice: inv2.invoice_address });
       } catch (e) {
         if (/Failed to build route/.test((e as Error).message)) return undefined;
         throw e;
       }
     });
-    expect(routed!.fee).toBe('0x186a0');
+    expect(routed.fee).toBe('0x186a0');
     await until('the routed payment', async () => {
       const p = await alice.call('get_payment', { payment_hash: inv2.invoice.data.payment_hash });
       return p.status === 'Success' ? p : undefined;
