@@ -69,6 +69,26 @@ export function createWatchtower(o: WatchtowerOptions): Watchtower {
     return r?.objects ?? [];
   }
 
+  /**
+   * The transaction that spent the funding cell: the newest input row under the funding lock.
+   * Only a 2-of-2 signature spends that lock, so any input row is the funding spend; outputs
+   * anyone may add (dust sent to the same lock to hide the spend) are paged past.
+   */
+  async function fundingSpend(funding: ccc.Script): Promise<TxRow | undefined> {
+    const key = { script: scriptToJson(funding), script_type: 'lock', script_search_mode: 'exact' };
+    let cursor: string | undefined;
+    for (let page = 0; page < 50; page++) {
+      const params: unknown[] = [key, 'desc', '0x64'];
+      if (cursor) params.push(cursor);
+      const r = await o.chain.call<{ objects: TxRow[]; last_cursor: string }>('get_transactions', params);
+      const input = r?.objects.find((x) => x.io_type === 'input');
+      if (input) return input;
+      if (!r || r.objects.length < 100) return undefined;
+      cursor = r.last_cursor;
+    }
+    return undefined;
+  }
+
   async function fetchTx(hash: string): Promise<ccc.Transaction | null> {
     const r = await o.chain.getTransaction(hash);
     if (r?.tx_status.status !== 'committed') return null;
@@ -317,8 +337,8 @@ export function createWatchtower(o: WatchtowerOptions): Watchtower {
     const { funding, key } = fundingOf(t);
     const done = o.store.outcome(key);
     if (done && done.kind !== 'revoking') return;
-    const last = (await lastTx(funding, 'exact'))[0];
-    if (last?.io_type !== 'input') return; // not funded yet, or still unspent
+    const last = await fundingSpend(funding);
+    if (!last) return; // not funded yet, or still unspent
     const spend = await fetchTx(last.tx_hash);
     if (!spend) return;
     const out0 = spend.outputs[0];

@@ -110,6 +110,14 @@ describe('watchtower', () => {
       script_search_mode: 'exact',
     });
     expect(await client.sendTransaction(cheat)).toBe(old.hash);
+    // The cheater also sends a cell to the funding lock, so that the newest indexer row of that
+    // lock is an output, hiding the spend from a watchtower that looks at one row only.
+    const fundingOut = cheat.inputs[0]!.previousOutput;
+    const fundingTx = (await client.getTransaction(fundingOut.txHash)) as any;
+    await client.call('faucet', [
+      fundingTx.transaction.outputs[Number(fundingOut.index)].lock,
+      hex(61n * CKB),
+    ]);
     const committed = await until(
       'old commitment committed',
       () => client.getTransaction(old.hash),
