@@ -258,7 +258,15 @@ export function createWatchtower(o: WatchtowerOptions): Watchtower {
       script_type: 'lock' as const,
       script_search_mode: 'prefix' as const,
     };
-    const cells = (await o.chain.getCells(key, 'asc', 10)).objects;
+    // All live cells under the prefix (anyone may add cells there; they are skipped below).
+    const cells: Awaited<ReturnType<ChainClient['getCells']>>['objects'] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 20; page++) {
+      const r = await o.chain.getCells(key, 'asc', 50, cursor);
+      cells.push(...r.objects);
+      if (r.objects.length < 50) break;
+      cursor = r.last_cursor;
+    }
     if (cells.length === 0) return false;
     const role: Role = peers ? 'other' : 'holder';
     const slot: [number, number] = role === 'holder' ? [37, 57] : [57, 77];
