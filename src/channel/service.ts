@@ -36,7 +36,7 @@ import { abortable, reestablishMessage } from './reestablish.ts';
 import { type Channel, PENDING_STATES, type ScriptData } from './state.ts';
 import { ChannelStore } from './store.ts';
 import { type AddTlcCommand, type RemoveReason, type TlcNotice, WAITING_ACK } from './tlc.ts';
-import { partySettlementTx, reserveFor, type ScriptInfo } from './tx.ts';
+import { partySettlementTx, reserveFor, type ScriptInfo, SIDE_FLOOR } from './tx.ts';
 import {
   CHANNEL_CODECS,
   type ChannelMessage,
@@ -252,9 +252,10 @@ export class ChannelService {
     // A UDT channel's funding amount is in tokens; our reserve comes in CKB beside it.
     if (udt && r.fundingAmount <= 0n)
       throw new DomainError('Invalid parameter: The funding amount (0) should be greater than 0');
-    if (!udt && r.fundingAmount < reserve) {
+    const minimum = reserve > SIDE_FLOOR ? reserve : SIDE_FLOOR;
+    if (!udt && r.fundingAmount < minimum) {
       throw new DomainError(
-        `Invalid parameter: The funding amount (${r.fundingAmount}) should be greater than or equal to ${reserve}`,
+        `Invalid parameter: The funding amount (${r.fundingAmount}) should be greater than or equal to ${minimum}`,
       );
     }
     const fundingFeeRate = r.fundingFeeRate ?? 1000n;
@@ -317,9 +318,10 @@ export class ChannelService {
       throw notFound();
     const shutdown = ccc.Script.from(r.shutdownScript ?? this.o.defaultShutdownScript);
     const reserve = reserveFor(shutdown, ch0.udt ? toScript(ch0.udt) : null);
-    if (!ch0.udt && r.fundingAmount < reserve) {
+    const minimum = reserve > SIDE_FLOOR ? reserve : SIDE_FLOOR;
+    if (!ch0.udt && r.fundingAmount < minimum) {
       throw new DomainError(
-        `Invalid parameter: The funding amount (${r.fundingAmount}) should be greater than or equal to ${reserve}`,
+        `Invalid parameter: The funding amount (${r.fundingAmount}) should be greater than or equal to ${minimum}`,
       );
     }
     if (r.tlcExpiryDelta !== undefined) checkExpiryDelta(r.tlcExpiryDelta);

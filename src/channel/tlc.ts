@@ -31,7 +31,7 @@ import {
 } from './machine.ts';
 import { complete, newNonce, SignatureError, signFirst } from './musig.ts';
 import { type Channel, deserializeChannel, type PartyParams, serializeChannel, type Tlc } from './state.ts';
-import { commitmentTxSize, feeOf, le128, revocationMessage } from './tx.ts';
+import { commitmentTxSize, feeOf, le128, revocationMessage, SIDE_FLOOR } from './tx.ts';
 import {
   type AddTlc,
   type ChannelMessage,
@@ -82,6 +82,10 @@ export function addTlc(ch0: Channel, c: AddTlcCommand, env: MachineEnv): Step & 
   if (c.amount > ch0.localBalance)
     throw new ChannelError(
       `Invalid parameter: TLC amount ${c.amount} exceeds the local balance ${ch0.localBalance}`,
+    );
+  if (!ch0.udt && ch0.localBalance - c.amount + ch0.local.reserve < SIDE_FLOOR)
+    throw new ChannelError(
+      `Invalid parameter: TLC amount ${c.amount} would leave ${ch0.localBalance - c.amount + ch0.local.reserve} shannons on our side, below the ${SIDE_FLOOR} a settlement cell needs`,
     );
   if (c.hashAlgorithm !== 0 && c.hashAlgorithm !== 1)
     throw new ChannelError('Invalid parameter: hash algorithm');

@@ -40,6 +40,16 @@ export function reserveFor(shutdownScript: ccc.ScriptLike, udt?: ccc.ScriptLike 
   return BigInt(out.occupiedSize + (udt ? 16 : 0)) * CKB + CKB;
 }
 
+/**
+ * The least either side of a CKB channel may hold (balance + reserve): the occupied capacity of a
+ * commitment-lock cell (8 capacity + 32 code hash + 1 hash type + 57 args bytes). When one side
+ * settles a commitment first, the other side's share must stay behind as such a cell, and the
+ * commitment lock wants its capacity exact — so a side holding less could never be settled
+ * around, and the other side's funds would wait on it for ever. The seed's 62-CKB reserve stays
+ * what is shown apart from the balance; this floor is what may not be spent below.
+ */
+export const SIDE_FLOOR = 98n * CKB;
+
 /** `M(tx)`: the hash of the raw transaction with its cell deps emptied. */
 export function txMessage(tx: ccc.Transaction): Uint8Array {
   const c = tx.clone();

@@ -4,6 +4,8 @@
  * channels kept in it), and the invoices a final hop checks against.
  */
 import type { ChannelService } from '../channel/service.ts';
+import type { Channel } from '../channel/state.ts';
+import { SIDE_FLOOR } from '../channel/tx.ts';
 import { bytesToHex } from '../codec/hex.ts';
 import { PathFindError } from '../graph/pathfind.ts';
 import type { GraphService } from '../graph/service.ts';
@@ -105,6 +107,12 @@ export function wirePayments(w: PaymentWiring): {
   return { payments, relay, stop };
 }
 
+function spendable(ch: Channel): bigint {
+  if (ch.udt) return ch.localBalance;
+  const above = ch.localBalance + ch.local.reserve - SIDE_FLOOR;
+  return above > 0n ? above : 0n;
+}
+
 /** Our ready channels, with our exact balance, as the path finder must see them. */
 export function syncOwnChannels(channels: ChannelService, graph: GraphService): void {
   for (const ch of channels.store.list()) {
@@ -121,7 +129,8 @@ export function syncOwnChannels(channels: ChannelService, graph: GraphService): 
       outpoint: `${ch.fundingTxHash}00000000`,
       peer: ch.peer,
       capacity: ch.localBalance + ch.remoteBalance,
-      local: info(ch.localBalance, {
+      // What we may actually send: never below the floor a settlement cell needs.
+      local: info(spendable(ch), {
         tlcExpiryDelta: ch.tlcExpiryDelta,
         tlcMinValue: ch.tlcMinValue,
         feeRate: ch.tlcFeeProportionalMillionths,

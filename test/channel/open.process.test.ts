@@ -92,7 +92,7 @@ describe('open_channel between two nodes on the dev chain', () => {
       /^Invalid parameter: Peer Pubkey\(0211.*\)'s feature not found, waiting for peer to send Init message$/,
     );
     expect(await err(a, 'open_channel', { peer_id: bPeerId(), funding_amount: hex(61n * CKB) })).toBe(
-      `Invalid parameter: The funding amount (${61n * CKB}) should be greater than or equal to ${62n * CKB}`,
+      `Invalid parameter: The funding amount (${61n * CKB}) should be greater than or equal to ${98n * CKB}`,
     );
     const unknown = `0x${'ab'.repeat(32)}`;
     expect(await err(a, 'abandon_channel', { channel_id: unknown })).toBe(

@@ -162,7 +162,7 @@ describe('channel service', () => {
     // Manual accept below the reserve is refused with the reference's text; abandon closes it.
     const temp = before[0]!.tempId;
     await expect(svc.acceptChannel({ temporaryChannelId: temp, fundingAmount: 10n * CKB })).rejects.toThrow(
-      `Invalid parameter: The funding amount (${10n * CKB}) should be greater than or equal to ${62n * CKB}`,
+      `Invalid parameter: The funding amount (${10n * CKB}) should be greater than or equal to ${98n * CKB}`,
     );
     await svc.abandonChannel(temp);
     const [closed] = svc.list();
