@@ -11,10 +11,8 @@ import { createRpcClient, type RpcClient } from '../src/rpc/client.ts';
 import { tempDir } from '../test/helpers/node-process.ts';
 
 const PAYMENTS = Number(process.env.BENCH_PAYMENTS ?? 200);
-// More than one payment in flight on one channel makes both sides start TLC rounds at once, which
-// the channel layer does not yet reconcile (known bug, see the notes): measure one at a time by
-// default; BENCH_CONCURRENCY=n shows the collision.
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 1);
+// Payments in flight at once (both sides then start TLC rounds that collide and are serialised).
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
 
 function signingCeiling() {
   const sk = secp256k1.utils.randomSecretKey();
