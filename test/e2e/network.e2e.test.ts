@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DevnetDescription, type RunningDevnet, startDevnet } from '../../src/devnet/devnet.ts';
 import { createRpcClient, type RpcClient } from '../../src/rpc/client.ts';
 import { tempDir } from '../helpers/node-process.ts';
+import { wsClient } from '../helpers/ws-client.ts';
 
 const CKB = 100_000_000n;
 const big = (hex: string) => BigInt(hex);
@@ -118,6 +119,45 @@ describe('a devnet driven over JSON-RPC', { timeout: 180_000 }, () => {
     expect(listed.payments.map((p: { payment_hash: string }) => p.payment_hash).sort()).toEqual(
       [hash, keysend.payment_hash].sort(),
     );
+  });
+
+  it('notifies store-change subscribers of a real payment on both sides', async () => {
+    const payer = await wsClient(desc.nodes[0]!.rpc_url);
+    const payee = await wsClient(desc.nodes[1]!.rpc_url);
+    expect((await payer.call('subscribe_store_changes')).result).toBeDefined();
+    expect((await payee.call('subscribe_store_changes')).result).toBeDefined();
+    const inv = await bob.call('new_invoice', { amount: '0x186a0', currency: 'Fibd' });
+    const hash = inv.invoice.data.payment_hash;
+    await alice.call('send_payment', { invoice: inv.invoice_address });
+    const results = (c: { notes: { params: { result: Record<string, any> } }[] }) =>
+      c.notes.map((n) => n.params.result);
+    await until('the payee to see Paid', async () =>
+      results(payee).some(
+        (r) =>
+          r.PutCkbInvoiceStatus?.payment_hash === hash && r.PutCkbInvoiceStatus.invoice_status === 'Paid',
+      )
+        ? true
+        : undefined,
+    );
+    await until('the payer to see Success', async () =>
+      results(payer).some(
+        (r) =>
+          r.PutPaymentSession?.payment_hash === hash &&
+          r.PutPaymentSession.payment_session.status === 'Success',
+      )
+        ? true
+        : undefined,
+    );
+    const statuses = results(payee)
+      .filter((r) => r.PutCkbInvoiceStatus?.payment_hash === hash)
+      .map((r) => r.PutCkbInvoiceStatus.invoice_status);
+    expect(statuses).toEqual(['Open', 'Received', 'Paid']);
+    expect(results(payee)).toContainEqual({
+      PutPreimage: { payment_hash: hash, payment_preimage: expect.stringMatching(/^0x[0-9a-f]{64}$/) },
+    });
+    expect(results(payer).some((r) => r.PutPreimage?.payment_hash === hash)).toBe(true);
+    payer.close();
+    payee.close();
   });
 
   it('refuses bad payments with clear errors', async () => {
@@ -260,7 +300,7 @@ describe('a devnet driven over JSON-RPC', { timeout: 180_000 }, () => {
       (o: { lock: { args: string } }) => o.lock.args === desc.nodes[0]!.wallet_lock_args,
     );
     // Balance (438 − 2 − 2 × 1.001 − 0.5005) plus the 62-CKB reserve, less alice's fee share.
-    const expected = 438n * CKB - 200_000_000n - 2n * 100_100_000n - 50_050_000n + 62n * CKB;
+    const expected = 438n * CKB - 200_000_000n - 100_000n - 2n * 100_100_000n - 50_050_000n + 62n * CKB;
     expect(big(aliceOut.capacity)).toBeLessThanOrEqual(expected);
     expect(big(aliceOut.capacity)).toBeGreaterThan(expected - CKB / 100n);
   });

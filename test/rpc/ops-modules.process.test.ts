@@ -5,41 +5,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import { type NodeProcess, startNode, tempDir } from '../helpers/node-process.ts';
+import { wsClient } from '../helpers/ws-client.ts';
 
 const MODULES = ['info', 'invoice', 'pubsub', 'admin', 'prof'];
 
 function preimage(i: number): string {
   return '0x' + i.toString(16).padStart(64, '0');
-}
-
-/** A WebSocket JSON-RPC client collecting notifications. */
-async function wsClient(url: string) {
-  const ws = new WebSocket(url.replace('http', 'ws'));
-  await new Promise((resolve, reject) => {
-    ws.once('open', resolve);
-    ws.once('error', reject);
-  });
-  const notes: any[] = [];
-  const pending = new Map<number, (v: any) => void>();
-  let nextId = 1;
-  ws.on('message', (data) => {
-    const msg = JSON.parse(data.toString());
-    if ('id' in msg && pending.has(msg.id)) {
-      pending.get(msg.id)!(msg);
-      pending.delete(msg.id);
-    } else if (msg.method) notes.push(msg);
-  });
-  return {
-    notes,
-    call(method: string, params: unknown[] = []): Promise<any> {
-      const id = nextId++;
-      ws.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
-      return new Promise((resolve) => pending.set(id, resolve));
-    },
-    close: () => ws.close(),
-  };
 }
 
 async function until(cond: () => boolean, what: string, ms = 10_000) {
