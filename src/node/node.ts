@@ -35,6 +35,7 @@ import type { MethodSpec } from '../rpc/method.ts';
 import { adminMethods } from '../rpc/modules/admin.ts';
 import { channelMethods } from '../rpc/modules/channel.ts';
 import { devMethods } from '../rpc/modules/dev.ts';
+import { externalFundingMethods } from '../rpc/modules/dev-funding.ts';
 import { graphMethods } from '../rpc/modules/graph.ts';
 import { infoMethods } from '../rpc/modules/info.ts';
 import { invoiceMethods } from '../rpc/modules/invoice.ts';
@@ -386,6 +387,7 @@ export class StrandNode {
       ...(this.graph ? graphMethods(this.graph) : []),
       ...(this.channels && this.peers ? channelMethods(this.channels, this.peers) : []),
       ...(this.channels ? devMethods(this.channels) : []),
+      ...(this.chain ? externalFundingMethods(this.chain) : []),
       ...pubsubMethods(this.changes),
       ...watchtowerMethods(new WatchtowerStore(this.db)),
       ...adminMethods({ backup: (dest) => this.backup(dest) }),

@@ -5,7 +5,13 @@
  */
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DevnetDescription, type RunningDevnet, startDevnet } from '../../src/devnet/devnet.ts';
+import { loadWalletKey } from '../../src/crypto/keyfile.ts';
+import {
+  DEVNET_PASSWORD,
+  type DevnetDescription,
+  type RunningDevnet,
+  startDevnet,
+} from '../../src/devnet/devnet.ts';
 import { createRpcClient, type RpcClient } from '../../src/rpc/client.ts';
 import { tempDir } from '../helpers/node-process.ts';
 import { wsClient } from '../helpers/ws-client.ts';
@@ -158,6 +164,46 @@ describe('a devnet driven over JSON-RPC', { timeout: 180_000 }, () => {
     expect(results(payer).some((r) => r.PutPreimage?.payment_hash === hash)).toBe(true);
     payer.close();
     payee.close();
+  });
+
+  it('signs an external funding transaction with a given key (dev sign_external_funding_tx)', async () => {
+    const key = loadWalletKey(path.join(desc.nodes[2]!.dir, 'ckb', 'key'), { password: DEVNET_PASSWORD });
+    const lock = { code_hash: SIGHASH, hash_type: 'type', args: desc.nodes[2]!.wallet_lock_args };
+    const { objects } = await chain.call('get_cells', [
+      { script: lock, script_type: 'lock', filter: { script_len_range: ['0x0', '0x1'] } },
+      'asc',
+      '0x1',
+    ]);
+    const cell = objects[0];
+    const scripts = await chain.call('get_dev_scripts', []);
+    const unsigned = {
+      version: '0x0',
+      cell_deps: scripts.secp256k1_blake160_sighash_all.cell_deps,
+      header_deps: [],
+      inputs: [{ previous_output: cell.out_point, since: '0x0' }],
+      outputs: [{ capacity: `0x${(big(cell.output.capacity) - 100_000n).toString(16)}`, lock, type: null }],
+      outputs_data: ['0x'],
+      witnesses: [],
+    };
+    const { signed_funding_tx } = await carol.call('sign_external_funding_tx', {
+      unsigned_funding_tx: unsigned,
+      private_key: Buffer.from(key).toString('hex'),
+    });
+    expect(signed_funding_tx.witnesses[0]).toMatch(/^0x[0-9a-f]+$/);
+    expect(await chain.call('send_transaction', [signed_funding_tx, 'passthrough'])).toMatch(
+      /^0x[0-9a-f]{64}$/,
+    );
+    const other = await carol
+      .call('sign_external_funding_tx', {
+        unsigned_funding_tx: unsigned,
+        private_key: `0x${'11'.repeat(32)}`,
+      })
+      .catch((e) => e);
+    expect(other.message).toBe('no transaction inputs matched the provided private key');
+    const short = await carol
+      .call('sign_external_funding_tx', { unsigned_funding_tx: unsigned, private_key: '0x1234' })
+      .catch((e) => e);
+    expect(short.message).toBe('invalid private key length: expected 32 bytes, got 2');
   });
 
   it('refuses bad payments with clear errors', async () => {

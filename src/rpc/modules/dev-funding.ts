@@ -1,0 +1,69 @@
+/**
+ * dev `sign_external_funding_tx` (fiber-rpc.md §1.9): signs, with a given secp256k1 key, every
+ * input of a funding transaction locked by that key's sighash-all lock — a helper for testing
+ * externally funded channels. Debug only (the `dev` module is off by default): the key crosses
+ * the RPC.
+ */
+import { ccc } from '@ckb-ccc/core';
+import { cccA } from '@ckb-ccc/core/advanced';
+import { z } from 'zod';
+import { sighashLock } from '../../chain/address.ts';
+import type { ChainClient } from '../../chain/client.ts';
+import { txToJson } from '../../chain/client.ts';
+import { DomainError } from '../../codec/errors.ts';
+import { bytesToHex } from '../../codec/hex.ts';
+import { isValidSecretKey } from '../../crypto/identity.ts';
+import { lockArgsOf } from '../../crypto/secp256k1.ts';
+import { signSighashAll } from '../../crypto/sighash.ts';
+import { type MethodSpec, method } from '../method.ts';
+
+export function externalFundingMethods(chain: Pick<ChainClient, 'getLiveCell'>): MethodSpec[] {
+  return [
+    method({
+      name: 'sign_external_funding_tx',
+      module: 'dev',
+      params: z.object({
+        unsigned_funding_tx: z.record(z.string(), z.unknown()),
+        private_key: z.string().regex(/^(0x)?[0-9a-fA-F]*$/, { error: 'expected a hex private key' }),
+      }),
+      handler: async (p) => {
+        const hex = p.private_key.replace(/^0x/, '');
+        if (hex.length !== 64) {
+          throw new DomainError(`invalid private key length: expected 32 bytes, got ${hex.length / 2}`);
+        }
+        const sk = Uint8Array.from(Buffer.from(hex, 'hex'));
+        if (!isValidSecretKey(sk)) throw new DomainError('invalid private key: not a secp256k1 secret key');
+        let tx: ccc.Transaction;
+        try {
+          tx = ccc.Transaction.from(
+            (
+              cccA.JsonRpcTransformers as unknown as { transactionTo(j: unknown): ccc.TransactionLike }
+            ).transactionTo(p.unsigned_funding_tx),
+          );
+        } catch (e) {
+          throw new DomainError(`invalid unsigned_funding_tx: ${(e as Error).message}`);
+        }
+        const lock = sighashLock(bytesToHex(lockArgsOf(sk)));
+        const mine: number[] = [];
+        for (const [i, input] of tx.inputs.entries()) {
+          const live = (await chain.getLiveCell(input.previousOutput, false)) as {
+            status: string;
+            cell?: { output: { lock: { code_hash: string; hash_type: string; args: string } } };
+          };
+          const l = live.cell?.output.lock;
+          if (!l) continue;
+          const script = ccc.Script.from({
+            codeHash: l.code_hash,
+            hashType: l.hash_type as ccc.HashType,
+            args: l.args,
+          });
+          if (script.eq(lock)) mine.push(i);
+        }
+        if (mine.length === 0)
+          throw new DomainError('no transaction inputs matched the provided private key');
+        signSighashAll(tx, mine, sk);
+        return { signed_funding_tx: txToJson(tx) };
+      },
+    }),
+  ];
+}
