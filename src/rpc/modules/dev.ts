@@ -8,37 +8,9 @@ import { z } from 'zod';
 import type { ChannelService } from '../../channel/service.ts';
 import { DomainError } from '../../codec/errors.ts';
 import { hexToBytes, toHexQuantity as q } from '../../codec/hex.ts';
+import { TLC_ERROR_CODES } from '../../payment/onion/tlc-error.ts';
 import { type MethodSpec, method } from '../method.ts';
 import { h256, u64, u128 } from '../schema.ts';
-
-/** TlcErrorCode names → codes (§2.7). */
-export const TLC_ERROR_CODES: Record<string, number> = {
-  TemporaryNodeFailure: 0x2002,
-  PermanentNodeFailure: 0x6002,
-  RequiredNodeFeatureMissing: 0x6003,
-  InvalidOnionVersion: 0xc004,
-  InvalidOnionHmac: 0xc005,
-  InvalidOnionKey: 0xc006,
-  TemporaryChannelFailure: 0x1007,
-  PermanentChannelFailure: 0x4008,
-  RequiredChannelFeatureMissing: 0x4009,
-  UnknownNextPeer: 0x400a,
-  AmountBelowMinimum: 0x100b,
-  FeeInsufficient: 0x100c,
-  IncorrectTlcExpiry: 0x100d,
-  ExpiryTooSoon: 0x400e,
-  IncorrectOrUnknownPaymentDetails: 0x400f,
-  InvoiceExpired: 0x4010,
-  InvoiceCancelled: 0x4011,
-  FinalIncorrectExpiryDelta: 0x0012,
-  FinalIncorrectTlcAmount: 0x0013,
-  ChannelDisabled: 0x1014,
-  ExpiryTooFar: 0x4015,
-  InvalidOnionPayload: 0x4016,
-  HoldTlcTimeout: 0x4017,
-  InvalidOnionError: 0xc019,
-  IncorrectTlcDirection: 0x401a,
-};
 
 const reason = z.union([z.object({ payment_preimage: h256 }), z.object({ error_code: z.string().max(64) })]);
 
@@ -82,7 +54,11 @@ export function devMethods(svc: ChannelService): MethodSpec[] {
             { waitMs: 0 },
           );
         } else {
-          const code = TLC_ERROR_CODES[p.reason.error_code];
+          // Own names only: `toString` and friends are not error codes.
+          const name = p.reason.error_code;
+          const code = Object.hasOwn(TLC_ERROR_CODES, name)
+            ? (TLC_ERROR_CODES as Record<string, number>)[name]
+            : undefined;
           if (code === undefined) throw new DomainError(`invalid error code: ${p.reason.error_code}`);
           // Without an onion route, the error packet is the bare big-endian code.
           await svc.removeTlc(
