@@ -29,6 +29,10 @@ export function registerDevnetCommand(program: Command): void {
       'peers to connect and channels to open (default: a line with 500 CKB channels)',
     )
     .option('--block-interval <ms>', 'dev chain block interval', '1000')
+    .option(
+      '--epoch-length <blocks>',
+      'blocks per epoch of a new chain (short epochs: short commitment delays)',
+    )
     .option('--base-port <port>', 'chain RPC port; node i gets RPC port+113+10i and P2P port+114+10i', '8114')
     .option('--reset', 'delete the network directory first')
     .action(async (opts) => {
@@ -47,6 +51,7 @@ export function registerDevnetCommand(program: Command): void {
           dir: path.resolve(opts.dir),
           nodes: topology?.nodes ?? nodes,
           blockIntervalMs: Number(opts.blockInterval),
+          epochLength: opts.epochLength ? Number(opts.epochLength) : undefined,
           basePort: Number(opts.basePort),
           topology,
           reset: !!opts.reset,

@@ -27,6 +27,8 @@ export interface DevnetOptions {
   dir: string;
   nodes: number;
   blockIntervalMs: number;
+  /** Blocks per epoch of a new chain (short epochs make commitment delays short; tests). */
+  epochLength?: number;
   /** The chain listens here; node i uses RPC basePort+113+10i and P2P basePort+114+10i (8227/8228 first). */
   basePort: number;
   topology?: Topology;
@@ -133,6 +135,7 @@ export async function startDevnet(opts: DevnetOptions): Promise<RunningDevnet> {
         `127.0.0.1:${opts.basePort}`,
         '--block-interval',
         String(opts.blockIntervalMs),
+        ...(fresh && opts.epochLength ? ['--epoch-length', String(opts.epochLength)] : []),
         ...fund,
       ],
       logFile: path.join(dir, 'chain.log'),

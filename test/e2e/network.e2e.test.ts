@@ -49,6 +49,8 @@ beforeAll(async () => {
     dir: path.join(tempDir('strand-e2e-'), 'net'),
     nodes: 3,
     blockIntervalMs: 200,
+    // Short epochs: a force close settles after one epoch (the default commitment delay).
+    epochLength: 10,
     basePort: 30_000 + Math.floor(Math.random() * 20_000),
     // The seed's case: alice funds 500 CKB, bob auto-accepts with 250.
     topology: {
@@ -282,6 +284,15 @@ describe('a devnet driven over JSON-RPC', { timeout: 180_000 }, () => {
       return p.status === 'Success' ? p : undefined;
     });
     const carol2b = await channelWith(carol, desc.nodes[1]!.peer_id);
+    // The graph as alice learned it by gossip: both public channels and the three nodes.
+    const { channels: known } = await alice.call('graph_channels', {});
+    expect(known.map((c: { channel_outpoint: string }) => c.channel_outpoint).sort()).toEqual(
+      [ab.channel_outpoint, bcBob.channel_outpoint].sort(),
+    );
+    const { nodes: seen } = await alice.call('graph_nodes', {});
+    expect(seen.map((n: { pubkey: string }) => n.pubkey).sort()).toEqual(
+      desc.nodes.map((n) => n.pubkey).sort(),
+    );
     expect(big(carol2b.local_balance) - big(carol2.local_balance)).toBe(amount);
 
     // Path-finding over a hop hint as well: keysend 0.5 CKB.
@@ -331,6 +342,41 @@ describe('a devnet driven over JSON-RPC', { timeout: 180_000 }, () => {
     const to = (args: string) => tx.outputs.find((o: { lock: { args: string } }) => o.lock.args === args);
     expect(to(desc.nodes[0]!.wallet_lock_args)).toBeDefined();
     expect(to(desc.nodes[1]!.wallet_lock_args)).toBeDefined();
+  });
+
+  it("force-closes bob's channel to carol: commitment on chain, bob's share settled after the delay", async () => {
+    const bc = await channelWith(bob, desc.nodes[2]!.peer_id);
+    await bob.call('shutdown_channel', { channel_id: bc.channel_id, force: true });
+    const done = await until('the force close to settle', async () => {
+      const { channels } = await bob.call('list_channels', {
+        peer_id: desc.nodes[2]!.peer_id,
+        include_closed: true,
+      });
+      const c = channels.find((x: { channel_id: string }) => x.channel_id === bc.channel_id);
+      return c?.state.state_name === 'CLOSED' && !c.state.state_flags.includes('WAITING_ONCHAIN_SETTLEMENT')
+        ? c
+        : undefined;
+    });
+    expect(done.state.state_flags).toEqual(['UNCOOPERATIVE_LOCAL']);
+    const commitment = await chain.call('get_transaction', [done.shutdown_transaction_hash]);
+    expect(commitment.tx_status.status).toBe('committed');
+    expect(commitment.transaction.inputs[0].previous_output.tx_hash).toBe(bc.channel_outpoint.slice(0, 66));
+    // Bob's balance + reserve comes back to his wallet lock (less the settlement fee).
+    const bobLock = { code_hash: SIGHASH, hash_type: 'type', args: desc.nodes[1]!.wallet_lock_args };
+    const want = big(bc.local_balance) + 62n * CKB;
+    await until("bob's settlement", async () => {
+      const { objects } = await chain.call('get_cells', [
+        { script: bobLock, script_type: 'lock' },
+        'desc',
+        '0x64',
+      ]);
+      return objects.some((c: { output: { capacity: string } }) => {
+        const v = big(c.output.capacity);
+        return v <= want && v > want - CKB / 100n;
+      })
+        ? true
+        : undefined;
+    });
   });
 
   // KNOWN BUG (found by this suite, see the session notes): shortly after the keysend payments of
