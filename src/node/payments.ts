@@ -6,7 +6,7 @@
 import type { ChannelService } from '../channel/service.ts';
 import type { Channel } from '../channel/state.ts';
 import { SIDE_FLOOR } from '../channel/tx.ts';
-import { bytesToHex } from '../codec/hex.ts';
+import { bytesToHex, hexToBytes } from '../codec/hex.ts';
 import { PathFindError } from '../graph/pathfind.ts';
 import type { GraphService } from '../graph/service.ts';
 import { payeeOf } from '../invoice/codec.ts';
@@ -107,6 +107,9 @@ export function wirePayments(w: PaymentWiring): {
   return { payments, relay, stop };
 }
 
+/** Molecule hash-type bytes (`data` 0, `type` 1, `data1` 2, `data2` 4). */
+const HASH_TYPES: Record<string, number> = { data: 0, type: 1, data1: 2, data2: 4 };
+
 function spendable(ch: Channel): bigint {
   if (ch.udt) return ch.localBalance;
   const above = ch.localBalance + ch.local.reserve - SIDE_FLOOR;
@@ -129,6 +132,13 @@ export function syncOwnChannels(channels: ChannelService, graph: GraphService): 
       outpoint: `${ch.fundingTxHash}00000000`,
       peer: ch.peer,
       capacity: ch.localBalance + ch.remoteBalance,
+      udtTypeScript: ch.udt
+        ? {
+            codeHash: hexToBytes(ch.udt.codeHash),
+            hashType: HASH_TYPES[ch.udt.hashType] ?? 0,
+            args: hexToBytes(ch.udt.args),
+          }
+        : null,
       // What we may actually send: never below the floor a settlement cell needs.
       local: info(spendable(ch), {
         tlcExpiryDelta: ch.tlcExpiryDelta,

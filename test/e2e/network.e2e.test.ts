@@ -57,8 +57,10 @@ beforeAll(async () => {
       peers: [
         ['alice', 'bob'],
         ['bob', 'carol'],
+        ['carol', 'alice'],
       ],
       channels: [
+        { from: 'carol', to: 'alice', funding: 1000, udt: true, public: true },
         { from: 'alice', to: 'bob', funding: 500, udt: false, public: true },
         { from: 'bob', to: 'carol', funding: 500, udt: false, public: true },
       ],
@@ -284,10 +286,11 @@ describe('a devnet driven over JSON-RPC', { timeout: 180_000 }, () => {
       return p.status === 'Success' ? p : undefined;
     });
     const carol2b = await channelWith(carol, desc.nodes[1]!.peer_id);
-    // The graph as alice learned it by gossip: both public channels and the three nodes.
+    // The graph as alice learned it by gossip: the public channels and the three nodes.
     const { channels: known } = await alice.call('graph_channels', {});
+    const ca = await channelWith(carol, desc.nodes[0]!.peer_id);
     expect(known.map((c: { channel_outpoint: string }) => c.channel_outpoint).sort()).toEqual(
-      [ab.channel_outpoint, bcBob.channel_outpoint].sort(),
+      [ab.channel_outpoint, bcBob.channel_outpoint, ca.channel_outpoint].sort(),
     );
     const { nodes: seen } = await alice.call('graph_nodes', {});
     expect(seen.map((n: { pubkey: string }) => n.pubkey).sort()).toEqual(
@@ -342,6 +345,28 @@ describe('a devnet driven over JSON-RPC', { timeout: 180_000 }, () => {
     const to = (args: string) => tx.outputs.find((o: { lock: { args: string } }) => o.lock.args === args);
     expect(to(desc.nodes[0]!.wallet_lock_args)).toBeDefined();
     expect(to(desc.nodes[1]!.wallet_lock_args)).toBeDefined();
+  });
+
+  it('runs a UDT channel: funded in test tokens, pays tokens by keysend', async () => {
+    const scripts = await chain.call('get_dev_scripts', []);
+    const udt = scripts.test_udt.script;
+    const c = await channelWith(carol, desc.nodes[0]!.peer_id);
+    expect(c.state.state_name).toBe('CHANNEL_READY');
+    expect(c.funding_udt_type_script).toEqual(udt);
+    expect(big(c.local_balance)).toBe(1000n);
+    const sent = await carol.call('send_payment', {
+      target_pubkey: desc.nodes[0]!.pubkey,
+      amount: '0x64',
+      keysend: true,
+      udt_type_script: udt,
+    });
+    await until('the token payment', async () => {
+      const p = await carol.call('get_payment', { payment_hash: sent.payment_hash });
+      return p.status === 'Success' ? p : undefined;
+    });
+    const after = await channelWith(carol, desc.nodes[0]!.peer_id);
+    expect(big(after.local_balance)).toBe(900n);
+    expect(big(after.remote_balance)).toBe(big(c.remote_balance) + 100n);
   });
 
   it("force-closes bob's channel to carol: commitment on chain, bob's share settled after the delay", async () => {
