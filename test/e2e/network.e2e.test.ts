@@ -404,21 +404,22 @@ describe('a devnet driven over JSON-RPC', { timeout: 180_000 }, () => {
     });
   });
 
-  // KNOWN BUG (found by this suite, see the session notes): shortly after the keysend payments of
-  // the second test report Success, alice's side of the channel rises by 0.5 CKB again (one
-  // settled 0.5 CKB TLC is undone on both sides), so the close pays alice 0.5 CKB more and bob
-  // 0.5 CKB less than the payments say. `it.fails` keeps the suite green while the bug stands and
-  // turns red the day it is fixed.
-  it.fails('pays each side exactly its balance plus reserve, never more than the funding cell', async () => {
+  it('paid each side of the closed channel exactly its balance plus reserve', async () => {
     const tx = (await chain.call('get_transaction', [closed.shutdown_transaction_hash])).transaction;
     const total = tx.outputs.reduce((s: bigint, o: { capacity: string }) => s + big(o.capacity), 0n);
     expect(total).toBeLessThanOrEqual(750n * CKB);
     const aliceOut = tx.outputs.find(
       (o: { lock: { args: string } }) => o.lock.args === desc.nodes[0]!.wallet_lock_args,
     );
-    // Balance (438 − 2 − 2 × 1.001 − 0.5005) plus the 62-CKB reserve, less alice's fee share.
-    const expected = 438n * CKB - 200_000_000n - 100_000n - 2n * 100_100_000n - 50_050_000n + 62n * CKB;
+    // Alice paid 1 + 0.5 (test 2), 0.001 (pubsub test), 2 × 1.001 and 0.5005 (two hops); her
+    // balance plus the 62-CKB reserve comes back, less her share of the close fee.
+    const expected = 438n * CKB - 150_000_000n - 100_000n - 2n * 100_100_000n - 50_050_000n + 62n * CKB;
     expect(big(aliceOut.capacity)).toBeLessThanOrEqual(expected);
     expect(big(aliceOut.capacity)).toBeGreaterThan(expected - CKB / 100n);
+    const bobOut = tx.outputs.find(
+      (o: { lock: { args: string } }) => o.lock.args === desc.nodes[1]!.wallet_lock_args,
+    );
+    expect(big(bobOut.capacity) + big(aliceOut.capacity)).toBe(total);
+    expect(big(bobOut.capacity)).toBeLessThanOrEqual(750n * CKB - expected);
   });
 });
