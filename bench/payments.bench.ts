@@ -2,7 +2,8 @@
  * `npm run bench:payments`: payments per second over one channel (alice → bob, keysend) on a
  * devnet — sequential (latency p50/p99) and with several in flight — and, in the same run, the
  * signing ceiling of this machine (secp256k1 ECDSA and BIP340 Schnorr signatures per second),
- * since every TLC round signs commitments. Two-hop figures wait for public channel announcements.
+ * since every TLC round signs commitments; then the same over two hops (alice → bob → carol, routed
+ * by path-finding over the gossiped graph).
  */
 import path from 'node:path';
 import { schnorr, secp256k1 } from '@noble/curves/secp256k1.js';
@@ -32,11 +33,22 @@ function signingCeiling() {
 
 async function pay(alice: RpcClient, bob: string): Promise<number> {
   const t0 = performance.now();
-  const { payment_hash } = await alice.call('send_payment', {
-    target_pubkey: bob,
-    amount: '0x2710',
-    keysend: true,
-  });
+  let payment_hash = '';
+  const giveUp = Date.now() + 60_000;
+  while (!payment_hash) {
+    if (Date.now() > giveUp) throw new Error(`no route to ${bob} after 60 s`);
+    try {
+      ({ payment_hash } = await alice.call('send_payment', {
+        target_pubkey: bob,
+        amount: '0x2710',
+        keysend: true,
+      }));
+    } catch (e) {
+      // Right after the channels are ready the route may not be known yet (the seed's rule).
+      if (!/Failed to build route/.test((e as Error).message)) throw e;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
   for (;;) {
     const p = await alice.call('get_payment', { payment_hash });
     if (p.status === 'Success') return performance.now() - t0;
@@ -50,7 +62,7 @@ const pct = (xs: number[], p: number) =>
 
 const net = await startDevnet({
   dir: path.join(tempDir('strand-bench-pay-'), 'net'),
-  nodes: 2,
+  nodes: 3,
   blockIntervalMs: 200,
   basePort: 40_000 + Math.floor(Math.random() * 10_000),
   topology: {
@@ -86,10 +98,25 @@ try {
       `  ${CONCURRENCY} in flight: ${concRate.toFixed(1)}/s, p50 ${pct(conc, 50).toFixed(1)} ms, p99 ${pct(conc, 99).toFixed(1)} ms`,
     );
   }
+  const carol = net.description.nodes[2]!.pubkey;
+  const lat2: number[] = [];
+  let twoHopRate = 0;
+  try {
+    for (let i = 0; i < 3; i++) await pay(alice, carol); // warm-up (and wait for the route)
+    t0 = performance.now();
+    for (let i = 0; i < PAYMENTS; i++) lat2.push(await pay(alice, carol));
+    twoHopRate = (PAYMENTS * 1000) / (performance.now() - t0);
+  } catch (e) {
+    console.log(`two hops: ${(e as Error).message}`);
+  }
   const sign = signingCeiling();
   console.log(`payments over one channel (keysend, ${PAYMENTS}, one at a time):`);
   console.log(
     `  ${seqRate.toFixed(1)}/s, latency p50 ${pct(lat, 50).toFixed(1)} ms, p99 ${pct(lat, 99).toFixed(1)} ms`,
+  );
+  console.log(`two hops (alice → bob → carol, one at a time):`);
+  console.log(
+    `  ${twoHopRate.toFixed(1)}/s, latency p50 ${pct(lat2, 50).toFixed(1)} ms, p99 ${pct(lat2, 99).toFixed(1)} ms`,
   );
   console.log(`signing ceiling: ECDSA ${sign.ecdsa.toFixed(0)}/s, Schnorr ${sign.schnorr.toFixed(0)}/s`);
   console.log(
