@@ -114,10 +114,12 @@ try {
   console.log(
     `  ${seqRate.toFixed(1)}/s, latency p50 ${pct(lat, 50).toFixed(1)} ms, p99 ${pct(lat, 99).toFixed(1)} ms`,
   );
-  console.log(`two hops (alice → bob → carol, one at a time):`);
-  console.log(
-    `  ${twoHopRate.toFixed(1)}/s, latency p50 ${pct(lat2, 50).toFixed(1)} ms, p99 ${pct(lat2, 99).toFixed(1)} ms`,
-  );
+  if (lat2.length > 0) {
+    console.log(`two hops (alice → bob → carol, one at a time):`);
+    console.log(
+      `  ${twoHopRate.toFixed(1)}/s, latency p50 ${pct(lat2, 50).toFixed(1)} ms, p99 ${pct(lat2, 99).toFixed(1)} ms`,
+    );
+  }
   console.log(`signing ceiling: ECDSA ${sign.ecdsa.toFixed(0)}/s, Schnorr ${sign.schnorr.toFixed(0)}/s`);
   console.log(
     `ratio payments / Schnorr signatures: ${(Math.max(seqRate, concRate) / sign.schnorr).toFixed(4)}`,
