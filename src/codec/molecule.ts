@@ -163,3 +163,6 @@ export function compareBytes(a: Bytes, b: Bytes): number {
   for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
   return a.length - b.length;
 }
+
+/** Molecule byte of a CKB script's hash type: `data` 0, `type` 1, `data1` 2, `data2` 4. */
+export const HASH_TYPE_BYTE: Readonly<Record<string, number>> = { data: 0, type: 1, data1: 2, data2: 4 };

@@ -4,7 +4,9 @@
  * override gossip about them, as in the reference). It is the `RoutingGraph` the path finder
  * reads. Pure data structure: no I/O.
  */
+
 import { bytesToHex } from '../codec/hex.ts';
+import { HASH_TYPE_BYTE } from '../codec/molecule.ts';
 import type {
   ChannelAnnouncement,
   ChannelUpdate,
@@ -68,8 +70,6 @@ export function udtKey(s: MolScript | null | undefined): string | null {
   return s ? bytesToHex(encodeScript(s)) : null;
 }
 
-const HASH_TYPES: Record<string, number> = { data: 0, type: 1, data1: 2, data2: 4 };
-
 /**
  * The same key from a CKB JSON script (`{code_hash, hash_type, args}`, as RPC params carry it);
  * null when it is not a valid script.
@@ -78,7 +78,7 @@ export function udtKeyFromJson(
   script: { code_hash: string; hash_type: string; args: string } | null | undefined,
 ): string | null {
   if (!script) return null;
-  const hashType = HASH_TYPES[script.hash_type];
+  const hashType = HASH_TYPE_BYTE[script.hash_type];
   if (
     hashType === undefined ||
     !/^0x[0-9a-fA-F]{64}$/.test(script.code_hash) ||

@@ -4,9 +4,9 @@
  * as `0x.*`); cell deps are `{cell_dep: {out_point, dep_type}}` or `{type_id: script}`; a dep of
  * neither form is left out.
  */
+import { HASH_TYPE_BYTE } from '../codec/molecule.ts';
 import type { MolScript, UdtArgInfo, UdtDep } from './messages.ts';
 
-const HASH_TYPE: Record<string, number> = { data: 0, type: 1, data1: 2, data2: 4 };
 const utf8 = new TextEncoder();
 
 interface ScriptJson {
@@ -23,7 +23,7 @@ function hex32(s: unknown): Uint8Array | null {
 function molScript(s: unknown): MolScript | null {
   const j = s as Partial<ScriptJson> | null;
   const codeHash = hex32(j?.code_hash);
-  const hashType = HASH_TYPE[String(j?.hash_type)];
+  const hashType = HASH_TYPE_BYTE[String(j?.hash_type)];
   if (
     !codeHash ||
     hashType === undefined ||
@@ -61,7 +61,7 @@ export function udtCfgInfosFromJson(
   const out: UdtArgInfo[] = [];
   for (const u of list) {
     const codeHash = hex32(u.script.code_hash);
-    const hashType = HASH_TYPE[u.script.hash_type];
+    const hashType = HASH_TYPE_BYTE[u.script.hash_type];
     if (!codeHash || hashType === undefined) continue;
     out.push({
       name: utf8.encode(u.name),

@@ -5,6 +5,7 @@
  */
 import type { AnnouncementHooks, AnnouncementInfo } from '../channel/service.ts';
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
+import { HASH_TYPE_BYTE } from '../codec/molecule.ts';
 import type { ChannelAnnouncement } from '../graph/messages.ts';
 import type { GraphService } from '../graph/service.ts';
 import {
@@ -12,8 +13,6 @@ import {
   completeChannelAnnouncement,
   unsignedChannelAnnouncement,
 } from '../graph/signing.ts';
-
-const HASH_TYPES: Record<string, number> = { data: 0, type: 1, data1: 2, data2: 4 };
 
 function build(i: AnnouncementInfo): ChannelAnnouncement {
   return unsignedChannelAnnouncement({
@@ -26,7 +25,7 @@ function build(i: AnnouncementInfo): ChannelAnnouncement {
     udtTypeScript: i.udtTypeScript
       ? {
           codeHash: hexToBytes(i.udtTypeScript.codeHash),
-          hashType: HASH_TYPES[i.udtTypeScript.hashType] ?? 0,
+          hashType: HASH_TYPE_BYTE[i.udtTypeScript.hashType] ?? 0,
           args: hexToBytes(i.udtTypeScript.args),
         }
       : null,

@@ -3,10 +3,12 @@
  * TLCs of the node's channels, the routes from the network graph (with the node's own ready
  * channels kept in it), and the invoices a final hop checks against.
  */
+
 import type { ChannelService } from '../channel/service.ts';
 import type { Channel } from '../channel/state.ts';
 import { SIDE_FLOOR } from '../channel/tx.ts';
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
+import { HASH_TYPE_BYTE } from '../codec/molecule.ts';
 import { PathFindError } from '../graph/pathfind.ts';
 import type { GraphService } from '../graph/service.ts';
 import { payeeOf } from '../invoice/codec.ts';
@@ -107,9 +109,6 @@ export function wirePayments(w: PaymentWiring): {
   return { payments, relay, stop };
 }
 
-/** Molecule hash-type bytes (`data` 0, `type` 1, `data1` 2, `data2` 4). */
-const HASH_TYPES: Record<string, number> = { data: 0, type: 1, data1: 2, data2: 4 };
-
 function spendable(ch: Channel): bigint {
   if (ch.udt) return ch.localBalance;
   const above = ch.localBalance + ch.local.reserve - SIDE_FLOOR;
@@ -135,7 +134,7 @@ export function syncOwnChannels(channels: ChannelService, graph: GraphService): 
       udtTypeScript: ch.udt
         ? {
             codeHash: hexToBytes(ch.udt.codeHash),
-            hashType: HASH_TYPES[ch.udt.hashType] ?? 0,
+            hashType: HASH_TYPE_BYTE[ch.udt.hashType] ?? 0,
             args: hexToBytes(ch.udt.args),
           }
         : null,
