@@ -1,0 +1,195 @@
+/**
+ * BIP-327 MuSig2 signing without tweaks, with the key aggregation context cached.
+ *
+ * @scure/btc-signer's musig2 recomputes key aggregation (two variable-base multiplications,
+ * ~5 ms) in every Session and twice in deterministicSign, which made it the largest CPU cost of
+ * a payment. A channel signs with the same two keys thousands of times, so the context (the
+ * aggregate point Q and each key's coefficient) is computed once per key list and kept. The
+ * arithmetic follows BIP-327 step by step; `test/crypto/musig2-fast.test.ts` checks every output
+ * byte for byte against @scure/btc-signer.
+ */
+import { schnorr, secp256k1 } from '@noble/curves/secp256k1.js';
+
+const Point = secp256k1.Point;
+type Pt = InstanceType<typeof Point>;
+const Fn = Point.Fn;
+const { taggedHash, pointToBytes } = schnorr.utils;
+
+const taggedInt = (tag: string, ...parts: Uint8Array[]): bigint =>
+  Fn.create(Fn.fromBytes(taggedHash(tag, ...parts), true));
+const hasEvenY = (p: Pt): boolean => p.toAffine().y % 2n === 0n;
+const evenScalar = (p: Pt, n: bigint): bigint => (hasEvenY(p) ? n : Fn.neg(n));
+const hex = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
+
+export interface KeyAggContext {
+  keys: Uint8Array[];
+  /** The aggregate point Q. */
+  Q: Pt;
+  /** xbytes(Q), the 32-byte x-only aggregate key. */
+  xonly: Uint8Array;
+  /** KeyAgg coefficient per key, by the key's hex. */
+  coef: Map<string, bigint>;
+}
+
+const contexts = new Map<string, KeyAggContext>();
+
+/** The key aggregation context of `keys` (33-byte compressed, in this order), memoised. */
+export function keyAggContext(keys: Uint8Array[]): KeyAggContext {
+  const id = keys.map(hex).join('');
+  const hit = contexts.get(id);
+  if (hit) return hit;
+  if (keys.length < 1) throw new RangeError('key aggregation needs at least one key');
+  const L = taggedHash('KeyAgg list', ...keys);
+  const second = keys.find((k) => hex(k) !== hex(keys[0]!));
+  const coef = new Map<string, bigint>();
+  let Q = Point.ZERO;
+  for (const k of keys) {
+    const h = hex(k);
+    let a = coef.get(h);
+    if (a === undefined) {
+      a = second !== undefined && hex(second) === h ? 1n : taggedInt('KeyAgg coefficient', L, k);
+      coef.set(h, a);
+    }
+    Q = Q.add(Point.fromBytes(k).multiplyUnsafe(a));
+  }
+  if (Q.equals(Point.ZERO)) throw new Error('the aggregate key is the point at infinity');
+  const ctx: KeyAggContext = { keys: keys.map((k) => k.slice()), Q, xonly: pointToBytes(Q), coef };
+  if (contexts.size >= 4096) contexts.clear();
+  contexts.set(id, ctx);
+  return ctx;
+}
+
+function decodeNonce(n: Uint8Array): { R1: Pt; R2: Pt } {
+  if (n.length !== 66) throw new RangeError('a public nonce is 66 bytes');
+  return { R1: Point.fromBytes(n.subarray(0, 33)), R2: Point.fromBytes(n.subarray(33, 66)) };
+}
+
+function encodeNonce(R1: Pt, R2: Pt): Uint8Array {
+  const out = new Uint8Array(66);
+  out.set(R1.toBytes(true), 0);
+  out.set(R2.toBytes(true), 33);
+  return out;
+}
+
+/** NonceAgg of two public nonces (an infinite sum is encoded as 33 zero bytes, per BIP-327). */
+export function aggregateNonces(a: Uint8Array, b: Uint8Array): { R1: Pt; R2: Pt } {
+  const x = decodeNonce(a);
+  const y = decodeNonce(b);
+  return { R1: x.R1.add(y.R1), R2: x.R2.add(y.R2) };
+}
+
+function aggNonceBytes(R1: Pt, R2: Pt): Uint8Array {
+  const out = new Uint8Array(66);
+  if (!R1.equals(Point.ZERO)) out.set(R1.toBytes(true), 0);
+  if (!R2.equals(Point.ZERO)) out.set(R2.toBytes(true), 33);
+  return out;
+}
+
+export interface SessionValues {
+  ctx: KeyAggContext;
+  b: bigint;
+  R: Pt;
+  e: bigint;
+  msg: Uint8Array;
+}
+
+/** GetSessionValues for the aggregate of the given public nonces. */
+export function sessionValues(ctx: KeyAggContext, nonces: Uint8Array[], msg: Uint8Array): SessionValues {
+  let R1 = Point.ZERO;
+  let R2 = Point.ZERO;
+  for (const n of nonces) {
+    const d = decodeNonce(n);
+    R1 = R1.add(d.R1);
+    R2 = R2.add(d.R2);
+  }
+  const b = taggedInt('MuSig/noncecoef', aggNonceBytes(R1, R2), ctx.xonly, msg);
+  const sum = R1.add(R2.multiplyUnsafe(b));
+  const R = sum.equals(Point.ZERO) ? Point.BASE : sum;
+  const e = taggedInt('BIP0340/challenge', pointToBytes(R), ctx.xonly, msg);
+  return { ctx, b, R, e, msg };
+}
+
+function coefficient(ctx: KeyAggContext, pubkey: Uint8Array): bigint {
+  const a = ctx.coef.get(hex(pubkey));
+  if (a === undefined) throw new Error("the signer's key is not in the aggregation list");
+  return a;
+}
+
+/** Sign: s = k1' + b·k2' + e·a·d' (primes: BIP-327's parity adjustments). */
+export function partialSign(s: SessionValues, k1: bigint, k2: bigint, secret: Uint8Array): Uint8Array {
+  const d0 = Fn.fromBytes(secret);
+  if (Fn.is0(d0)) throw new Error('the secret key is zero');
+  if (Fn.is0(k1) || Fn.is0(k2)) throw new Error('a secret nonce is zero');
+  const pubkey = Point.BASE.multiply(d0).toBytes(true);
+  const a = coefficient(s.ctx, pubkey);
+  const d = evenScalar(s.ctx.Q, d0);
+  const k1e = evenScalar(s.R, k1);
+  const k2e = evenScalar(s.R, k2);
+  return Fn.toBytes(Fn.add(k1e, Fn.add(Fn.mul(s.b, k2e), Fn.mul(s.e, Fn.mul(a, d)))));
+}
+
+/** PartialSigVerifyInternal for one signer's partial signature, public nonce and key. */
+export function partialVerify(
+  s: SessionValues,
+  partial: Uint8Array,
+  pubNonce: Uint8Array,
+  pubkey: Uint8Array,
+): boolean {
+  if (partial.length !== 32) return false;
+  const sc = Fn.fromBytes(partial, true);
+  if (!Fn.isValid(sc)) return false;
+  const { R1, R2 } = decodeNonce(pubNonce);
+  const reSum = R1.add(R2.multiplyUnsafe(s.b));
+  const Re = hasEvenY(s.R) ? reSum : reSum.negate();
+  const a = coefficient(s.ctx, pubkey);
+  const g = evenScalar(s.ctx.Q, 1n);
+  const left = Point.BASE.multiplyUnsafe(sc);
+  const right = Re.add(Point.fromBytes(pubkey).multiplyUnsafe(Fn.mul(s.e, Fn.mul(a, g))));
+  return left.equals(right);
+}
+
+/** PartialSigAgg: the 64-byte BIP-340 signature. */
+export function aggregatePartials(s: SessionValues, partials: Uint8Array[]): Uint8Array {
+  let sum = 0n;
+  for (const p of partials) {
+    const v = Fn.fromBytes(p, true);
+    if (!Fn.isValid(v)) throw new RangeError('a partial signature is out of range');
+    sum = Fn.add(sum, v);
+  }
+  const out = new Uint8Array(64);
+  out.set(pointToBytes(s.R), 0);
+  out.set(Fn.toBytes(sum), 32);
+  return out;
+}
+
+/** The secret scalars of a BIP-327 secnonce (k1 ‖ k2 ‖ pubkey, 97 bytes). */
+export function decodeSecretNonce(secnonce: Uint8Array): { k1: bigint; k2: bigint; pubkey: Uint8Array } {
+  if (secnonce.length !== 97) throw new RangeError('a secret nonce is 97 bytes');
+  return {
+    k1: Fn.fromBytes(secnonce.subarray(0, 32), true),
+    k2: Fn.fromBytes(secnonce.subarray(32, 64), true),
+    pubkey: secnonce.subarray(64, 97),
+  };
+}
+
+/**
+ * DeterministicSign (no tweaks, no extra randomness): the nonce derives from the secret key,
+ * the other signer's public nonce and the message, so it can never sign two messages.
+ */
+export function deterministicSign(
+  secret: Uint8Array,
+  otherNonce: Uint8Array,
+  keys: Uint8Array[],
+  msg: Uint8Array,
+): { partial: Uint8Array; nonce: Uint8Array } {
+  const ctx = keyAggContext(keys);
+  const len = new Uint8Array(8);
+  new DataView(len.buffer).setBigUint64(0, BigInt(msg.length));
+  const k = (i: number) =>
+    taggedInt('MuSig/deterministic/nonce', secret, otherNonce, ctx.xonly, len, msg, Uint8Array.of(i));
+  const k1 = k(0);
+  const k2 = k(1);
+  const nonce = encodeNonce(Point.BASE.multiply(k1), Point.BASE.multiply(k2));
+  const s = sessionValues(ctx, [nonce, otherNonce], msg);
+  return { partial: partialSign(s, k1, k2, secret), nonce };
+}
