@@ -116,11 +116,18 @@ function coefficient(ctx: KeyAggContext, pubkey: Uint8Array): bigint {
 }
 
 /** Sign: s = k1' + b·k2' + e·a·d' (primes: BIP-327's parity adjustments). */
-export function partialSign(s: SessionValues, k1: bigint, k2: bigint, secret: Uint8Array): Uint8Array {
+export function partialSign(
+  s: SessionValues,
+  k1: bigint,
+  k2: bigint,
+  secret: Uint8Array,
+  /** The signer's compressed key when the caller knows it (saves a multiplication). */
+  knownPubkey?: Uint8Array,
+): Uint8Array {
   const d0 = Fn.fromBytes(secret);
   if (Fn.is0(d0)) throw new Error('the secret key is zero');
   if (Fn.is0(k1) || Fn.is0(k2)) throw new Error('a secret nonce is zero');
-  const pubkey = Point.BASE.multiply(d0).toBytes(true);
+  const pubkey = knownPubkey ?? Point.BASE.multiply(d0).toBytes(true);
   const a = coefficient(s.ctx, pubkey);
   const d = evenScalar(s.ctx.Q, d0);
   const k1e = evenScalar(s.R, k1);
