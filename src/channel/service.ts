@@ -193,6 +193,8 @@ export class ChannelService {
   private readonly watchers = new Map<string, NodeJS.Timeout>();
   private readonly unsubscribe: (() => void)[] = [];
   private readonly tlcListeners = new Set<(channelId: string, notice: TlcNotice) => void>();
+  /** Callers waiting for a channel's TLC round to end, by temporary id. */
+  private readonly idleWaiters = new Map<string, Set<() => void>>();
   private stopped = false;
 
   constructor(private readonly o: ChannelServiceOptions) {
@@ -449,7 +451,7 @@ export class ChannelService {
   ): Promise<{ tlcId: bigint }> {
     const ch0 = this.known(channelId);
     let tlcId = -1n;
-    await this.whenIdle(opts.waitMs, () =>
+    await this.whenIdle(ch0.tempId, opts.waitMs, () =>
       this.command(ch0.tempId, { type: 'addTlc', cmd }, (ch) => {
         tlcId = ch.nextTlcId.offered - 1n;
       }),
@@ -465,13 +467,16 @@ export class ChannelService {
     opts: { waitMs?: number } = {},
   ): Promise<void> {
     const ch0 = this.known(channelId);
-    await this.whenIdle(opts.waitMs, () =>
+    await this.whenIdle(ch0.tempId, opts.waitMs, () =>
       this.command(ch0.tempId, { type: 'removeTlc', id: tlcId, reason }),
     );
   }
 
-  /** Retries `fn` while it fails because a TLC round is in progress. */
-  private async whenIdle(waitMs: number | undefined, fn: () => Promise<void>): Promise<void> {
+  /**
+   * Retries `fn` while it fails because a TLC round is in progress, woken as soon as the round
+   * ends (by `commit`), so queued payments follow each other without a polling delay.
+   */
+  private async whenIdle(tempId: string, waitMs: number | undefined, fn: () => Promise<void>): Promise<void> {
     const end = Date.now() + (waitMs ?? 10_000);
     for (;;) {
       try {
@@ -479,9 +484,24 @@ export class ChannelService {
       } catch (e) {
         if (!(e instanceof DomainError) || e.message !== WAITING_ACK || Date.now() >= end || this.stopped)
           throw e;
-        await new Promise((r) => setTimeout(r, 50));
+        await this.roundEnd(tempId, end - Date.now());
       }
     }
+  }
+
+  private roundEnd(tempId: string, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const waiters = this.idleWaiters.get(tempId) ?? new Set<() => void>();
+      this.idleWaiters.set(tempId, waiters);
+      const wake = () => {
+        clearTimeout(timer);
+        waiters.delete(wake);
+        resolve();
+      };
+      // A safety net: the round may also end without a commit here (the channel closing).
+      const timer = setTimeout(wake, Math.max(1, Math.min(ms, 1000)));
+      waiters.add(wake);
+    });
   }
 
   /** dev `commitment_signed`: a round without updates. */
@@ -606,6 +626,7 @@ export class ChannelService {
     this.store.save(s.ch);
     this.o.onChange?.(s.ch);
     for (const e of s.effects) this.perform(s.ch, e);
+    if (!s.ch.round) for (const wake of [...(this.idleWaiters.get(s.ch.tempId) ?? [])]) wake();
   }
 
   private perform(ch: Channel, e: Effect): void {
