@@ -14,6 +14,20 @@ import { type FindRouteRequest, PathFindError, type RouterHop } from '../graph/p
 import type { PaymentFailure } from '../graph/service.ts';
 import type { Invoice } from '../invoice/types.ts';
 import type { StoreChange } from '../store/changes.ts';
+import {
+  activeAttempts,
+  feePaid,
+  mayAddParts,
+  mppStatus,
+  mppTryLimit,
+  type PartRouter,
+  PlannedChannels,
+  type PlannedPart,
+  partAmount,
+  planParts,
+  remainAmount,
+  usesMpp,
+} from './mpp.ts';
 import { buildOnion, decodeErrorPacket } from './onion/packet.ts';
 import { buildPaymentHops, paymentFailureOf, routeFee, sessionRouteOf } from './onion/route-hops.ts';
 import {
@@ -39,6 +53,13 @@ import type { PaymentStore } from './store.ts';
 export interface PaymentRouter {
   /** Throws PathFindError when there is no route. */
   findRoute(req: FindRouteRequest): RouterHop[];
+  /** MPP: a route for the amount, or for the largest part down to `lowBound` (`findPathInRange`). */
+  findRouteInRange?(
+    req: FindRouteRequest & { amount: bigint },
+    lowBound: bigint | null,
+  ): { route: RouterHop[]; amount: bigint };
+  /** MPP: what the widest route carries (`maxRoutableAmount`). */
+  maxRoutableAmount?(req: Omit<FindRouteRequest, 'amount'>): bigint;
 }
 
 export interface OutgoingTlc {
@@ -107,9 +128,11 @@ export interface PaymentRecord {
   failed_error: string | null;
   fee: string;
   custom_records: Record<string, string> | null;
+  /** Per attempt not failed, its route (`SessionRoute`: the reference's debug-build field). */
+  routers: { nodes: { pubkey: string; amount: string; channel_outpoint: string }[] }[];
 }
 
-export function paymentRecord(s: PaymentSession): PaymentRecord {
+export function paymentRecord(s: PaymentSession, source?: string): PaymentRecord {
   return {
     payment_hash: s.paymentHash,
     status: s.status,
@@ -118,6 +141,19 @@ export function paymentRecord(s: PaymentSession): PaymentRecord {
     failed_error: s.failedError,
     fee: toHexQuantity(s.fee),
     custom_records: s.request.customRecords,
+    routers: source
+      ? activeAttempts(s).map((a) => ({
+          nodes: sessionRouteOf(
+            source,
+            a.route.map((h) => ({ ...h, incomingTlcExpiry: 0 })),
+            partAmount(a),
+          ).map((n) => ({
+            pubkey: n.pubkey,
+            amount: toHexQuantity(n.amount),
+            channel_outpoint: n.channelOutpoint,
+          })),
+        }))
+      : [],
   };
 }
 
@@ -139,6 +175,7 @@ export class PaymentService {
         'Send payment error: Failed to build route, Feature not enabled: allow_self_payment is not enable, can not pay self',
       );
     }
+    if (usesMpp(request)) return this.startMpp(request);
     return this.start(request, this.route(request, this.now()));
   }
 
@@ -177,7 +214,7 @@ export class PaymentService {
     return validateSendPayment(params, ctx);
   }
 
-  private start(request: PaymentRequest, route: RouterHop[], tryLimit?: number): PaymentRecord {
+  private refuseDuplicate(request: PaymentRequest): void {
     const existing = this.o.store.get(request.paymentHash);
     if (
       existing &&
@@ -188,22 +225,103 @@ export class PaymentService {
         `InvalidParameter: Payment session already exists: Hash256(${request.paymentHash}) with payment session status: ${existing.status}`,
       );
     }
+  }
+
+  private start(request: PaymentRequest, route: RouterHop[], tryLimit?: number): PaymentRecord {
+    this.refuseDuplicate(request);
     let session = newSession(request, this.now());
     if (tryLimit !== undefined) session = { ...session, tryLimit };
-    if (request.dryRun) return paymentRecord({ ...session, fee: routeFee(route, request.amount) });
+    if (request.dryRun) return this.dryRunRecord(session, [{ route, amount: request.amount }]);
     const attempt = this.prepareAttempt(session, route);
     session = startAttempt(session, attempt.record, this.now());
     // Reported as Created until the channel has taken the TLC (the seed's first answer).
     session = { ...session, status: 'Created' };
     this.save(session);
     this.enqueue(session.paymentHash, () => this.dispatch(session.paymentHash, attempt.tlc));
-    return paymentRecord(session);
+    return this.record(session);
+  }
+
+  /** A multi-part payment: the parts planned at once, each dispatched as its own TLC. */
+  private startMpp(request: PaymentRequest): PaymentRecord {
+    this.refuseDuplicate(request);
+    let session: PaymentSession = {
+      ...newSession(request, this.now()),
+      tryLimit: mppTryLimit(request.maxParts),
+    };
+    const parts = this.planMpp(session);
+    if (request.dryRun) return this.dryRunRecord(session, parts);
+    const tlcs: OutgoingTlc[] = [];
+    for (const part of parts) {
+      const attempt = this.prepareAttempt(session, part.route, part.amount);
+      session = startAttempt(session, attempt.record, this.now());
+      tlcs.push(attempt.tlc);
+    }
+    // Reported as Created until the channels have taken the TLCs.
+    session = { ...session, status: 'Created', fee: feePaid(session) };
+    this.save(session);
+    const hash = session.paymentHash;
+    this.enqueue(hash, async () => {
+      for (const tlc of tlcs) await this.dispatch(hash, tlc);
+    });
+    return this.record(session);
+  }
+
+  private record(s: PaymentSession): PaymentRecord {
+    return paymentRecord(s, this.o.nodePubkey);
+  }
+
+  /** What a dry run answers: the routes and their fee, nothing stored or sent. */
+  private dryRunRecord(s: PaymentSession, parts: { route: RouterHop[]; amount: bigint }[]): PaymentRecord {
+    const attempts: Attempt[] = parts.map((p, i) => ({
+      id: '',
+      n: i + 1,
+      status: 'Inflight',
+      route: p.route,
+      fee: routeFee(p.route, p.amount),
+      sharedSecrets: [],
+      error: null,
+    }));
+    return this.record({ ...s, attempts, fee: attempts.reduce((a, x) => a + x.fee, 0n) });
+  }
+
+  /**
+   * Routes for what the session still has to send (`planParts`), around the channels its parts
+   * in flight use. Our own first hops are left out of that count: their balance already excludes
+   * the TLCs added.
+   */
+  private planMpp(s: PaymentSession): PlannedPart[] {
+    const r = s.request;
+    const stats = new PlannedChannels();
+    for (const a of s.attempts) if (a.status === 'Inflight') stats.add(this.o.nodePubkey, a.route, true);
+    const base = this.routeRequest(r, this.now());
+    const router = this.o.router;
+    const remain = remainAmount(s);
+    const parts: PartRouter = {
+      maxRoutableAmount: (st) =>
+        router.maxRoutableAmount ? router.maxRoutableAmount({ ...base, stats: st }) : remain,
+      findRouteInRange: (amount, lowBound, maxFee, st) => {
+        const req = { ...base, amount, maxFeeAmount: maxFee, stats: st };
+        return router.findRouteInRange
+          ? router.findRouteInRange(req, lowBound)
+          : { route: router.findRoute(req), amount };
+      },
+    };
+    const paid = feePaid(s);
+    return planParts(parts, {
+      source: this.o.nodePubkey,
+      remain,
+      maxFee: r.maxFeeAmount > paid ? r.maxFeeAmount - paid : 0n,
+      maxParts: Number(r.maxParts),
+      activeParts: activeAttempts(s).length,
+      selfPay: r.targetPubkey === this.o.nodePubkey,
+      stats,
+    });
   }
 
   get(paymentHash: string): PaymentRecord {
     const s = this.o.store.get(paymentHash);
     if (!s) throw new DomainError(`InvalidParameter: Payment session not found: Hash256(${paymentHash})`);
-    return paymentRecord(s);
+    return this.record(s);
   }
 
   list(opts: { status?: PaymentStatus; limit: number; after?: string }): {
@@ -211,15 +329,19 @@ export class PaymentService {
     last_cursor: string | null;
   } {
     const rows = this.o.store.list(opts);
-    return { payments: rows.map(paymentRecord), last_cursor: rows.at(-1)?.paymentHash ?? null };
+    return { payments: rows.map((s) => this.record(s)), last_cursor: rows.at(-1)?.paymentHash ?? null };
   }
 
-  /** The channel layer: the first hop's TLC of an attempt was fulfilled. */
-  tlcFulfilled(attemptId: string, preimage: Uint8Array): void {
-    const hash = this.attempts.get(attemptId);
+  /**
+   * The channel layer: the first hop's TLC of an attempt was fulfilled. `paymentHash` (from the
+   * persisted TLC link) finds the session after a restart too.
+   */
+  tlcFulfilled(attemptId: string, preimage: Uint8Array, paymentHash?: string): void {
+    const hash = this.attempts.get(attemptId) ?? paymentHash;
     if (!hash) return;
     this.enqueue(hash, async () => {
       const s = this.o.store.get(hash);
+      if (s && usesMpp(s.request)) return this.onMppFulfilled(s, attemptId, preimage);
       if (!s || isFinal(s)) return;
       const done = attemptSucceeded(s, attemptId, bytesToHex(preimage), this.now());
       this.save(done);
@@ -231,11 +353,19 @@ export class PaymentService {
   }
 
   /** The channel layer: the TLC failed, with the error packet from downstream (or a local reason). */
-  tlcFailed(attemptId: string, failure: { errorPacket?: Uint8Array; reason?: string }): void {
-    const hash = this.attempts.get(attemptId);
+  tlcFailed(
+    attemptId: string,
+    failure: { errorPacket?: Uint8Array; reason?: string },
+    paymentHash?: string,
+  ): void {
+    const hash = this.attempts.get(attemptId) ?? paymentHash;
     if (!hash) return;
     this.attempts.delete(attemptId);
-    this.enqueue(hash, () => this.onAttemptFailure(hash, attemptId, failure));
+    this.enqueue(hash, () => {
+      const s = this.o.store.get(hash);
+      if (s && usesMpp(s.request)) return this.onMppFailure(s, attemptId, failure);
+      return this.onAttemptFailure(hash, attemptId, failure);
+    });
   }
 
   private async onAttemptFailure(
@@ -247,30 +377,7 @@ export class PaymentService {
     if (!s || isFinal(s)) return;
     const attempt = s.attempts.find((a) => a.id === attemptId);
     if (!attempt) return;
-    let reason = failure.reason ?? 'TemporaryChannelFailure';
-    let retryable = true;
-    if (failure.errorPacket) {
-      const decoded = decodeErrorPacket(
-        failure.errorPacket,
-        attempt.sharedSecrets.map((x) => hexToBytes(x)),
-      );
-      if (!decoded) {
-        reason = 'InvalidOnionError';
-      } else {
-        reason = decoded.error.code;
-        if (this.o.feedback) {
-          retryable = await this.o.feedback.failure(
-            this.sessionRoute(attempt, s.request.amount),
-            paymentFailureOf(decoded.error),
-          );
-        } else {
-          const atTarget = decoded.hopIndex === attempt.route.length - 1;
-          retryable =
-            !(atTarget && FINAL_ERRORS.has(reason)) && reason !== 'IncorrectOrUnknownPaymentDetails';
-          this.penalise(attempt, decoded.error.extra);
-        }
-      }
-    }
+    const { reason, retryable } = await this.judgeFailure(s, attempt, failure);
     const exhausted = s.attempts.length >= s.tryLimit;
     let next = attemptFailed(s, attemptId, reason, !retryable, this.now());
     if (!retryable) {
@@ -292,6 +399,129 @@ export class PaymentService {
     next = startAttempt(next, retry.record, this.now());
     this.save(next);
     await this.dispatch(hash, retry.tlc);
+  }
+
+  /** An MPP part arrived: the session succeeds once the fulfilled parts cover the amount. */
+  private async onMppFulfilled(s: PaymentSession, attemptId: string, preimage: Uint8Array) {
+    const attempt = s.attempts.find((a) => a.id === attemptId);
+    this.attempts.delete(attemptId);
+    if (!attempt || attempt.status !== 'Inflight') return;
+    const attempts = s.attempts.map((a) => (a.id === attemptId ? { ...a, status: 'Success' as const } : a));
+    let next: PaymentSession = { ...s, attempts, preimage: bytesToHex(preimage), lastUpdatedAt: this.now() };
+    if (!isFinal(s)) {
+      next = { ...next, status: mppStatus(next), fee: feePaid(next) };
+      if (next.status === 'Success') next = { ...next, failedError: null };
+    }
+    this.save(next);
+    this.o.feedback?.success(this.sessionRoute(attempt, partAmount(attempt)));
+    if (next.status === 'Success' && s.status !== 'Success') {
+      this.o.onChange?.({
+        PutPreimage: { payment_hash: s.paymentHash, payment_preimage: bytesToHex(preimage) },
+      });
+    } else if (!isFinal(next) && next.status !== 'Inflight') {
+      await this.topUp(next);
+    }
+  }
+
+  /**
+   * An MPP part failed. A failure another route may fix sends the amount again (`topUp`); one it
+   * cannot fails the session once no other part is in flight. A session already final still
+   * records the part's end, so that the payment hash may be sent again.
+   */
+  private async onMppFailure(
+    s: PaymentSession,
+    attemptId: string,
+    failure: { errorPacket?: Uint8Array; reason?: string },
+  ) {
+    const attempt = s.attempts.find((a) => a.id === attemptId);
+    if (!attempt || attempt.status !== 'Inflight') return;
+    const { reason, retryable } = await this.judgeFailure(s, attempt, failure);
+    const attempts = s.attempts.map((a) =>
+      a.id === attemptId ? { ...a, status: 'Failed' as const, error: reason } : a,
+    );
+    let next: PaymentSession = { ...s, attempts, lastUpdatedAt: this.now() };
+    if (isFinal(s)) {
+      this.save(next);
+      return;
+    }
+    next = { ...next, failedError: reason, fee: feePaid(next) };
+    const othersInflight = next.attempts.some((a) => a.status === 'Inflight');
+    if (!retryable) {
+      this.save(othersInflight ? next : sessionFailed(next, reason, this.now()));
+      return;
+    }
+    await this.topUp(next);
+  }
+
+  /**
+   * Sends what the session still lacks over new parts, within the try limit and `max_parts`; with
+   * neither left (and nothing in flight) the session fails as the reference's does.
+   */
+  private async topUp(s: PaymentSession): Promise<void> {
+    const inflight = s.attempts.some((a) => a.status === 'Inflight');
+    if (remainAmount(s) === 0n) {
+      this.save({ ...s, status: mppStatus(s) });
+      return;
+    }
+    if (!mayAddParts(s)) {
+      this.save(
+        inflight
+          ? { ...s, status: 'Inflight' }
+          : sessionFailed(s, 'Can not send payment with limited attempts', this.now()),
+      );
+      return;
+    }
+    let parts: PlannedPart[];
+    try {
+      parts = this.planMpp(s);
+    } catch (e) {
+      this.save(sessionFailed(s, (e as Error).message, this.now()));
+      return;
+    }
+    let next = s;
+    const tlcs: OutgoingTlc[] = [];
+    for (const part of parts) {
+      const attempt = this.prepareAttempt(next, part.route, part.amount);
+      next = startAttempt(next, attempt.record, this.now());
+      tlcs.push(attempt.tlc);
+    }
+    next = { ...next, status: 'Inflight', fee: feePaid(next) };
+    this.save(next);
+    for (const tlc of tlcs) await this.dispatch(s.paymentHash, tlc);
+  }
+
+  /** What went wrong with an attempt, and whether another route may be tried. */
+  private async judgeFailure(
+    s: PaymentSession,
+    attempt: Attempt,
+    failure: { errorPacket?: Uint8Array; reason?: string },
+  ): Promise<{ reason: string; retryable: boolean }> {
+    const amount = usesMpp(s.request) ? partAmount(attempt) : s.request.amount;
+    let reason = failure.reason ?? 'TemporaryChannelFailure';
+    let retryable = true;
+    if (failure.errorPacket) {
+      const decoded = decodeErrorPacket(
+        failure.errorPacket,
+        attempt.sharedSecrets.map((x) => hexToBytes(x)),
+      );
+      if (!decoded) {
+        reason = 'InvalidOnionError';
+      } else {
+        reason = decoded.error.code;
+        if (this.o.feedback) {
+          retryable = await this.o.feedback.failure(
+            this.sessionRoute(attempt, amount),
+            paymentFailureOf(decoded.error),
+          );
+        } else {
+          const atTarget = decoded.hopIndex === attempt.route.length - 1;
+          retryable =
+            !(atTarget && FINAL_ERRORS.has(reason)) && reason !== 'IncorrectOrUnknownPaymentDetails';
+          this.penalise(attempt, decoded.error.extra);
+        }
+      }
+    }
+    return { reason, retryable };
   }
 
   private sessionRoute(attempt: Attempt, amount: bigint): SessionRouteNode[] {
@@ -325,25 +555,7 @@ export class PaymentService {
 
   private route(request: PaymentRequest, now: number): RouterHop[] {
     try {
-      return this.o.router.findRoute({
-        source: this.o.nodePubkey,
-        target: request.targetPubkey,
-        amount: request.amount,
-        maxFeeAmount: request.maxFeeAmount,
-        udt: request.udtTypeScript ? JSON.stringify(request.udtTypeScript) : null,
-        finalTlcExpiryDelta: Number(request.finalTlcExpiryDelta),
-        tlcExpiryLimit: Number(request.tlcExpiryLimit),
-        allowSelfPayment: request.allowSelfPayment,
-        hopHints: request.hopHints.map((h) => ({
-          pubkey: h.pubkey,
-          channelOutpoint: h.channelOutpoint,
-          feeRate: h.feeRate,
-          tlcExpiryDelta: Number(h.tlcExpiryDelta),
-        })),
-        // Left out when we keep none, so that the router's own history applies.
-        ...(this.o.history ? { history: this.o.history } : {}),
-        now,
-      });
+      return this.o.router.findRoute(this.routeRequest(request, now));
     } catch (e) {
       if (e instanceof PathFindError)
         throw new DomainError(`Send payment error: Failed to build route, ${e.message}`);
@@ -351,13 +563,38 @@ export class PaymentService {
     }
   }
 
+  private routeRequest(request: PaymentRequest, now: number): FindRouteRequest {
+    return {
+      source: this.o.nodePubkey,
+      target: request.targetPubkey,
+      amount: request.amount,
+      maxFeeAmount: request.maxFeeAmount,
+      udt: request.udtTypeScript ? JSON.stringify(request.udtTypeScript) : null,
+      finalTlcExpiryDelta: Number(request.finalTlcExpiryDelta),
+      tlcExpiryLimit: Number(request.tlcExpiryLimit),
+      allowSelfPayment: request.allowSelfPayment,
+      hopHints: request.hopHints.map((h) => ({
+        pubkey: h.pubkey,
+        channelOutpoint: h.channelOutpoint,
+        feeRate: h.feeRate,
+        tlcExpiryDelta: Number(h.tlcExpiryDelta),
+      })),
+      allowMpp: usesMpp(request),
+      // Left out when we keep none, so that the router's own history applies.
+      ...(this.o.history ? { history: this.o.history } : {}),
+      now,
+    };
+  }
+
+  /** An attempt over `route` delivering `amount` (the whole payment, or one MPP part). */
   private prepareAttempt(
     s: PaymentSession,
     route: RouterHop[],
+    amount = s.request.amount,
   ): { record: Omit<Attempt, 'n' | 'status' | 'error'>; tlc: OutgoingTlc } {
     const r = s.request;
     const hops = buildPaymentHops(route, {
-      amount: r.amount,
+      amount,
       finalTlcExpiryDelta: Number(r.finalTlcExpiryDelta),
       hashAlgorithm: r.hashAlgorithm === 'sha256' ? 1 : 0,
       paymentPreimage: r.preimage ? hexToBytes(r.preimage) : null,
@@ -378,7 +615,7 @@ export class PaymentService {
           channelOutpoint: h.channelOutpoint,
           amountReceived: h.amountReceived,
         })),
-        fee: routeFee(route, r.amount),
+        fee: routeFee(route, amount),
         sharedSecrets: onion.sharedSecrets.map((x) => bytesToHex(x)),
       },
       tlc: {
