@@ -405,7 +405,7 @@ export class PaymentService {
   private async onMppFulfilled(s: PaymentSession, attemptId: string, preimage: Uint8Array) {
     const attempt = s.attempts.find((a) => a.id === attemptId);
     this.attempts.delete(attemptId);
-    if (!attempt || attempt.status !== 'Inflight') return;
+    if (attempt?.status !== 'Inflight') return;
     const attempts = s.attempts.map((a) => (a.id === attemptId ? { ...a, status: 'Success' as const } : a));
     let next: PaymentSession = { ...s, attempts, preimage: bytesToHex(preimage), lastUpdatedAt: this.now() };
     if (!isFinal(s)) {
@@ -434,7 +434,7 @@ export class PaymentService {
     failure: { errorPacket?: Uint8Array; reason?: string },
   ) {
     const attempt = s.attempts.find((a) => a.id === attemptId);
-    if (!attempt || attempt.status !== 'Inflight') return;
+    if (attempt?.status !== 'Inflight') return;
     const { reason, retryable } = await this.judgeFailure(s, attempt, failure);
     const attempts = s.attempts.map((a) =>
       a.id === attemptId ? { ...a, status: 'Failed' as const, error: reason } : a,
