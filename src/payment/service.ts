@@ -689,6 +689,8 @@ function sessionChange(s: PaymentSession): unknown {
       payment_hash: s.request.paymentHash,
       invoice: s.request.invoice,
       keysend: s.request.keysend,
+      max_parts: Number(s.request.maxParts),
+      allow_mpp: !!s.request.allowMpp,
       dry_run: s.request.dryRun,
     },
   };

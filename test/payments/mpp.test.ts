@@ -356,6 +356,29 @@ describe('multi-part payments over simulated channels', () => {
     expect(net.pendingTlcs()).toBe(0);
   });
 
+  it('holds a complete set for a hold invoice (Received) until settle_invoice releases it', async () => {
+    const { net, A, D } = diamond();
+    const preimage = new Uint8Array(32).fill(0x5a);
+    const { ckbHash } = await import('../../src/crypto/hash.ts');
+    const hash = bytesToHex(ckbHash(preimage));
+    const { invoiceAddress } = D.invoices.newInvoice({
+      amount: 100n * CKB,
+      currency: 'Fibd',
+      allowMpp: true,
+      paymentHash: hash,
+    });
+    A.payments.send({ invoice: invoiceAddress });
+    const links = new TlcLinks(D.db);
+    await waitFor(() => D.invoices.getInvoice(hash).status === 'Received', 'the whole set received');
+    expect(links.held(hash)).toHaveLength(2);
+    expect(A.payments.get(hash).status).toBe('Inflight');
+    D.invoices.settleInvoice(hash, bytesToHex(preimage));
+    await D.relay.settleHeld(hash);
+    await waitFor(() => A.payments.get(hash).status === 'Success', 'payment success');
+    expect(D.invoices.getInvoice(hash).status).toBe('Paid');
+    expect(net.pendingTlcs()).toBe(0);
+  });
+
   it('finishes a split payment after the sender restarts with its parts in flight', async () => {
     const { net, A, D } = diamond();
     const { invoiceAddress, invoice } = D.invoices.newInvoice({
