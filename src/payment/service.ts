@@ -14,20 +14,8 @@ import { type FindRouteRequest, PathFindError, type RouterHop } from '../graph/p
 import type { PaymentFailure } from '../graph/service.ts';
 import type { Invoice } from '../invoice/types.ts';
 import type { StoreChange } from '../store/changes.ts';
-import {
-  activeAttempts,
-  feePaid,
-  mayAddParts,
-  mppStatus,
-  mppTryLimit,
-  type PartRouter,
-  PlannedChannels,
-  type PlannedPart,
-  partAmount,
-  planParts,
-  remainAmount,
-  usesMpp,
-} from './mpp.ts';
+import { activeAttempts, partAmount, usesMpp } from './mpp.ts';
+import { MppSessions } from './mpp-session.ts';
 import { buildOnion, decodeErrorPacket } from './onion/packet.ts';
 import { buildPaymentHops, paymentFailureOf, routeFee, sessionRouteOf } from './onion/route-hops.ts';
 import {
@@ -164,8 +152,25 @@ export class PaymentService {
   /** One queue per payment hash: outcomes and retries of a session never interleave. */
   private readonly queues = new Map<string, Promise<unknown>>();
 
+  private readonly mpp: MppSessions;
+
   constructor(private readonly o: PaymentServiceOptions) {
     this.now = o.now ?? Date.now;
+    this.mpp = new MppSessions({
+      nodePubkey: o.nodePubkey,
+      router: o.router,
+      ...(o.feedback ? { feedback: o.feedback } : {}),
+      ...(o.onChange ? { onChange: o.onChange } : {}),
+      now: () => this.now(),
+      routeRequest: (r, now) => this.routeRequest(r, now),
+      prepareAttempt: (s, route, amount) => this.prepareAttempt(s, route, amount),
+      dispatch: (hash, tlc) => this.dispatch(hash, tlc),
+      save: (s) => this.save(s),
+      enqueue: (hash, job) => this.enqueue(hash, job),
+      judgeFailure: (s, a, f) => this.judgeFailure(s, a, f),
+      sessionRoute: (a, amount) => this.sessionRoute(a, amount),
+      forget: (id) => this.attempts.delete(id),
+    });
   }
 
   send(params: SendPaymentParams): PaymentRecord {
@@ -175,7 +180,11 @@ export class PaymentService {
         'Send payment error: Failed to build route, Feature not enabled: allow_self_payment is not enable, can not pay self',
       );
     }
-    if (usesMpp(request)) return this.startMpp(request);
+    if (usesMpp(request)) {
+      this.refuseDuplicate(request);
+      const { session, parts } = this.mpp.start(request);
+      return request.dryRun ? this.dryRunRecord(session, parts) : this.record(session);
+    }
     return this.start(request, this.route(request, this.now()));
   }
 
@@ -241,31 +250,6 @@ export class PaymentService {
     return this.record(session);
   }
 
-  /** A multi-part payment: the parts planned at once, each dispatched as its own TLC. */
-  private startMpp(request: PaymentRequest): PaymentRecord {
-    this.refuseDuplicate(request);
-    let session: PaymentSession = {
-      ...newSession(request, this.now()),
-      tryLimit: mppTryLimit(request.maxParts),
-    };
-    const parts = this.planMpp(session);
-    if (request.dryRun) return this.dryRunRecord(session, parts);
-    const tlcs: OutgoingTlc[] = [];
-    for (const part of parts) {
-      const attempt = this.prepareAttempt(session, part.route, part.amount);
-      session = startAttempt(session, attempt.record, this.now());
-      tlcs.push(attempt.tlc);
-    }
-    // Reported as Created until the channels have taken the TLCs.
-    session = { ...session, status: 'Created', fee: feePaid(session) };
-    this.save(session);
-    const hash = session.paymentHash;
-    this.enqueue(hash, async () => {
-      for (const tlc of tlcs) await this.dispatch(hash, tlc);
-    });
-    return this.record(session);
-  }
-
   private record(s: PaymentSession): PaymentRecord {
     return paymentRecord(s, this.o.nodePubkey);
   }
@@ -282,40 +266,6 @@ export class PaymentService {
       error: null,
     }));
     return this.record({ ...s, attempts, fee: attempts.reduce((a, x) => a + x.fee, 0n) });
-  }
-
-  /**
-   * Routes for what the session still has to send (`planParts`), around the channels its parts
-   * in flight use. Our own first hops are left out of that count: their balance already excludes
-   * the TLCs added.
-   */
-  private planMpp(s: PaymentSession): PlannedPart[] {
-    const r = s.request;
-    const stats = new PlannedChannels();
-    for (const a of s.attempts) if (a.status === 'Inflight') stats.add(this.o.nodePubkey, a.route, true);
-    const base = this.routeRequest(r, this.now());
-    const router = this.o.router;
-    const remain = remainAmount(s);
-    const parts: PartRouter = {
-      maxRoutableAmount: (st) =>
-        router.maxRoutableAmount ? router.maxRoutableAmount({ ...base, stats: st }) : remain,
-      findRouteInRange: (amount, lowBound, maxFee, st) => {
-        const req = { ...base, amount, maxFeeAmount: maxFee, stats: st };
-        return router.findRouteInRange
-          ? router.findRouteInRange(req, lowBound)
-          : { route: router.findRoute(req), amount };
-      },
-    };
-    const paid = feePaid(s);
-    return planParts(parts, {
-      source: this.o.nodePubkey,
-      remain,
-      maxFee: r.maxFeeAmount > paid ? r.maxFeeAmount - paid : 0n,
-      maxParts: Number(r.maxParts),
-      activeParts: activeAttempts(s).length,
-      selfPay: r.targetPubkey === this.o.nodePubkey,
-      stats,
-    });
   }
 
   get(paymentHash: string): PaymentRecord {
@@ -341,7 +291,7 @@ export class PaymentService {
     if (!hash) return;
     this.enqueue(hash, async () => {
       const s = this.o.store.get(hash);
-      if (s && usesMpp(s.request)) return this.onMppFulfilled(s, attemptId, preimage);
+      if (s && usesMpp(s.request)) return this.mpp.fulfilled(s, attemptId, preimage);
       if (!s || isFinal(s)) return;
       const done = attemptSucceeded(s, attemptId, bytesToHex(preimage), this.now());
       this.save(done);
@@ -363,7 +313,7 @@ export class PaymentService {
     this.attempts.delete(attemptId);
     this.enqueue(hash, () => {
       const s = this.o.store.get(hash);
-      if (s && usesMpp(s.request)) return this.onMppFailure(s, attemptId, failure);
+      if (s && usesMpp(s.request)) return this.mpp.failed(s, attemptId, failure);
       return this.onAttemptFailure(hash, attemptId, failure);
     });
   }
@@ -399,95 +349,6 @@ export class PaymentService {
     next = startAttempt(next, retry.record, this.now());
     this.save(next);
     await this.dispatch(hash, retry.tlc);
-  }
-
-  /** An MPP part arrived: the session succeeds once the fulfilled parts cover the amount. */
-  private async onMppFulfilled(s: PaymentSession, attemptId: string, preimage: Uint8Array) {
-    const attempt = s.attempts.find((a) => a.id === attemptId);
-    this.attempts.delete(attemptId);
-    if (attempt?.status !== 'Inflight') return;
-    const attempts = s.attempts.map((a) => (a.id === attemptId ? { ...a, status: 'Success' as const } : a));
-    let next: PaymentSession = { ...s, attempts, preimage: bytesToHex(preimage), lastUpdatedAt: this.now() };
-    if (!isFinal(s)) {
-      next = { ...next, status: mppStatus(next), fee: feePaid(next) };
-      if (next.status === 'Success') next = { ...next, failedError: null };
-    }
-    this.save(next);
-    this.o.feedback?.success(this.sessionRoute(attempt, partAmount(attempt)));
-    if (next.status === 'Success' && s.status !== 'Success') {
-      this.o.onChange?.({
-        PutPreimage: { payment_hash: s.paymentHash, payment_preimage: bytesToHex(preimage) },
-      });
-    } else if (!isFinal(next) && next.status !== 'Inflight') {
-      await this.topUp(next);
-    }
-  }
-
-  /**
-   * An MPP part failed. A failure another route may fix sends the amount again (`topUp`); one it
-   * cannot fails the session once no other part is in flight. A session already final still
-   * records the part's end, so that the payment hash may be sent again.
-   */
-  private async onMppFailure(
-    s: PaymentSession,
-    attemptId: string,
-    failure: { errorPacket?: Uint8Array; reason?: string },
-  ) {
-    const attempt = s.attempts.find((a) => a.id === attemptId);
-    if (attempt?.status !== 'Inflight') return;
-    const { reason, retryable } = await this.judgeFailure(s, attempt, failure);
-    const attempts = s.attempts.map((a) =>
-      a.id === attemptId ? { ...a, status: 'Failed' as const, error: reason } : a,
-    );
-    let next: PaymentSession = { ...s, attempts, lastUpdatedAt: this.now() };
-    if (isFinal(s)) {
-      this.save(next);
-      return;
-    }
-    next = { ...next, failedError: reason, fee: feePaid(next) };
-    const othersInflight = next.attempts.some((a) => a.status === 'Inflight');
-    if (!retryable) {
-      this.save(othersInflight ? next : sessionFailed(next, reason, this.now()));
-      return;
-    }
-    await this.topUp(next);
-  }
-
-  /**
-   * Sends what the session still lacks over new parts, within the try limit and `max_parts`; with
-   * neither left (and nothing in flight) the session fails as the reference's does.
-   */
-  private async topUp(s: PaymentSession): Promise<void> {
-    const inflight = s.attempts.some((a) => a.status === 'Inflight');
-    if (remainAmount(s) === 0n) {
-      this.save({ ...s, status: mppStatus(s) });
-      return;
-    }
-    if (!mayAddParts(s)) {
-      this.save(
-        inflight
-          ? { ...s, status: 'Inflight' }
-          : sessionFailed(s, 'Can not send payment with limited attempts', this.now()),
-      );
-      return;
-    }
-    let parts: PlannedPart[];
-    try {
-      parts = this.planMpp(s);
-    } catch (e) {
-      this.save(sessionFailed(s, (e as Error).message, this.now()));
-      return;
-    }
-    let next = s;
-    const tlcs: OutgoingTlc[] = [];
-    for (const part of parts) {
-      const attempt = this.prepareAttempt(next, part.route, part.amount);
-      next = startAttempt(next, attempt.record, this.now());
-      tlcs.push(attempt.tlc);
-    }
-    next = { ...next, status: 'Inflight', fee: feePaid(next) };
-    this.save(next);
-    for (const tlc of tlcs) await this.dispatch(s.paymentHash, tlc);
   }
 
   /** What went wrong with an attempt, and whether another route may be tried. */
