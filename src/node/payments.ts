@@ -44,11 +44,9 @@ export function wirePayments(w: PaymentWiring): {
     store: new PaymentStore(w.db),
     nodePubkey: w.nodePubkey,
     router: {
-      findRoute: (req) => {
-        if (!w.graph) throw new PathFindError('NoPathFound', 'PathFind error: no path found');
-        syncOwnChannels(w.channels, w.graph);
-        return w.graph.findRoute(req);
-      },
+      findRoute: (req) => graphOf(w).findRoute(req),
+      findRouteInRange: (req, lowBound) => graphOf(w).findRouteInRange(req, lowBound),
+      maxRoutableAmount: (req) => graphOf(w).maxRoutableAmount(req),
     },
     tlc: { sendTlc: (t) => relay!.outbox().sendTlc(t) },
     invoices: {
@@ -106,7 +104,24 @@ export function wirePayments(w: PaymentWiring): {
         .catch(fail('failure relay failed'));
     }
   });
-  return { payments, relay, stop };
+  // MPP parts held past their hold time are failed back (the reference checks periodically too).
+  const holdTimer = setInterval(() => void r.expireHolds().catch(fail('held TLC expiry failed')), 1000);
+  holdTimer.unref();
+  return {
+    payments,
+    relay,
+    stop: () => {
+      clearInterval(holdTimer);
+      stop();
+    },
+  };
+}
+
+/** The graph to route over, with our own ready channels brought up to date first. */
+function graphOf(w: PaymentWiring): GraphService {
+  if (!w.graph) throw new PathFindError('NoPathFound', 'PathFind error: no path found');
+  syncOwnChannels(w.channels, w.graph);
+  return w.graph;
 }
 
 function spendable(ch: Channel): bigint {

@@ -30,6 +30,15 @@ export const paymentLinkSchema: DomainSchema = {
            );
            CREATE INDEX held_tlcs_hash ON held_tlcs (payment_hash);`,
     },
+    {
+      // MPP parts: the total their record names, when they are released, and the secret that
+      // encrypts a failure for the sender; `seq` keeps arrival order.
+      version: 2,
+      up: `ALTER TABLE held_tlcs ADD COLUMN total_amount TEXT;
+           ALTER TABLE held_tlcs ADD COLUMN hold_expire_at INTEGER;
+           ALTER TABLE held_tlcs ADD COLUMN shared_secret TEXT;
+           ALTER TABLE held_tlcs ADD COLUMN seq INTEGER;`,
+    },
   ],
 };
 
@@ -42,6 +51,12 @@ export interface HeldTlc {
   tlcId: bigint;
   paymentHash: string;
   amount: bigint;
+  /** MPP: the total named by the part's record. */
+  totalAmount?: bigint | null;
+  /** ms since the epoch after which the part is failed (MPP parts awaiting the total). */
+  holdExpireAt?: number | null;
+  /** Hex; encrypts the failure packet for the sender. */
+  sharedSecret?: string | null;
 }
 
 export class TlcLinks {
@@ -90,23 +105,52 @@ export class TlcLinks {
   hold(t: HeldTlc): void {
     this.db
       .prepare(
-        'INSERT OR REPLACE INTO held_tlcs (channel_id, tlc_id, payment_hash, amount) VALUES (?, ?, ?, ?)',
+        `INSERT OR REPLACE INTO held_tlcs (channel_id, tlc_id, payment_hash, amount, total_amount, hold_expire_at, shared_secret, seq)
+         VALUES (?, ?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM held_tlcs))`,
       )
-      .run(t.channelId, t.tlcId.toString(), t.paymentHash, t.amount.toString());
+      .run(
+        t.channelId,
+        t.tlcId.toString(),
+        t.paymentHash,
+        t.amount.toString(),
+        t.totalAmount?.toString() ?? null,
+        t.holdExpireAt ?? null,
+        t.sharedSecret ?? null,
+      );
   }
 
+  /** The TLCs held for a payment hash, in arrival order. */
   held(paymentHash: string): HeldTlc[] {
     return (
-      this.db.prepare('SELECT * FROM held_tlcs WHERE payment_hash = ?').all(paymentHash) as Record<
-        string,
-        string
-      >[]
+      this.db
+        .prepare('SELECT * FROM held_tlcs WHERE payment_hash = ? ORDER BY seq, rowid')
+        .all(paymentHash) as Record<string, string | number | null>[]
     ).map((r) => ({
-      channelId: r.channel_id!,
-      tlcId: BigInt(r.tlc_id!),
-      paymentHash: r.payment_hash!,
-      amount: BigInt(r.amount!),
+      channelId: r.channel_id as string,
+      tlcId: BigInt(r.tlc_id as string),
+      paymentHash: r.payment_hash as string,
+      amount: BigInt(r.amount as string),
+      totalAmount: r.total_amount === null ? null : BigInt(r.total_amount as string),
+      holdExpireAt: r.hold_expire_at === null ? null : Number(r.hold_expire_at),
+      sharedSecret: (r.shared_secret as string | null) ?? null,
     }));
+  }
+
+  /** Payment hashes with a held TLC whose hold time ended by `now`. */
+  expiredHolds(now: number): string[] {
+    return (
+      this.db
+        .prepare(
+          'SELECT DISTINCT payment_hash FROM held_tlcs WHERE hold_expire_at IS NOT NULL AND hold_expire_at <= ?',
+        )
+        .all(now) as { payment_hash: string }[]
+    ).map((r) => r.payment_hash);
+  }
+
+  unhold(channelId: string, tlcId: bigint): void {
+    this.db
+      .prepare('DELETE FROM held_tlcs WHERE channel_id = ? AND tlc_id = ?')
+      .run(channelId, tlcId.toString());
   }
 
   release(paymentHash: string): void {

@@ -9,12 +9,15 @@
  */
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
 import type { InvoiceService } from '../invoice/service.ts';
-import { findAttr } from '../invoice/types.ts';
-import type { TlcLinks } from './links.ts';
+import { allowsMpp, expiresAtMs, findAttr } from '../invoice/types.ts';
+import type { HeldTlc, TlcLinks } from './links.ts';
+import { MPP_HOLD_TIMEOUT_MS } from './mpp.ts';
+import { decodeMppRecord, MPP_RECORD_KEY } from './onion/hop-data.ts';
 import { createErrorPacket, OnionError, peelOnion, relayErrorPacket } from './onion/packet.ts';
 import type { TlcErr, TlcErrorCodeName } from './onion/tlc-error.ts';
 import { preimageMatches } from './request.ts';
 import type { OutgoingTlc, PaymentService } from './service.ts';
+import { decideTlcSet } from './tlc-set.ts';
 
 export interface IncomingTlc {
   channelId: string;
@@ -59,6 +62,8 @@ export interface RelayOptions {
   invoices: InvoiceService;
   payments: PaymentService;
   now?: () => number;
+  /** How long MPP parts wait for the rest of the total (the reference's 120 s). */
+  mppHoldTimeoutMs?: number;
   logger?: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
 }
 
@@ -134,7 +139,7 @@ export class PaymentRelay {
     const link = this.o.links.get(channelId, tlcId);
     if (!link) return;
     if (link.kind === 'origin') {
-      this.o.payments.tlcFulfilled(link.attemptId, preimage);
+      this.o.payments.tlcFulfilled(link.attemptId, preimage, link.paymentHash);
     } else {
       await this.o.channels.fulfilTlc(link.inChannelId, link.inTlcId, preimage);
     }
@@ -146,7 +151,7 @@ export class PaymentRelay {
     const link = this.o.links.get(channelId, tlcId);
     if (!link) return;
     if (link.kind === 'origin') {
-      this.o.payments.tlcFailed(link.attemptId, { errorPacket });
+      this.o.payments.tlcFailed(link.attemptId, { errorPacket }, link.paymentHash);
     } else {
       await this.o.channels.failTlc(
         link.inChannelId,
@@ -195,10 +200,74 @@ export class PaymentRelay {
       await this.o.channels.failTlc(
         h.channelId,
         h.tlcId,
-        createErrorPacket({ code: 'InvoiceCancelled', extra: null }, null),
+        createErrorPacket(
+          { code: 'InvoiceCancelled', extra: null },
+          h.sharedSecret ? hexToBytes(h.sharedSecret) : null,
+        ),
       );
     }
     this.o.links.release(paymentHash);
+  }
+
+  /**
+   * MPP parts whose hold time ended without the total: every part held for that payment is failed
+   * with HoldTlcTimeout (as the reference's periodic check). Once the invoice is Received the set
+   * was complete, and the parts wait for settlement instead.
+   */
+  async expireHolds(now = this.now()): Promise<void> {
+    for (const hash of this.o.links.expiredHolds(now)) {
+      if (this.o.invoices.lookupForPayment(hash)?.status === 'Received') continue;
+      const parts = this.o.links.held(hash);
+      for (const h of parts) this.o.links.unhold(h.channelId, h.tlcId);
+      for (const h of parts) await this.failHeld(h, 'HoldTlcTimeout');
+    }
+  }
+
+  /**
+   * Decides over the parts held for `paymentHash` (see `decideTlcSet`): fails the ones refused,
+   * and once the set reaches its total marks the invoice Received and fulfils the set (a hold
+   * invoice waits for settle_invoice). Reads and unholds before any await, so that two parts
+   * arriving together never settle the same TLC twice.
+   */
+  private async settleHeldSet(paymentHash: string): Promise<void> {
+    const found = this.o.invoices.lookupForPayment(paymentHash);
+    const held = this.o.links.held(paymentHash);
+    if (!found) {
+      for (const h of held) this.o.links.unhold(h.channelId, h.tlcId);
+      for (const h of held) await this.failHeld(h, 'InvoiceCancelled');
+      return;
+    }
+    const decision = decideTlcSet({
+      invoiceAmount: found.invoice.amount,
+      allowMpp: allowsMpp(found.invoice),
+      status: found.status,
+      parts: held.map((h) => ({ ...h, totalAmount: h.totalAmount ?? null })),
+    });
+    const byKey = new Map(held.map((h) => [`${h.channelId}/${h.tlcId}`, h]));
+    const heldOf = (p: { channelId: string; tlcId: bigint }) => byKey.get(`${p.channelId}/${p.tlcId}`)!;
+    for (const f of decision.fail) this.o.links.unhold(f.part.channelId, f.part.tlcId);
+    const preimage = found.preimage;
+    if (decision.complete) {
+      if (found.status === 'Open') {
+        const total = decision.settle.reduce((a, p) => a + p.amount, 0n);
+        this.o.invoices.markReceived(paymentHash, total);
+      }
+      if (preimage) for (const p of decision.settle) this.o.links.unhold(p.channelId, p.tlcId);
+    }
+    for (const f of decision.fail) await this.failHeld(heldOf(f.part), f.code);
+    if (decision.complete && preimage) {
+      for (const p of decision.settle) await this.o.channels.fulfilTlc(p.channelId, p.tlcId, preimage);
+      this.o.invoices.markPaid(paymentHash);
+    }
+  }
+
+  private async failHeld(h: HeldTlc, code: TlcErrorCodeName): Promise<void> {
+    this.o.logger?.info({ payment_hash: h.paymentHash, code }, 'failing held TLC');
+    await this.o.channels.failTlc(
+      h.channelId,
+      h.tlcId,
+      createErrorPacket({ code, extra: null }, h.sharedSecret ? hexToBytes(h.sharedSecret) : null),
+    );
   }
 
   private async receive(
@@ -211,6 +280,8 @@ export class PaymentRelay {
     if (tlc.expiry < payload.expiry) return fail('FinalIncorrectExpiryDelta');
     const alg = tlc.hashAlgorithm === 1 ? 'sha256' : 'ckb_hash';
     const hash = hexToBytes(tlc.paymentHash);
+    const recordBytes = payload.customRecords?.get(MPP_RECORD_KEY);
+    const record = recordBytes ? decodeMppRecord(recordBytes) : null;
     const invoice = this.o.invoices.lookupForPayment(tlc.paymentHash);
     if (invoice) {
       if (invoice.status === 'Expired') return fail('InvoiceExpired');
@@ -219,8 +290,37 @@ export class PaymentRelay {
       const delta = findAttr(invoice.invoice, 'FinalHtlcMinimumExpiryDelta');
       if (delta && tlc.expiry < BigInt(this.now()) + delta.value) return fail('FinalIncorrectExpiryDelta');
       const want = invoice.invoice.amount;
-      if (want !== undefined && tlc.amount < want) return fail('FinalIncorrectTlcAmount');
+      const mpp = allowsMpp(invoice.invoice);
+      if (record) {
+        // The reference's FinalIncorrectMPPInfo: a total below the invoice, or another secret.
+        if (record.totalAmount < (want ?? 0n)) return fail('IncorrectOrUnknownPaymentDetails');
+        const invoiceSecret = findAttr(invoice.invoice, 'PaymentSecret')?.value;
+        if (invoiceSecret && !Buffer.from(invoiceSecret).equals(Buffer.from(record.paymentSecret)))
+          return fail('IncorrectOrUnknownPaymentDetails');
+      }
+      // One TLC must pay the whole invoice, unless it is a part of an MPP payment.
+      if ((!record || !mpp) && want !== undefined && tlc.amount < want)
+        return fail('FinalIncorrectTlcAmount');
       const preimage = invoice.preimage;
+      if (preimage && !preimageMatches(preimage, hash, alg)) return fail('IncorrectOrUnknownPaymentDetails');
+      if (mpp) {
+        // Held with the other parts until they reach the total (or the hold time ends).
+        const invoiceEnd = expiresAtMs(invoice.invoice);
+        this.o.links.hold({
+          channelId: tlc.channelId,
+          tlcId: tlc.tlcId,
+          paymentHash: tlc.paymentHash,
+          amount: tlc.amount,
+          totalAmount: record?.totalAmount ?? null,
+          holdExpireAt: preimage
+            ? this.now() + (this.o.mppHoldTimeoutMs ?? MPP_HOLD_TIMEOUT_MS)
+            : invoiceEnd === undefined
+              ? null
+              : Number(invoiceEnd),
+          sharedSecret: bytesToHex(secret),
+        });
+        return this.settleHeldSet(tlc.paymentHash);
+      }
       if (!preimage) {
         // A hold invoice: keep the TLC until settle_invoice (or cancel).
         this.o.invoices.markReceived(tlc.paymentHash, tlc.amount);
@@ -232,12 +332,13 @@ export class PaymentRelay {
         });
         return;
       }
-      if (!preimageMatches(preimage, hash, alg)) return fail('IncorrectOrUnknownPaymentDetails');
       this.o.invoices.markReceived(tlc.paymentHash, tlc.amount);
       await this.o.channels.fulfilTlc(tlc.channelId, tlc.tlcId, preimage);
       this.o.invoices.markPaid(tlc.paymentHash);
       return;
     }
+    // An MPP part for an invoice this node does not know.
+    if (record) return fail('IncorrectOrUnknownPaymentDetails');
     const keysend = payload.paymentPreimage;
     if (!keysend || !preimageMatches(keysend, hash, alg)) return fail('IncorrectOrUnknownPaymentDetails');
     this.o.invoices.putPreimage(tlc.paymentHash, keysend);

@@ -8,7 +8,8 @@ import { DomainError } from '../codec/errors.ts';
 import { bytesToHex } from '../codec/hex.ts';
 import { ckbHash, sha256 } from '../crypto/hash.ts';
 import type { Invoice } from '../invoice/types.ts';
-import { findAttr } from '../invoice/types.ts';
+import { allowsMpp, findAttr } from '../invoice/types.ts';
+import { MAX_PARTS_LIMIT, mppRecordEntry } from './mpp.ts';
 import { MAX_CUSTOM_RECORDS_SIZE } from './onion/hop-data.ts';
 
 export const MIN_TLC_EXPIRY_DELTA = 9_600_000n;
@@ -51,6 +52,8 @@ export interface PaymentRequest {
   tlcExpiryLimit: bigint;
   maxFeeAmount: bigint;
   maxParts: bigint;
+  /** The invoice allows multi-part payment (BASIC_MPP feature and a payment secret). */
+  allowMpp?: boolean;
   keysend: boolean;
   udtTypeScript: { code_hash: string; hash_type: string; args: string } | null;
   allowSelfPayment: boolean;
@@ -88,6 +91,8 @@ export function validateSendPayment(p: SendPaymentParams, ctx: ValidateContext):
   let paymentHash = p.payment_hash;
   let finalDelta = p.final_tlc_expiry_delta;
   let hashAlgorithm: HashAlgorithmName = 'ckb_hash';
+  let allowMpp = false;
+  let paymentSecret: Uint8Array | undefined;
   if (inv) {
     if (ctx.invoiceSignatureValid === false) throw invalidRequest('invoice is invalid');
     const payee = ctx.invoicePayee;
@@ -119,6 +124,9 @@ export function validateSendPayment(p: SendPaymentParams, ctx: ValidateContext):
       throw invalidRequest('udt_type_script does not match the invoice');
     }
     if (p.hop_hints && p.hop_hints.length > 0) throw invalidRequest('invoice does not support hop hints');
+    allowMpp = allowsMpp(inv);
+    paymentSecret = findAttr(inv, 'PaymentSecret')?.value;
+    if (allowMpp && !paymentSecret) throw invalidRequest('payment secret is required for multi-path payment');
   }
   if (target === undefined) throw invalidRequest('target_pubkey is missing');
   if (amount === undefined) throw invalidRequest('amount is missing');
@@ -149,21 +157,32 @@ export function validateSendPayment(p: SendPaymentParams, ctx: ValidateContext):
   if (limit > MAX_TLC_EXPIRY_LIMIT) {
     throw invalidRequest(`tlc_expiry_limit is too large, expect it to less than ${MAX_TLC_EXPIRY_LIMIT}`);
   }
-  const maxParts = p.max_parts ?? DEFAULT_MAX_PARTS;
-  if (maxParts < 1n || maxParts > 24n)
-    throw invalidRequest('invalid max_parts, value should be in range [1, 24]');
-  if (p.custom_records) {
-    let size = 0;
-    for (const [k, v] of Object.entries(p.custom_records)) {
+  let customRecords = p.custom_records ?? null;
+  if (customRecords) {
+    for (const k of Object.keys(customRecords)) {
       const key = Number(k);
       if (!Number.isInteger(key) || key < 0 || key > 65535) {
         throw invalidRequest('custom_records key should in range 0 ~ 65535');
       }
-      size += (v.length - 2) / 2;
     }
+  }
+  // As the reference: any invoice with a payment secret gets the MPP record (secret ‖ total), which
+  // then counts towards the records' size limit.
+  if (paymentSecret) customRecords = { ...customRecords, ...mppRecordEntry(paymentSecret, amount) };
+  if (customRecords) {
+    const size = Object.values(customRecords).reduce((n, v) => n + (v.length - 2) / 2, 0);
     if (size > MAX_CUSTOM_RECORDS_SIZE) {
       throw invalidRequest("the sum size of custom_records's value can not more than 2048 bytes");
     }
+  }
+  // The reference checks max_parts only when given: 1..24, above 1 only for an MPP invoice, and
+  // not 1 for one (an MPP invoice is always paid as MPP).
+  const maxParts = p.max_parts ?? DEFAULT_MAX_PARTS;
+  const partsRange = `invalid max_parts, value should be in range [1, ${MAX_PARTS_LIMIT}]`;
+  if (p.max_parts !== undefined) {
+    if (maxParts < 1n || maxParts > MAX_PARTS_LIMIT) throw invalidRequest(partsRange);
+    if (allowMpp && maxParts <= 1n) throw invalidRequest(partsRange);
+    if (!allowMpp && maxParts > 1n) throw invalidRequest('payment invoice is not allow MPP');
   }
   // Fee cap: the smaller of the absolute cap and the rate cap (rounded up).
   const rate = p.max_fee_rate ?? DEFAULT_MAX_FEE_RATE;
@@ -179,10 +198,11 @@ export function validateSendPayment(p: SendPaymentParams, ctx: ValidateContext):
     tlcExpiryLimit: limit,
     maxFeeAmount,
     maxParts,
+    allowMpp,
     keysend: !!p.keysend,
     udtTypeScript: p.udt_type_script ?? null,
     allowSelfPayment: !!p.allow_self_payment,
-    customRecords: p.custom_records ?? null,
+    customRecords,
     hopHints: (p.hop_hints ?? []).map((h) => ({
       pubkey: h.pubkey,
       channelOutpoint: h.channel_outpoint,

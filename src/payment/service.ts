@@ -14,6 +14,8 @@ import { type FindRouteRequest, PathFindError, type RouterHop } from '../graph/p
 import type { PaymentFailure } from '../graph/service.ts';
 import type { Invoice } from '../invoice/types.ts';
 import type { StoreChange } from '../store/changes.ts';
+import { activeAttempts, partAmount, usesMpp } from './mpp.ts';
+import { MppSessions } from './mpp-session.ts';
 import { buildOnion, decodeErrorPacket } from './onion/packet.ts';
 import { buildPaymentHops, paymentFailureOf, routeFee, sessionRouteOf } from './onion/route-hops.ts';
 import {
@@ -39,6 +41,13 @@ import type { PaymentStore } from './store.ts';
 export interface PaymentRouter {
   /** Throws PathFindError when there is no route. */
   findRoute(req: FindRouteRequest): RouterHop[];
+  /** MPP: a route for the amount, or for the largest part down to `lowBound` (`findPathInRange`). */
+  findRouteInRange?(
+    req: FindRouteRequest & { amount: bigint },
+    lowBound: bigint | null,
+  ): { route: RouterHop[]; amount: bigint };
+  /** MPP: what the widest route carries (`maxRoutableAmount`). */
+  maxRoutableAmount?(req: Omit<FindRouteRequest, 'amount'>): bigint;
 }
 
 export interface OutgoingTlc {
@@ -107,9 +116,11 @@ export interface PaymentRecord {
   failed_error: string | null;
   fee: string;
   custom_records: Record<string, string> | null;
+  /** Per attempt not failed, its route (`SessionRoute`: the reference's debug-build field). */
+  routers: { nodes: { pubkey: string; amount: string; channel_outpoint: string }[] }[];
 }
 
-export function paymentRecord(s: PaymentSession): PaymentRecord {
+export function paymentRecord(s: PaymentSession, source?: string): PaymentRecord {
   return {
     payment_hash: s.paymentHash,
     status: s.status,
@@ -118,6 +129,19 @@ export function paymentRecord(s: PaymentSession): PaymentRecord {
     failed_error: s.failedError,
     fee: toHexQuantity(s.fee),
     custom_records: s.request.customRecords,
+    routers: source
+      ? activeAttempts(s).map((a) => ({
+          nodes: sessionRouteOf(
+            source,
+            a.route.map((h) => ({ ...h, incomingTlcExpiry: 0 })),
+            partAmount(a),
+          ).map((n) => ({
+            pubkey: n.pubkey,
+            amount: toHexQuantity(n.amount),
+            channel_outpoint: n.channelOutpoint,
+          })),
+        }))
+      : [],
   };
 }
 
@@ -128,8 +152,25 @@ export class PaymentService {
   /** One queue per payment hash: outcomes and retries of a session never interleave. */
   private readonly queues = new Map<string, Promise<unknown>>();
 
+  private readonly mpp: MppSessions;
+
   constructor(private readonly o: PaymentServiceOptions) {
     this.now = o.now ?? Date.now;
+    this.mpp = new MppSessions({
+      nodePubkey: o.nodePubkey,
+      router: o.router,
+      ...(o.feedback ? { feedback: o.feedback } : {}),
+      ...(o.onChange ? { onChange: o.onChange } : {}),
+      now: () => this.now(),
+      routeRequest: (r, now) => this.routeRequest(r, now),
+      prepareAttempt: (s, route, amount) => this.prepareAttempt(s, route, amount),
+      dispatch: (hash, tlc) => this.dispatch(hash, tlc),
+      save: (s) => this.save(s),
+      enqueue: (hash, job) => this.enqueue(hash, job),
+      judgeFailure: (s, a, f) => this.judgeFailure(s, a, f),
+      sessionRoute: (a, amount) => this.sessionRoute(a, amount),
+      forget: (id) => this.attempts.delete(id),
+    });
   }
 
   send(params: SendPaymentParams): PaymentRecord {
@@ -138,6 +179,11 @@ export class PaymentService {
       throw new DomainError(
         'Send payment error: Failed to build route, Feature not enabled: allow_self_payment is not enable, can not pay self',
       );
+    }
+    if (usesMpp(request)) {
+      this.refuseDuplicate(request);
+      const { session, parts } = this.mpp.start(request);
+      return request.dryRun ? this.dryRunRecord(session, parts) : this.record(session);
     }
     return this.start(request, this.route(request, this.now()));
   }
@@ -177,7 +223,7 @@ export class PaymentService {
     return validateSendPayment(params, ctx);
   }
 
-  private start(request: PaymentRequest, route: RouterHop[], tryLimit?: number): PaymentRecord {
+  private refuseDuplicate(request: PaymentRequest): void {
     const existing = this.o.store.get(request.paymentHash);
     if (
       existing &&
@@ -188,22 +234,44 @@ export class PaymentService {
         `InvalidParameter: Payment session already exists: Hash256(${request.paymentHash}) with payment session status: ${existing.status}`,
       );
     }
+  }
+
+  private start(request: PaymentRequest, route: RouterHop[], tryLimit?: number): PaymentRecord {
+    this.refuseDuplicate(request);
     let session = newSession(request, this.now());
     if (tryLimit !== undefined) session = { ...session, tryLimit };
-    if (request.dryRun) return paymentRecord({ ...session, fee: routeFee(route, request.amount) });
+    if (request.dryRun) return this.dryRunRecord(session, [{ route, amount: request.amount }]);
     const attempt = this.prepareAttempt(session, route);
     session = startAttempt(session, attempt.record, this.now());
     // Reported as Created until the channel has taken the TLC (the seed's first answer).
     session = { ...session, status: 'Created' };
     this.save(session);
     this.enqueue(session.paymentHash, () => this.dispatch(session.paymentHash, attempt.tlc));
-    return paymentRecord(session);
+    return this.record(session);
+  }
+
+  private record(s: PaymentSession): PaymentRecord {
+    return paymentRecord(s, this.o.nodePubkey);
+  }
+
+  /** What a dry run answers: the routes and their fee, nothing stored or sent. */
+  private dryRunRecord(s: PaymentSession, parts: { route: RouterHop[]; amount: bigint }[]): PaymentRecord {
+    const attempts: Attempt[] = parts.map((p, i) => ({
+      id: '',
+      n: i + 1,
+      status: 'Inflight',
+      route: p.route,
+      fee: routeFee(p.route, p.amount),
+      sharedSecrets: [],
+      error: null,
+    }));
+    return this.record({ ...s, attempts, fee: attempts.reduce((a, x) => a + x.fee, 0n) });
   }
 
   get(paymentHash: string): PaymentRecord {
     const s = this.o.store.get(paymentHash);
     if (!s) throw new DomainError(`InvalidParameter: Payment session not found: Hash256(${paymentHash})`);
-    return paymentRecord(s);
+    return this.record(s);
   }
 
   list(opts: { status?: PaymentStatus; limit: number; after?: string }): {
@@ -211,15 +279,19 @@ export class PaymentService {
     last_cursor: string | null;
   } {
     const rows = this.o.store.list(opts);
-    return { payments: rows.map(paymentRecord), last_cursor: rows.at(-1)?.paymentHash ?? null };
+    return { payments: rows.map((s) => this.record(s)), last_cursor: rows.at(-1)?.paymentHash ?? null };
   }
 
-  /** The channel layer: the first hop's TLC of an attempt was fulfilled. */
-  tlcFulfilled(attemptId: string, preimage: Uint8Array): void {
-    const hash = this.attempts.get(attemptId);
+  /**
+   * The channel layer: the first hop's TLC of an attempt was fulfilled. `paymentHash` (from the
+   * persisted TLC link) finds the session after a restart too.
+   */
+  tlcFulfilled(attemptId: string, preimage: Uint8Array, paymentHash?: string): void {
+    const hash = this.attempts.get(attemptId) ?? paymentHash;
     if (!hash) return;
     this.enqueue(hash, async () => {
       const s = this.o.store.get(hash);
+      if (s && usesMpp(s.request)) return this.mpp.fulfilled(s, attemptId, preimage);
       if (!s || isFinal(s)) return;
       const done = attemptSucceeded(s, attemptId, bytesToHex(preimage), this.now());
       this.save(done);
@@ -231,11 +303,19 @@ export class PaymentService {
   }
 
   /** The channel layer: the TLC failed, with the error packet from downstream (or a local reason). */
-  tlcFailed(attemptId: string, failure: { errorPacket?: Uint8Array; reason?: string }): void {
-    const hash = this.attempts.get(attemptId);
+  tlcFailed(
+    attemptId: string,
+    failure: { errorPacket?: Uint8Array; reason?: string },
+    paymentHash?: string,
+  ): void {
+    const hash = this.attempts.get(attemptId) ?? paymentHash;
     if (!hash) return;
     this.attempts.delete(attemptId);
-    this.enqueue(hash, () => this.onAttemptFailure(hash, attemptId, failure));
+    this.enqueue(hash, () => {
+      const s = this.o.store.get(hash);
+      if (s && usesMpp(s.request)) return this.mpp.failed(s, attemptId, failure);
+      return this.onAttemptFailure(hash, attemptId, failure);
+    });
   }
 
   private async onAttemptFailure(
@@ -247,30 +327,7 @@ export class PaymentService {
     if (!s || isFinal(s)) return;
     const attempt = s.attempts.find((a) => a.id === attemptId);
     if (!attempt) return;
-    let reason = failure.reason ?? 'TemporaryChannelFailure';
-    let retryable = true;
-    if (failure.errorPacket) {
-      const decoded = decodeErrorPacket(
-        failure.errorPacket,
-        attempt.sharedSecrets.map((x) => hexToBytes(x)),
-      );
-      if (!decoded) {
-        reason = 'InvalidOnionError';
-      } else {
-        reason = decoded.error.code;
-        if (this.o.feedback) {
-          retryable = await this.o.feedback.failure(
-            this.sessionRoute(attempt, s.request.amount),
-            paymentFailureOf(decoded.error),
-          );
-        } else {
-          const atTarget = decoded.hopIndex === attempt.route.length - 1;
-          retryable =
-            !(atTarget && FINAL_ERRORS.has(reason)) && reason !== 'IncorrectOrUnknownPaymentDetails';
-          this.penalise(attempt, decoded.error.extra);
-        }
-      }
-    }
+    const { reason, retryable } = await this.judgeFailure(s, attempt, failure);
     const exhausted = s.attempts.length >= s.tryLimit;
     let next = attemptFailed(s, attemptId, reason, !retryable, this.now());
     if (!retryable) {
@@ -292,6 +349,40 @@ export class PaymentService {
     next = startAttempt(next, retry.record, this.now());
     this.save(next);
     await this.dispatch(hash, retry.tlc);
+  }
+
+  /** What went wrong with an attempt, and whether another route may be tried. */
+  private async judgeFailure(
+    s: PaymentSession,
+    attempt: Attempt,
+    failure: { errorPacket?: Uint8Array; reason?: string },
+  ): Promise<{ reason: string; retryable: boolean }> {
+    const amount = usesMpp(s.request) ? partAmount(attempt) : s.request.amount;
+    let reason = failure.reason ?? 'TemporaryChannelFailure';
+    let retryable = true;
+    if (failure.errorPacket) {
+      const decoded = decodeErrorPacket(
+        failure.errorPacket,
+        attempt.sharedSecrets.map((x) => hexToBytes(x)),
+      );
+      if (!decoded) {
+        reason = 'InvalidOnionError';
+      } else {
+        reason = decoded.error.code;
+        if (this.o.feedback) {
+          retryable = await this.o.feedback.failure(
+            this.sessionRoute(attempt, amount),
+            paymentFailureOf(decoded.error),
+          );
+        } else {
+          const atTarget = decoded.hopIndex === attempt.route.length - 1;
+          retryable =
+            !(atTarget && FINAL_ERRORS.has(reason)) && reason !== 'IncorrectOrUnknownPaymentDetails';
+          this.penalise(attempt, decoded.error.extra);
+        }
+      }
+    }
+    return { reason, retryable };
   }
 
   private sessionRoute(attempt: Attempt, amount: bigint): SessionRouteNode[] {
@@ -325,25 +416,7 @@ export class PaymentService {
 
   private route(request: PaymentRequest, now: number): RouterHop[] {
     try {
-      return this.o.router.findRoute({
-        source: this.o.nodePubkey,
-        target: request.targetPubkey,
-        amount: request.amount,
-        maxFeeAmount: request.maxFeeAmount,
-        udt: request.udtTypeScript ? JSON.stringify(request.udtTypeScript) : null,
-        finalTlcExpiryDelta: Number(request.finalTlcExpiryDelta),
-        tlcExpiryLimit: Number(request.tlcExpiryLimit),
-        allowSelfPayment: request.allowSelfPayment,
-        hopHints: request.hopHints.map((h) => ({
-          pubkey: h.pubkey,
-          channelOutpoint: h.channelOutpoint,
-          feeRate: h.feeRate,
-          tlcExpiryDelta: Number(h.tlcExpiryDelta),
-        })),
-        // Left out when we keep none, so that the router's own history applies.
-        ...(this.o.history ? { history: this.o.history } : {}),
-        now,
-      });
+      return this.o.router.findRoute(this.routeRequest(request, now));
     } catch (e) {
       if (e instanceof PathFindError)
         throw new DomainError(`Send payment error: Failed to build route, ${e.message}`);
@@ -351,13 +424,38 @@ export class PaymentService {
     }
   }
 
+  private routeRequest(request: PaymentRequest, now: number): FindRouteRequest {
+    return {
+      source: this.o.nodePubkey,
+      target: request.targetPubkey,
+      amount: request.amount,
+      maxFeeAmount: request.maxFeeAmount,
+      udt: request.udtTypeScript ? JSON.stringify(request.udtTypeScript) : null,
+      finalTlcExpiryDelta: Number(request.finalTlcExpiryDelta),
+      tlcExpiryLimit: Number(request.tlcExpiryLimit),
+      allowSelfPayment: request.allowSelfPayment,
+      hopHints: request.hopHints.map((h) => ({
+        pubkey: h.pubkey,
+        channelOutpoint: h.channelOutpoint,
+        feeRate: h.feeRate,
+        tlcExpiryDelta: Number(h.tlcExpiryDelta),
+      })),
+      allowMpp: usesMpp(request),
+      // Left out when we keep none, so that the router's own history applies.
+      ...(this.o.history ? { history: this.o.history } : {}),
+      now,
+    };
+  }
+
+  /** An attempt over `route` delivering `amount` (the whole payment, or one MPP part). */
   private prepareAttempt(
     s: PaymentSession,
     route: RouterHop[],
+    amount = s.request.amount,
   ): { record: Omit<Attempt, 'n' | 'status' | 'error'>; tlc: OutgoingTlc } {
     const r = s.request;
     const hops = buildPaymentHops(route, {
-      amount: r.amount,
+      amount,
       finalTlcExpiryDelta: Number(r.finalTlcExpiryDelta),
       hashAlgorithm: r.hashAlgorithm === 'sha256' ? 1 : 0,
       paymentPreimage: r.preimage ? hexToBytes(r.preimage) : null,
@@ -378,7 +476,7 @@ export class PaymentService {
           channelOutpoint: h.channelOutpoint,
           amountReceived: h.amountReceived,
         })),
-        fee: routeFee(route, r.amount),
+        fee: routeFee(route, amount),
         sharedSecrets: onion.sharedSecrets.map((x) => bytesToHex(x)),
       },
       tlc: {
@@ -452,6 +550,8 @@ function sessionChange(s: PaymentSession): unknown {
       payment_hash: s.request.paymentHash,
       invoice: s.request.invoice,
       keysend: s.request.keysend,
+      max_parts: Number(s.request.maxParts),
+      allow_mpp: !!s.request.allowMpp,
       dry_run: s.request.dryRun,
     },
   };
