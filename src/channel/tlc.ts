@@ -86,10 +86,17 @@ function idle(ch: Channel): void {
 
 /** The reference's refusal of a new TLC while shutting down (its state printed as Rust's Debug). */
 export function shuttingDownAddError(ch: Channel): ChannelError {
-  const order = ['OUR_SHUTDOWN_SENT', 'THEIR_SHUTDOWN_SENT', 'DROPPING_PENDING', 'WAITING_COMMITMENT_CONFIRMATION'];
+  const order = [
+    'OUR_SHUTDOWN_SENT',
+    'THEIR_SHUTDOWN_SENT',
+    'DROPPING_PENDING',
+    'WAITING_COMMITMENT_CONFIRMATION',
+  ];
   const names = order.filter((f) => ch.flags.includes(f as Channel['flags'][number]));
   const flags = names.length ? names.join(' | ') : '0x0';
-  return new ChannelError(`Invalid state: Invalid state ShuttingDown(ShuttingDownFlags(${flags})) for adding tlc`);
+  return new ChannelError(
+    `Invalid state: Invalid state ShuttingDown(ShuttingDownFlags(${flags})) for adding tlc`,
+  );
 }
 
 export function hashPreimage(preimage: Uint8Array, algorithm: number): Uint8Array {

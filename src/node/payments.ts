@@ -71,16 +71,33 @@ export function wirePayments(w: PaymentWiring): {
     onChange: (c) => w.changes.publish(c),
     logger: w.log,
   });
+  const links = new TlcLinks(w.db);
   relay = new PaymentRelay({
     nodeSecretKey: w.nodeSecretKey,
     nodePubkey: w.nodePubkey,
     channels: port,
-    links: new TlcLinks(w.db),
+    links,
     invoices: w.invoices,
     payments,
     logger: w.log,
   });
   const r = relay;
+  // The channels' TLC expiry check asks the payments layer what it knows of received TLCs.
+  w.channels.expiry.hooks = {
+    preimageFor: (_channelId, t) => r.preimageFor(t),
+    // Forwarded TLCs follow their next hop; held ones wait for settle/cancel until expiry nears.
+    forwarded: (channelId, t) => links.forwardedFrom(channelId, t.id),
+    failExpiring: (channelId, t) =>
+      r.failExpiring({
+        channelId,
+        tlcId: t.id,
+        amount: t.amount,
+        paymentHash: t.paymentHash,
+        expiry: t.expiry,
+        hashAlgorithm: t.hashAlgorithm,
+        onion: Buffer.from(t.onion.replace(/^0x/, ''), 'hex'),
+      }),
+  };
   const fail = (what: string) => (err: unknown) => w.log.error({ err: (err as Error).message }, what);
   const stop = w.channels.onTlc((channelId, n) => {
     const t = n.tlc;

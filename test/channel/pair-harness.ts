@@ -62,7 +62,10 @@ export function pairHarness(t: TestChain, now: () => number = () => NOW) {
           }
           tx.inputs.push(ccc.CellInput.from({ previousOutput: cell.outPoint, since: 0n }));
           if (tx.outputs.length > 0 && me.name === 'B') tx.outputs[0]!.capacity += e.contribution;
-          tx.addOutput({ lock: lockOf(me.key), capacity: cell.output.capacity - e.contribution - 5000n }, '0x');
+          tx.addOutput(
+            { lock: lockOf(me.key), capacity: cell.output.capacity - e.contribution - 5000n },
+            '0x',
+          );
           events.push({ type: 'funded', tx });
           break;
         }

@@ -42,7 +42,8 @@ function pendingPair(amount = 100n * CKB) {
 
 function closeTx(s: Side): ccc.Transaction {
   const b = s.seen.find(
-    (e): e is Extract<Effect, { type: 'broadcast' }> => e.type === 'broadcast' && e.tx.hash() === s.ch.shutdownTxHash,
+    (e): e is Extract<Effect, { type: 'broadcast' }> =>
+      e.type === 'broadcast' && e.tx.hash() === s.ch.shutdownTxHash,
   );
   if (!b) throw new Error(`${s.name} broadcast no close`);
   return b.tx;
@@ -118,7 +119,7 @@ describe('shutdown while a TLC is pending', () => {
     expect(t.chain.transaction(closeTx(A).hash())).toBeTruthy();
   });
 
-  it("an AddTlc sent before the peer saw our Shutdown is taken and must resolve first", () => {
+  it('an AddTlc sent before the peer saw our Shutdown is taken and must resolve first', () => {
     const { A, B } = h.readyPair();
     // Both at once: A's AddTlc and B's Shutdown cross on the wire.
     h.feed(A, B, { type: 'addTlc', cmd: tlc(10n * CKB) });
