@@ -3,11 +3,14 @@
  * (2/3 of the commitment delay), force close for an unresolved offered TLC and for a received one
  * we fulfilled but could not get acknowledged, the fulfil retry and the ExpiryTooSoon failure.
  */
+
+import { ccc } from '@ckb-ccc/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { checkTlcExpiry, type ExpiryPolicy, tlcExpiryDelay } from '../../src/channel/expiry.ts';
-import type { Effect } from '../../src/channel/machine.ts';
+import { buildCommitment, type Effect } from '../../src/channel/machine.ts';
 import { CKB } from '../../src/channel/tx.ts';
-import { ckbHash } from '../../src/crypto/hash.ts';
+import { committedView } from '../../src/channel/views.ts';
+import { blake160, ckbHash } from '../../src/crypto/hash.ts';
 import { openTestChain, type TestChain } from '../devchain/helpers.ts';
 import { NOW, pairHarness } from './pair-harness.ts';
 
@@ -90,6 +93,15 @@ describe('a received TLC', () => {
     expect(checkTlcExpiry(B.ch, Number(EXPIRY) - 1000, DEV)).toMatchObject([
       { type: 'forceClose', tlcIds: [0n] },
     ]);
+    // B's latest commitment (the one a force close publishes) still holds the TLC: the state as it
+    // stands does not describe it, the committed view does (what the watchtower settles with).
+    const onChain = ccc.Transaction.fromBytes(B.ch.latestCommitmentTx!).outputs[0]!.lock.args;
+    const hashOf = (c: typeof B.ch) => ccc.hexFrom(blake160(buildCommitment(c, false, h.env()).script));
+    const committedHash = `0x${onChain.slice(2 + 72, 2 + 112)}`;
+    expect(hashOf(B.ch)).not.toBe(committedHash);
+    expect(hashOf(committedView(B.ch))).toBe(committedHash);
+    const view = committedView(B.ch);
+    expect(view.localBalance + view.remoteBalance + 30n * CKB).toBe(626n * CKB);
   });
 
   it('is fulfilled again with a preimage the node knows; failed near expiry unless forwarded', () => {
