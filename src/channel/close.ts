@@ -16,7 +16,15 @@ import {
   toScript,
 } from './machine.ts';
 import { aggregateTwo, SignatureError, signWithNonce, sorted2 } from './musig.ts';
-import { type Channel, hasFlag, type PartyParams, type ScriptData, withFlag } from './state.ts';
+import {
+  type Channel,
+  hasFlag,
+  type PartyParams,
+  resolvingPending,
+  type ScriptData,
+  withFlag,
+} from './state.ts';
+import { dec } from './tlc.ts';
 import { CKB, feeOf, fundingWitness, shutdownTx, shutdownTxSize, txMessage } from './tx.ts';
 import type { ClosingSigned, Shutdown } from './wire.ts';
 
@@ -56,7 +64,10 @@ export function startShutdown(ch: Channel, cmd: ShutdownCommand, env: MachineEnv
     throw new ChannelError(
       `Invalid state: Trying to send shutdown message while in invalid state ${ch.state}`,
     );
-  if (ch.round || ch.tlcs.length > 0)
+  // Pending TLCs are resolved after Shutdown (the reference's AWAITING_PENDING_TLCS); only an
+  // offered TLC the peer has not acknowledged yet (LocalAnnounced), or one of ours waiting to be
+  // re-issued after a collision, stops it.
+  if (ch.tlcs.some((t) => t.offered && t.added === 'announced') || pendingOwnAdd(ch))
     throw new ChannelError(
       'Invalid state: Unable to process shutdown command, as there are pending outbound tlcs',
     );
@@ -152,8 +163,30 @@ export function buildShutdownTx(ch: Channel, env: MachineEnv): ccc.Transaction {
   });
 }
 
+/** Our AddTlc stepped back by a collision and not re-issued yet. */
+function pendingOwnAdd(ch: Channel): boolean {
+  return (ch.retry ?? []).some((m) => dec(m).type === 'AddTlc');
+}
+
+/** No TLC left in either commitment and no round in flight: the shutdown tx can be signed. */
+export function noTlcPending(ch: Channel): boolean {
+  return ch.tlcs.length === 0 && !ch.round;
+}
+
+/** After any step: a shutdown waiting for its pending TLCs goes on to ClosingSigned once they are gone. */
+export function afterPendingResolved(s: Step, env: MachineEnv): Step {
+  if (!resolvingPending(s.ch)) return s;
+  const r = maybeClosingSigned(s.ch, env);
+  return r.ch === s.ch ? s : { ch: r.ch, effects: [...s.effects, ...r.effects] };
+}
+
 function maybeClosingSigned(ch: Channel, env: MachineEnv): Step {
-  if (!hasFlag(ch, 'OUR_SHUTDOWN_SENT') || !hasFlag(ch, 'THEIR_SHUTDOWN_SENT') || ch.shutdown?.myPartial)
+  if (
+    !hasFlag(ch, 'OUR_SHUTDOWN_SENT') ||
+    !hasFlag(ch, 'THEIR_SHUTDOWN_SENT') ||
+    ch.shutdown?.myPartial ||
+    !noTlcPending(ch)
+  )
     return { ch, effects: [] };
   const my = ch.nonces.mine[0];
   const their = ch.nonces.theirs[0];

@@ -18,6 +18,7 @@ import { bytesToHex, hexToBytes } from '../codec/hex.ts';
 import { blake160 } from '../crypto/hash.ts';
 import { onAnnouncementSignatures, signAnnouncement } from './announce.ts';
 import {
+  afterPendingResolved,
   onCloseConfirmed,
   onClosingSigned,
   onShutdown,
@@ -614,6 +615,11 @@ export function step(ch: Channel, ev: Event, env: MachineEnv): Step {
     if (ev.type === 'shutdown') throw new ChannelError('Messaging failed because channel is closed');
     return { ch, effects: [] };
   }
+  // Shutting down: once both Shutdowns are in and the last pending TLC is resolved, ClosingSigned.
+  return afterPendingResolved(dispatch(ch, ev, env), env);
+}
+
+function dispatch(ch: Channel, ev: Event, env: MachineEnv): Step {
   switch (ev.type) {
     case 'peer':
       return onPeer(ch, ev.msg, env);
@@ -691,7 +697,7 @@ function onPeer(ch: Channel, msg: ChannelMessage, env: MachineEnv): Step {
     case 'RevokeAndAck':
       return onRevokeAndAck(ch, msg.value, env);
     case 'CommitmentSigned': {
-      if (ch.state === 'CHANNEL_READY')
+      if (ch.state === 'CHANNEL_READY' || ch.state === 'SHUTTING_DOWN')
         return onCommitmentSignedReady(
           ch,
           msg.value.fundingTxPartialSignature,

@@ -6,12 +6,13 @@
  * - ready: our whole nonce pool is advertised again (the peer keeps what it lacks), then what the
  *   peer missed is replayed byte for byte — our last RevokeAndAck if `R == pL + 1`, our updates
  *   and CommitmentSigned if that signature is still unacknowledged and `L == pR`;
- * - shutting down: our Shutdown and ClosingSigned again.
+ * - shutting down: our Shutdown again, the TLC round's replay while pending TLCs resolve, and our
+ *   ClosingSigned.
  */
 import { ccc } from '@ckb-ccc/core';
 import { hexToBytes } from '../codec/hex.ts';
 import { ChannelError, type Effect, fail, fundingTxOf, type Step, toScript } from './machine.ts';
-import { type Channel, hasFlag } from './state.ts';
+import { type Channel, hasFlag, resolvingPending } from './state.ts';
 import { dec } from './tlc.ts';
 import type { ChannelMessage, ReestablishChannel } from './wire.ts';
 
@@ -80,6 +81,8 @@ export function onReestablish(ch: Channel, m: ReestablishChannel): Step {
             value: { channelId: b(ch.id), feeRate: local.feeRate, closeScript: toScript(local.closeScript) },
           }),
         );
+      // Still resolving pending TLCs: the TLC round resumes as in CHANNEL_READY.
+      if (resolvingPending(ch)) effects.push(...readyReplay(ch, m).effects);
       if (ch.shutdown?.myPartial)
         effects.push(
           send({

@@ -13,6 +13,9 @@ import { bytesToHex, hexToBytes } from '../codec/hex.ts';
 import { blake160 } from '../crypto/hash.ts';
 import { signSighashAll } from '../crypto/sighash.ts';
 import type { FiberMessage, FiberMessageKind } from '../p2p/fiber-message.ts';
+import { AckTimeout } from './ack-timeout.ts';
+import { CHECK_CHANNELS_INTERVAL_MS, type ExpiryPolicy, MS_PER_EPOCH_MAINNET } from './expiry.ts';
+import { ExpiryMonitor } from './expiry-monitor.ts';
 import { deriveChannelKeys, newChannelSeed, tempChannelId } from './keys.ts';
 import {
   acceptChannel,
@@ -55,6 +58,8 @@ export interface PeerLink {
   isConnected(pubkey: string): boolean;
   on(event: 'connected', listener: (peer: { pubkey: string }) => void): unknown;
   off(event: 'connected', listener: (peer: { pubkey: string }) => void): unknown;
+  /** Closes the peer's session but keeps reconnecting to it (peer response timeout). */
+  drop?(pubkey: string, reason: string): void;
 }
 
 export interface ChannelLogger {
@@ -95,6 +100,12 @@ export interface ChannelServiceOptions {
   announcements?: AnnouncementHooks;
   /** Called after every committed change of a channel. */
   onChange?: (ch: Channel) => void;
+  /** TLC expiry checks (`expiry.ts`): an epoch's milliseconds on this chain, the check interval. */
+  expiry?: ExpiryPolicy;
+  /** A TLC round unanswered this long drops the peer's session (`ack-timeout.ts`); 30 s by default. */
+  peerResponseTimeoutMs?: number;
+  /** `update_channel` changed a ready public channel's policy: broadcast a new ChannelUpdate. */
+  onPolicyUpdated?: (ch: Channel) => void | Promise<void>;
 }
 
 /** What a public channel's announcement is made of (the graph layer builds the message). */
@@ -154,6 +165,8 @@ const NOOP_LOG: ChannelLogger = { info() {}, warn() {}, error() {} };
 const DEFAULT_DELAY = 0x0000010000000001n;
 const MIN_TLC_EXPIRY_DELTA = 9_600_000n;
 const MAX_TLC_EXPIRY_DELTA = 1_209_600_000n;
+/** The reference's PEER_CHANNEL_RESPONSE_TIMEOUT. */
+const PEER_RESPONSE_TIMEOUT_MS = 30_000;
 
 export const hash256 = (id: string) => `Hash256(${id})`;
 
@@ -196,6 +209,9 @@ export class ChannelService {
   /** Callers waiting for a channel's TLC round to end, by temporary id. */
   private readonly idleWaiters = new Map<string, Set<() => void>>();
   private stopped = false;
+  /** Periodic TLC expiry check; its hooks are the payments layer's (set once it is wired). */
+  readonly expiry: ExpiryMonitor;
+  private readonly ackTimeout: AckTimeout;
 
   constructor(private readonly o: ChannelServiceOptions) {
     this.store = new ChannelStore(o.db);
@@ -206,6 +222,21 @@ export class ChannelService {
       commitmentLock: o.scripts.commitmentLock,
       now: o.now ?? Date.now,
     };
+    this.expiry = new ExpiryMonitor(
+      {
+        list: () => this.store.list(),
+        forceClose: (id) => this.shutdownChannel(id, { force: true }),
+        removeTlc: (id, tlcId, reason, opts) => this.removeTlc(id, tlcId, reason, opts),
+      },
+      o.expiry ?? { msPerEpoch: MS_PER_EPOCH_MAINNET, checkIntervalMs: CHECK_CHANNELS_INTERVAL_MS },
+      this.log,
+      this.env.now,
+    );
+    this.ackTimeout = new AckTimeout(o.peerResponseTimeoutMs ?? PEER_RESPONSE_TIMEOUT_MS, {
+      isConnected: (pk) => o.peers.isConnected(pk),
+      drop: (pk, reason) => o.peers.drop?.(pk, reason),
+      log: this.log,
+    });
   }
 
   /** Subscribes to the channel messages and resumes confirmation tracking of stored channels. */
@@ -214,7 +245,10 @@ export class ChannelService {
       this.unsubscribe.push(this.o.peers.onMessage(kind, (pk, m) => this.onWire(pk, m)));
     }
     this.monitorFunding();
-    const onConnected = (peer: { pubkey: string }) => this.reestablish(peer.pubkey);
+    const onConnected = (peer: { pubkey: string }) => {
+      this.ackTimeout.reconnected(peer.pubkey);
+      this.reestablish(peer.pubkey);
+    };
     this.o.peers.on('connected', onConnected);
     this.unsubscribe.push(() => this.o.peers.off('connected', onConnected));
     for (const ch of this.store.list()) {
@@ -227,11 +261,15 @@ export class ChannelService {
       )
         this.watchTx(ch.tempId, ch.shutdownTxHash, 1, { type: 'closeConfirmed' });
       if (ch.state === 'CLOSED' && ch.flags.includes('WAITING_ONCHAIN_SETTLEMENT')) this.settleLater(ch);
+      this.ackTimeout.observe(ch);
     }
+    this.expiry.start();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.expiry.stop();
+    this.ackTimeout.stop();
     for (const u of this.unsubscribe.splice(0)) u();
     for (const t of this.watchers.values()) clearInterval(t);
     this.watchers.clear();
@@ -391,7 +429,8 @@ export class ChannelService {
       const ch = this.store.get(key) as Channel;
       const next: Channel = {
         ...ch,
-        enabled: u.enabled ?? true,
+        // Only what is given changes (the reference's handle_update_command).
+        enabled: u.enabled ?? ch.enabled,
         tlcExpiryDelta: u.tlcExpiryDelta ?? ch.tlcExpiryDelta,
         tlcMinValue: u.tlcMinimumValue ?? ch.tlcMinValue,
         tlcFeeProportionalMillionths: u.tlcFeeProportionalMillionths ?? ch.tlcFeeProportionalMillionths,
@@ -414,6 +453,10 @@ export class ChannelService {
         });
       }
       this.commit({ ch: next, effects });
+      if (next.state === 'CHANNEL_READY' && this.o.onPolicyUpdated)
+        Promise.resolve(this.o.onPolicyUpdated(next)).catch((err) =>
+          this.log.warn({ channel: next.id, err: (err as Error).message }, 'channel update not broadcast'),
+        );
     });
   }
 
@@ -625,6 +668,7 @@ export class ChannelService {
   private commit(s: Step): void {
     this.store.save(s.ch);
     this.o.onChange?.(s.ch);
+    this.ackTimeout.observe(s.ch);
     for (const e of s.effects) this.perform(s.ch, e);
     if (!s.ch.round) for (const wake of [...(this.idleWaiters.get(s.ch.tempId) ?? [])]) wake();
   }

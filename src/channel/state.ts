@@ -184,6 +184,19 @@ export function withFlag(c: Channel, f: Flag): Channel {
   return hasFlag(c, f) ? c : { ...c, flags: [...c.flags, f] };
 }
 
+/**
+ * Shutting down with TLCs still to resolve: Shutdown sent or received, closing not signed yet
+ * (no DROPPING_PENDING) and no commitment broadcast. TLC rounds go on in this state.
+ */
+export function resolvingPending(c: Channel): boolean {
+  return (
+    c.state === 'SHUTTING_DOWN' &&
+    !c.shutdown?.force &&
+    !hasFlag(c, 'DROPPING_PENDING') &&
+    !hasFlag(c, 'WAITING_COMMITMENT_CONFIRMATION')
+  );
+}
+
 export const PENDING_STATES: StateName[] = [
   'NEGOTIATING_FUNDING',
   'COLLABORATING_FUNDING_TX',

@@ -30,7 +30,14 @@ import {
   totalCapacity,
 } from './machine.ts';
 import { complete, newNonce, SignatureError, signFirst } from './musig.ts';
-import { type Channel, deserializeChannel, type PartyParams, serializeChannel, type Tlc } from './state.ts';
+import {
+  type Channel,
+  deserializeChannel,
+  type PartyParams,
+  resolvingPending,
+  serializeChannel,
+  type Tlc,
+} from './state.ts';
 import { commitmentTxSize, feeOf, le128, revocationMessage, SIDE_FLOOR } from './tx.ts';
 import {
   type AddTlc,
@@ -62,13 +69,34 @@ export type TlcNotice =
   | { type: 'fulfilled'; tlc: Tlc; preimage: string }
   | { type: 'failed'; tlc: Tlc; error: string };
 
+/**
+ * TLC rounds run in CHANNEL_READY and, after Shutdown, until the pending TLCs are resolved (the
+ * reference's ShuttingDown before DROPPING_PENDING): removals and their rounds go on, new TLCs
+ * do not (see `addTlc`, `onAddTlc`).
+ */
 function ready(ch: Channel): void {
-  if (ch.state !== 'CHANNEL_READY') throw new ChannelError(`Invalid state: channel is in state ${ch.state}`);
+  if (ch.state === 'CHANNEL_READY' || resolvingPending(ch)) return;
+  throw new ChannelError(`Invalid state: channel is in state ${ch.state}`);
 }
 
 function idle(ch: Channel): void {
   ready(ch);
   if (ch.round) throw new ChannelError(WAITING_ACK);
+}
+
+/** The reference's refusal of a new TLC while shutting down (its state printed as Rust's Debug). */
+export function shuttingDownAddError(ch: Channel): ChannelError {
+  const order = [
+    'OUR_SHUTDOWN_SENT',
+    'THEIR_SHUTDOWN_SENT',
+    'DROPPING_PENDING',
+    'WAITING_COMMITMENT_CONFIRMATION',
+  ];
+  const names = order.filter((f) => ch.flags.includes(f as Channel['flags'][number]));
+  const flags = names.length ? names.join(' | ') : '0x0';
+  return new ChannelError(
+    `Invalid state: Invalid state ShuttingDown(ShuttingDownFlags(${flags})) for adding tlc`,
+  );
 }
 
 export function hashPreimage(preimage: Uint8Array, algorithm: number): Uint8Array {
@@ -77,6 +105,7 @@ export function hashPreimage(preimage: Uint8Array, algorithm: number): Uint8Arra
 
 /** `add_tlc`: announce a TLC and sign the peer's commitment that includes it. */
 export function addTlc(ch0: Channel, c: AddTlcCommand, env: MachineEnv): Step & { tlcId: bigint } {
+  if (ch0.state === 'SHUTTING_DOWN') throw shuttingDownAddError(ch0);
   idle(ch0);
   if (c.amount <= 0n) throw new ChannelError('Invalid parameter: TLC amount must be greater than 0');
   if (c.amount > ch0.localBalance)
@@ -249,6 +278,10 @@ export function maybeRetry(s: Step, env: MachineEnv): Step {
 }
 
 export function onAddTlc(ch00: Channel, m: AddTlc, env: MachineEnv): Step {
+  // Once shutting down, only an AddTlc sent before the peer saw our Shutdown is taken (reference:
+  // allowed while our Shutdown is the only one sent).
+  if (ch00.state === 'SHUTTING_DOWN' && (ch00.flags.length !== 1 || ch00.flags[0] !== 'OUR_SHUTDOWN_SENT'))
+    throw shuttingDownAddError(ch00);
   ready(ch00);
   const c = collide(ch00);
   if (c.drop) return { ch: ch00, effects: [] };

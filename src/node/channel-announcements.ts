@@ -4,6 +4,7 @@
  * (and gossips it). Kept here because channel/ may not import graph/.
  */
 import type { AnnouncementHooks, AnnouncementInfo } from '../channel/service.ts';
+import type { Channel } from '../channel/state.ts';
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
 import { HASH_TYPE_BYTE } from '../codec/molecule.ts';
 import type { ChannelAnnouncement } from '../graph/messages.ts';
@@ -64,4 +65,21 @@ export function channelAnnouncementHooks(graph: GraphService, policyOf: PolicyLo
       });
     },
   };
+}
+
+/**
+ * After `update_channel`: our direction of an announced public channel, signed anew with the new
+ * policy and gossiped (the reference's `on_owned_channel_updated` → `broadcast_channel_update`).
+ */
+export async function broadcastOwnPolicy(graph: GraphService, ch: Channel): Promise<void> {
+  if (!ch.isPublic || !ch.fundingTxHash || !ch.announcement?.signature) return;
+  await graph.broadcastOwnChannelUpdate({
+    peer: ch.peer,
+    channelOutpoint: { txHash: hexToBytes(ch.fundingTxHash), index: 0 },
+    channelFlags: ch.enabled ? 0 : 1,
+    tlcExpiryDelta: ch.tlcExpiryDelta,
+    tlcMinimumValue: ch.tlcMinValue,
+    tlcMaximumValue: 0n,
+    feeRate: ch.tlcFeeProportionalMillionths,
+  });
 }

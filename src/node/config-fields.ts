@@ -84,6 +84,9 @@ export const CONFIG_FIELDS: FieldDef[] = [
   f('fiber.funding_timeout_seconds', 'uint'),
   f('fiber.external_funding_timeout_seconds', 'uint'),
   f('fiber.reuse_port_for_websocket', 'bool'),
+  f('fiber.milli_seconds_per_epoch', 'uint'),
+  f('fiber.check_channels_interval_ms', 'uint'),
+  f('fiber.peer_response_timeout_ms', 'uint'),
 
   // ckb
   f('ckb.base_dir', 'string'),

@@ -94,6 +94,13 @@ const schema = z.object({
       funding_timeout_seconds: uintNum.default(86_400),
       external_funding_timeout_seconds: uintNum.default(300),
       reuse_port_for_websocket: z.boolean().default(true),
+      // Strand extensions (constants in fnn): TLC expiry checks and the peer response timeout.
+      /** Milliseconds of one epoch, for TLC expiry margins; default 4 h, 2 s on the dev chain. */
+      milli_seconds_per_epoch: uintNum.optional(),
+      /** How often channels' TLCs are checked against their expiry (fnn's CHECK_CHANNELS_INTERVAL). */
+      check_channels_interval_ms: uintNum.default(60_000),
+      /** An unanswered TLC round drops the peer's session after this long (PEER_CHANNEL_RESPONSE_TIMEOUT). */
+      peer_response_timeout_ms: uintNum.default(30_000),
     })
     .prefault({}),
   ckb: z

@@ -10,6 +10,7 @@ import {
   SIGHASH_ALL_TYPE_HASH,
   type Wallet,
 } from '../chain/index.ts';
+import { MS_PER_EPOCH_DEV, MS_PER_EPOCH_MAINNET } from '../channel/expiry.ts';
 import { ChannelService, loadChannelScripts } from '../channel/service.ts';
 import { channelSchema } from '../channel/store.ts';
 import { bytesToHex } from '../codec/hex.ts';
@@ -59,7 +60,7 @@ import {
 } from '../watchtower/index.ts';
 import { fulfilReceivedTlcs } from '../watchtower/upstream.ts';
 import { COMMIT_HASH, VERSION } from './build-info.ts';
-import { channelAnnouncementHooks } from './channel-announcements.ts';
+import { broadcastOwnPolicy, channelAnnouncementHooks } from './channel-announcements.ts';
 import { type Config, currencyOf } from './config.ts';
 import { createLogger, type Logger } from './log.ts';
 import { syncOwnChannels, wirePayments } from './payments.ts';
@@ -207,6 +208,14 @@ export class StrandNode {
         minValue: fiber.tlc_min_value,
         feeProportionalMillionths: fiber.tlc_fee_proportional_millionths,
       },
+      expiry: {
+        msPerEpoch:
+          fiber.milli_seconds_per_epoch ??
+          (fiber.chain === 'mainnet' || fiber.chain === 'testnet' ? MS_PER_EPOCH_MAINNET : MS_PER_EPOCH_DEV),
+        checkIntervalMs: fiber.check_channels_interval_ms,
+      },
+      peerResponseTimeoutMs: fiber.peer_response_timeout_ms,
+      onPolicyUpdated: this.graph ? (ch) => broadcastOwnPolicy(this.graph as GraphService, ch) : undefined,
       logger: this.log,
     });
     this.channels.start();

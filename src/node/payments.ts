@@ -5,7 +5,7 @@
  */
 
 import type { ChannelService } from '../channel/service.ts';
-import type { Channel } from '../channel/state.ts';
+import type { Channel, Tlc } from '../channel/state.ts';
 import { SIDE_FLOOR } from '../channel/tx.ts';
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
 import { HASH_TYPE_BYTE } from '../codec/molecule.ts';
@@ -15,7 +15,7 @@ import { payeeOf } from '../invoice/codec.ts';
 import type { InvoiceService } from '../invoice/service.ts';
 import { channelTlcPort } from '../payment/channel-port.ts';
 import { TlcLinks } from '../payment/links.ts';
-import { PaymentRelay } from '../payment/relay.ts';
+import { type IncomingTlc, PaymentRelay } from '../payment/relay.ts';
 import { PaymentService } from '../payment/service.ts';
 import { PaymentStore } from '../payment/store.ts';
 import type { StoreChangeBus } from '../store/changes.ts';
@@ -69,31 +69,29 @@ export function wirePayments(w: PaymentWiring): {
     onChange: (c) => w.changes.publish(c),
     logger: w.log,
   });
+  const links = new TlcLinks(w.db);
   relay = new PaymentRelay({
     nodeSecretKey: w.nodeSecretKey,
     nodePubkey: w.nodePubkey,
     channels: port,
-    links: new TlcLinks(w.db),
+    links,
     invoices: w.invoices,
     payments,
     logger: w.log,
   });
   const r = relay;
+  // The channels' TLC expiry check asks the payments layer what it knows of received TLCs.
+  w.channels.expiry.hooks = {
+    preimageFor: (_channelId, t) => r.preimageFor(t),
+    // Forwarded TLCs follow their next hop; held ones wait for settle/cancel until expiry nears.
+    forwarded: (channelId, t) => links.forwardedFrom(channelId, t.id),
+    failExpiring: (channelId, t) => r.failExpiring(incomingTlc(channelId, t)),
+  };
   const fail = (what: string) => (err: unknown) => w.log.error({ err: (err as Error).message }, what);
   const stop = w.channels.onTlc((channelId, n) => {
     const t = n.tlc;
     if (n.type === 'received' && !t.offered) {
-      void r
-        .onIncoming({
-          channelId,
-          tlcId: t.id,
-          amount: t.amount,
-          paymentHash: t.paymentHash,
-          expiry: t.expiry,
-          hashAlgorithm: t.hashAlgorithm,
-          onion: Buffer.from(t.onion.replace(/^0x/, ''), 'hex'),
-        })
-        .catch(fail('incoming TLC handling failed'));
+      void r.onIncoming(incomingTlc(channelId, t)).catch(fail('incoming TLC handling failed'));
     } else if (n.type === 'fulfilled' && t.offered) {
       void r
         .onFulfilled(channelId, t.id, Buffer.from(n.preimage.replace(/^0x/, ''), 'hex'))
@@ -122,6 +120,19 @@ function graphOf(w: PaymentWiring): GraphService {
   if (!w.graph) throw new PathFindError('NoPathFound', 'PathFind error: no path found');
   syncOwnChannels(w.channels, w.graph);
   return w.graph;
+}
+
+/** A TLC the peer offered us, as the relay takes it. */
+function incomingTlc(channelId: string, t: Tlc): IncomingTlc {
+  return {
+    channelId,
+    tlcId: t.id,
+    amount: t.amount,
+    paymentHash: t.paymentHash,
+    expiry: t.expiry,
+    hashAlgorithm: t.hashAlgorithm,
+    onion: Buffer.from(t.onion.replace(/^0x/, ''), 'hex'),
+  };
 }
 
 function spendable(ch: Channel): bigint {

@@ -288,6 +288,12 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
     throw last;
   }
 
+  /** Closes the session with `pubkey` and keeps redialling it as after any drop (a peer that stopped answering). */
+  drop(pubkey: string, reason: string): void {
+    const peer = this.peers.get(normalisePubkey(pubkey));
+    if (peer) this.closeSession(peer, reason);
+  }
+
   /** Closes the session with `pubkey`; it is not redialled until connected again explicitly. */
   disconnect(pubkey: string, reason = 'requested'): Promise<void> {
     const pk = normalisePubkey(pubkey);

@@ -96,6 +96,20 @@ export class TlcLinks {
         };
   }
 
+  /** Whether the incoming TLC was forwarded (an outgoing TLC still linked to it). */
+  forwardedFrom(inChannelId: string, inTlcId: bigint): boolean {
+    return !!this.db
+      .prepare("SELECT 1 FROM tlc_links WHERE kind = 'forward' AND in_channel_id = ? AND in_tlc_id = ?")
+      .get(inChannelId, inTlcId.toString());
+  }
+
+  /** Whether the TLC is held for a hold invoice. */
+  isHeld(channelId: string, tlcId: bigint): boolean {
+    return !!this.db
+      .prepare('SELECT 1 FROM held_tlcs WHERE channel_id = ? AND tlc_id = ?')
+      .get(channelId, tlcId.toString());
+  }
+
   remove(outChannelId: string, outTlcId: bigint): void {
     this.db
       .prepare('DELETE FROM tlc_links WHERE out_channel_id = ? AND out_tlc_id = ?')

@@ -141,6 +141,8 @@ export class PaymentRelay {
     if (link.kind === 'origin') {
       this.o.payments.tlcFulfilled(link.attemptId, preimage, link.paymentHash);
     } else {
+      // Kept, so that the periodic TLC check fulfils upstream again should this attempt fail.
+      this.o.invoices.putPreimage(link.paymentHash, preimage);
       await this.o.channels.fulfilTlc(link.inChannelId, link.inTlcId, preimage);
     }
     this.o.links.remove(channelId, tlcId);
@@ -343,6 +345,34 @@ export class PaymentRelay {
     if (!keysend || !preimageMatches(keysend, hash, alg)) return fail('IncorrectOrUnknownPaymentDetails');
     this.o.invoices.putPreimage(tlc.paymentHash, keysend);
     await this.o.channels.fulfilTlc(tlc.channelId, tlc.tlcId, keysend);
+  }
+
+  /**
+   * The preimage a received TLC may be fulfilled with on a retry: one the node already decided to
+   * use — learned downstream or by keysend (no invoice), or the invoice's once the payment was
+   * accepted (Received or Paid) and the TLC pays it in full.
+   */
+  preimageFor(tlc: { paymentHash: string; amount: bigint }): string | undefined {
+    const preimage = this.o.invoices.getPreimage(tlc.paymentHash);
+    if (!preimage) return undefined;
+    const invoice = this.o.invoices.lookupForPayment(tlc.paymentHash);
+    if (invoice) {
+      if (invoice.status !== 'Received' && invoice.status !== 'Paid') return undefined;
+      if (invoice.invoice.amount !== undefined && tlc.amount < invoice.invoice.amount) return undefined;
+    }
+    return bytesToHex(preimage);
+  }
+
+  /** A received TLC we did not forward nears its expiry: failed back with ExpiryTooSoon. */
+  async failExpiring(tlc: IncomingTlc): Promise<void> {
+    let secret: Uint8Array | null = null;
+    try {
+      if (tlc.onion.length)
+        secret = peelOnion(tlc.onion, this.o.nodeSecretKey, hexToBytes(tlc.paymentHash)).sharedSecret;
+    } catch (e) {
+      if (!(e instanceof OnionError)) throw e;
+    }
+    await this.fail(tlc, { code: 'ExpiryTooSoon', extra: null }, secret);
   }
 
   private channelFailed(code: TlcErrorCodeName, channelOutpoint: string): TlcErr {

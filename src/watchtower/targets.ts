@@ -7,6 +7,7 @@ import { deriveChannelKeys, pubOf } from '../channel/keys.ts';
 import { buildCommitment, type MachineEnv, toScript } from '../channel/machine.ts';
 import { type Channel, hasFlag } from '../channel/state.ts';
 import { settlementScript } from '../channel/tx.ts';
+import { committedView } from '../channel/views.ts';
 import { blake160 } from '../crypto/hash.ts';
 import type { SettlementData, WatchedChannel } from './types.ts';
 
@@ -74,7 +75,13 @@ function ownSettlement(ch: Channel, env: MachineEnv): SettlementKeys {
     script(args, peers) {
       const v = versionOf(args);
       const n = peers ? { ...ch.commitmentNumbers, local: v } : { ...ch.commitmentNumbers, remote: v };
-      return matching(args, [buildCommitment({ ...ch, commitmentNumbers: n }, peers, env).script]);
+      // Mid-round, the commitment on chain may predate the announced updates (views.ts).
+      return matching(
+        args,
+        [ch, committedView(ch)].map(
+          (c) => buildCommitment({ ...c, commitmentNumbers: n }, peers, env).script,
+        ),
+      );
     },
     get partyKey() {
       return k().tlcBaseKey;

@@ -4,7 +4,7 @@
  * payment whose next hop claimed it on chain gets paid by the previous hop too.
  */
 import { ccc } from '@ckb-ccc/core';
-import type { Channel } from '../channel/state.ts';
+import { type Channel, resolvingPending } from '../channel/state.ts';
 import type { RemoveReason } from '../channel/tlc.ts';
 import type { WatchLogger } from './watcher.ts';
 
@@ -21,7 +21,8 @@ export async function fulfilReceivedTlcs(
 ): Promise<number> {
   let n = 0;
   for (const ch of channels.list()) {
-    if (ch.state !== 'CHANNEL_READY') continue;
+    // A channel shutting down still resolves its pending TLCs off chain.
+    if (ch.state !== 'CHANNEL_READY' && !resolvingPending(ch)) continue;
     for (const t of ch.tlcs) {
       if (t.offered || t.removal || t.paymentHash.toLowerCase() !== paymentHash.toLowerCase()) continue;
       try {

@@ -1,0 +1,171 @@
+/**
+ * Two pure channel machines wired to each other in memory and funded on an in-process dev chain:
+ * the harness of the lifecycle tests (shutdown with pending TLCs, TLC expiry). Messages wait in
+ * inboxes until `run` delivers them, so a test can cut the link (drop an inbox) at any point.
+ */
+import { ccc } from '@ckb-ccc/core';
+import { expect } from 'vitest';
+import { deriveChannelKeys, tempChannelId } from '../../src/channel/keys.ts';
+import {
+  acceptChannel,
+  type Effect,
+  type Event,
+  type MachineEnv,
+  openChannel,
+  receiveOpen,
+  scriptData,
+  step,
+} from '../../src/channel/machine.ts';
+import type { Channel } from '../../src/channel/state.ts';
+import { CKB, reserveFor } from '../../src/channel/tx.ts';
+import type { ChannelMessage } from '../../src/channel/wire.ts';
+import { bytesToHex } from '../../src/codec/hex.ts';
+import { signSighashAll } from '../../src/crypto/sighash.ts';
+import { cellsOf, KEY_A, KEY_B, lockOf, type TestChain } from '../devchain/helpers.ts';
+
+export const NOW = 1_700_000_000_000;
+
+export interface Side {
+  name: 'A' | 'B';
+  key: Uint8Array;
+  ch: Channel;
+  inbox: ChannelMessage[];
+  own: Set<string>;
+  /** Effects other than messages, in order (broadcasts, TLC notices, …). */
+  seen: Effect[];
+}
+
+export function pairHarness(t: TestChain, now: () => number = () => NOW) {
+  const env = (): MachineEnv => ({
+    chainHash: t.chain.genesisHash,
+    fundingLock: t.chain.scripts.funding_lock,
+    commitmentLock: t.chain.scripts.commitment_lock,
+    now,
+  });
+
+  function perform(me: Side, other: Side, effects: Effect[], events: Event[]): void {
+    for (const e of effects) {
+      if (e.type !== 'send') me.seen.push(e);
+      switch (e.type) {
+        case 'send':
+          other.inbox.push(e.msg);
+          break;
+        case 'fund': {
+          const tx = e.tx.clone();
+          const cell = cellsOf(t.chain, lockOf(me.key)).find(
+            (c) => !me.own.has(c.outPoint.txHash + c.outPoint.index),
+          )!;
+          me.own.add(cell.outPoint.txHash + cell.outPoint.index);
+          for (const d of t.chain.scripts.secp256k1_blake160_sighash_all.cellDeps) {
+            const dep = ccc.CellDep.from(d);
+            if (!tx.cellDeps.some((x) => x.eq(dep))) tx.cellDeps.push(dep);
+          }
+          tx.inputs.push(ccc.CellInput.from({ previousOutput: cell.outPoint, since: 0n }));
+          if (tx.outputs.length > 0 && me.name === 'B') tx.outputs[0]!.capacity += e.contribution;
+          tx.addOutput(
+            { lock: lockOf(me.key), capacity: cell.output.capacity - e.contribution - 5000n },
+            '0x',
+          );
+          events.push({ type: 'funded', tx });
+          break;
+        }
+        case 'signFunding': {
+          const tx = e.tx.clone();
+          const mine = tx.inputs
+            .map((i, n) => (me.own.has(i.previousOutput.txHash + i.previousOutput.index) ? n : -1))
+            .filter((n) => n >= 0);
+          signSighashAll(tx, mine, me.key);
+          events.push({ type: 'fundingSigned', tx });
+          break;
+        }
+        case 'broadcast':
+          try {
+            t.chain.sendTransaction(e.tx);
+          } catch (err) {
+            if (!/Duplicated|already/.test((err as Error).message)) throw err;
+          }
+          break;
+        default:
+          break;
+      }
+    }
+  }
+
+  /** Feeds `ev` to `me` and plays the effects (and the events they produce). */
+  function feed(me: Side, other: Side, ev: Event): void {
+    const events = [ev];
+    while (events.length) {
+      const r = step(me.ch, events.shift()!, env());
+      me.ch = r.ch;
+      perform(me, other, r.effects, events);
+    }
+  }
+
+  /** Delivers messages both ways until both inboxes are empty. */
+  function run(a: Side, b: Side): void {
+    for (let guard = 0; guard < 200; guard++) {
+      let moved = false;
+      for (const [me, other] of [
+        [a, b],
+        [b, a],
+      ] as const) {
+        const msg = me.inbox.shift();
+        if (!msg) continue;
+        moved = true;
+        feed(me, other, { type: 'peer', msg });
+      }
+      if (!moved) return;
+    }
+    throw new Error('the machines keep talking');
+  }
+
+  /** A opens 500 CKB, B adds 250: CHANNEL_READY on both (438 / 188 each way). */
+  function readyPair(): { A: Side; B: Side } {
+    const reserve = reserveFor(lockOf(KEY_A));
+    const seedA = new Uint8Array(32).fill(0x11);
+    const o = openChannel(
+      {
+        peer: 'B',
+        seed: seedA,
+        tempId: bytesToHex(tempChannelId(deriveChannelKeys(seedA).tlcBasepoint)),
+        isPublic: false,
+        fundingAmount: 500n * CKB - reserve,
+        reserve,
+        shutdownScript: scriptData(lockOf(KEY_A)),
+        udt: null,
+        fundingFeeRate: 1000n,
+        commitmentFeeRate: 1000n,
+        delayEpoch: 0x0000010000000001n,
+        maxTlcValueInFlight: (1n << 128n) - 1n,
+        maxTlcNumberInFlight: 125n,
+        tlcExpiryDelta: 14_400_000n,
+        tlcMinValue: 0n,
+        tlcFeeProportionalMillionths: 1000n,
+      },
+      env(),
+    );
+    const open = o.effects[0] as Extract<Effect, { type: 'send' }>;
+    if (open.msg.type !== 'OpenChannel') throw new Error('expected OpenChannel');
+    const b0 = receiveOpen(
+      open.msg.value,
+      { peer: 'A', seed: new Uint8Array(32).fill(0x22), shutdownScript: scriptData(lockOf(KEY_B)), reserve },
+      env(),
+      { tlcExpiryDelta: 14_400_000n, tlcMinValue: 0n, tlcFeeProportionalMillionths: 1000n },
+    );
+    const acc = acceptChannel(b0, { fundingAmount: 250n * CKB - reserve });
+    const A: Side = { name: 'A', key: KEY_A, ch: o.ch, inbox: [], own: new Set(), seen: [] };
+    const B: Side = { name: 'B', key: KEY_B, ch: acc.ch, inbox: [], own: new Set(), seen: [] };
+    perform(B, A, acc.effects, []);
+    run(A, B);
+    for (let i = 0; i < 5; i++) t.chain.generateBlock();
+    feed(A, B, { type: 'fundingConfirmed' });
+    feed(B, A, { type: 'fundingConfirmed' });
+    run(A, B);
+    expect([A.ch.state, B.ch.state]).toEqual(['CHANNEL_READY', 'CHANNEL_READY']);
+    A.seen.length = 0;
+    B.seen.length = 0;
+    return { A, B };
+  }
+
+  return { env, feed, run, readyPair, perform };
+}
