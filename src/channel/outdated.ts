@@ -123,14 +123,15 @@ export function onReadyAbort(ch: Channel, message: Uint8Array): Step {
 const OUTDATED_REFUSAL =
   'Invalid state: the channel state is outdated (restored from an older backup): our latest commitment is revoked and must never be published; the peer has been asked to force-close';
 const RESTORED_REFUSAL =
-  'Invalid state: the channel was restored from a backup and has not yet reestablished with the peer: our latest commitment may be revoked; connect to the peer first';
+  'Invalid state: the channel was restored from a backup and has not yet reestablished with the peer: its state may be outdated; connect to the peer first';
 
 /**
  * What a channel marked outdated or restored does with an event before the machine sees it:
  * a step, or null to let the machine handle it. An outdated channel refuses every command,
  * answers a reconnection with its request again and ignores the peer's other messages; only
- * the chain (the peer's commitment, its settlement) moves it on. A restored channel refuses to
- * force-close until a reestablish confirmed its state.
+ * the chain (the peer's commitment, its settlement) moves it on. A restored channel does the same
+ * until a reestablish confirms its state: signing anything on a possibly outdated state (a TLC
+ * round, a close) could hand the peer a signature on balances that are no longer ours.
  */
 export function guardOutdated(ch: Channel, ev: Event): Step | null {
   if (hasFlag(ch, 'LOCAL_STATE_OUTDATED')) {
@@ -151,7 +152,19 @@ export function guardOutdated(ch: Channel, ev: Event): Step | null {
         return null;
     }
   }
-  if (hasFlag(ch, 'RESTORED_FROM_BACKUP') && ev.type === 'shutdown' && ev.cmd.force)
-    throw new ChannelError(RESTORED_REFUSAL);
+  if (hasFlag(ch, 'RESTORED_FROM_BACKUP')) {
+    switch (ev.type) {
+      case 'shutdown':
+      case 'addTlc':
+      case 'removeTlc':
+      case 'signCommitment':
+        throw new ChannelError(RESTORED_REFUSAL);
+      case 'peer':
+        // The peer's ReestablishChannel comes first on every connection; until it is in, nothing else.
+        return ev.msg.type === 'ReestablishChannel' || ev.msg.type === 'TxAbort' ? null : { ch, effects: [] };
+      default:
+        return null;
+    }
+  }
   return null;
 }

@@ -208,10 +208,24 @@ describe('a peer whose state is outdated', () => {
 describe('a channel restored from a backup', () => {
   const restored = () => ready(7n, 7n, { flags: ['RESTORED_FROM_BACKUP'] });
 
-  it('refuses to force-close until a reestablish confirms it current', () => {
-    expect(() => step(restored(), { type: 'shutdown', cmd: { force: true } }, env)).toThrow(
-      /restored from a backup/,
-    );
+  it('refuses to close or sign, and ignores the peer, until a reestablish confirms it current', () => {
+    for (const force of [true, false])
+      expect(() => step(restored(), { type: 'shutdown', cmd: { force } }, env)).toThrow(
+        /restored from a backup/,
+      );
+    expect(() => step(restored(), { type: 'signCommitment' }, env)).toThrow(/restored from a backup/);
+    const shutdown = {
+      type: 'peer',
+      msg: {
+        type: 'Shutdown',
+        value: {
+          channelId: ccc.bytesFrom(ID),
+          feeRate: 1000n,
+          closeScript: ccc.Script.from({ codeHash: `0x${'44'.repeat(32)}`, hashType: 'type', args: '0x' }),
+        },
+      },
+    } as const;
+    expect(step(restored(), shutdown, env)).toEqual({ ch: restored(), effects: [] });
     const s = step(restored(), reestablish(7n, 7n), env);
     expect(s.ch.flags).toEqual([]);
     expect(step(s.ch, { type: 'shutdown', cmd: { force: true } }, env).ch.state).toBe('SHUTTING_DOWN');
