@@ -28,7 +28,6 @@ const RESTORE_FILES = ['fiber/sk', 'fiber/store/strand.db', 'ckb/key'];
 let chain: DevchainProcess;
 let a: NodeProcess;
 let b: NodeProcess;
-let aInfo: any;
 let bInfo: any;
 
 /** A node with fixture `n`'s keys (or on an existing home), with the payment and admin modules. */
@@ -136,7 +135,7 @@ beforeAll(async () => {
   chain = await startDevchain([1, 2], 5000, 200, 10);
   a = await startPayNode(1, {});
   b = await startPayNode(2, B_FIBER);
-  ({ aInfo, bInfo } = await connect(a, b));
+  ({ bInfo } = await connect(a, b));
 }, 120_000);
 
 afterAll(async () => {
