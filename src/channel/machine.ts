@@ -27,6 +27,7 @@ import {
 } from './close.ts';
 import { commitmentPoint, deriveChannelKeys, finalChannelId } from './keys.ts';
 import { complete, newNonce, SignatureError, signFirst, sorted2 } from './musig.ts';
+import { guardOutdated, onReadyAbort } from './outdated.ts';
 import { onReestablish } from './reestablish.ts';
 import {
   type CellDepData,
@@ -97,7 +98,9 @@ export type Effect =
     }
   /** A TLC round finished: tell the payments layer. */
   | { type: 'tlc'; notice: TlcNotice }
-  | { type: 'failed'; reason: string };
+  | { type: 'failed'; reason: string }
+  /** Something the operator must know (an outdated channel state): logged as an error. */
+  | { type: 'alarm'; reason: string };
 
 export type Event =
   | { type: 'peer'; msg: ChannelMessage }
@@ -615,6 +618,8 @@ export function step(ch: Channel, ev: Event, env: MachineEnv): Step {
     if (ev.type === 'shutdown') throw new ChannelError('Messaging failed because channel is closed');
     return { ch, effects: [] };
   }
+  const guarded = guardOutdated(ch, ev);
+  if (guarded) return guarded;
   // Shutting down: once both Shutdowns are in and the last pending TLC is resolved, ClosingSigned.
   return afterPendingResolved(dispatch(ch, ev, env), env);
 }
@@ -649,7 +654,11 @@ function dispatch(ch: Channel, ev: Event, env: MachineEnv): Step {
         ch: {
           ...ch,
           state: 'CLOSED',
-          flags: ['UNCOOPERATIVE_REMOTE', 'WAITING_ONCHAIN_SETTLEMENT'],
+          flags: [
+            'UNCOOPERATIVE_REMOTE',
+            'WAITING_ONCHAIN_SETTLEMENT',
+            ...ch.flags.filter((f) => f === 'LOCAL_STATE_OUTDATED'),
+          ],
           shutdownTxHash: ev.txHash,
           round: null,
         },
@@ -730,12 +739,10 @@ function onPeer(ch: Channel, msg: ChannelMessage, env: MachineEnv): Step {
     case 'ClosingSigned':
       return onClosingSigned(ch, msg.value);
     case 'TxAbort':
-      if (
-        ch.state === 'CHANNEL_READY' ||
-        ch.state === 'SHUTTING_DOWN' ||
-        ch.state === 'AWAITING_CHANNEL_READY'
-      )
-        return { ch, effects: [] };
+      // After the funding, a TxAbort only matters as a peer's force-close request (`outdated.ts`).
+      if (ch.state === 'CHANNEL_READY' || ch.state === 'SHUTTING_DOWN')
+        return onReadyAbort(ch, msg.value.message);
+      if (ch.state === 'AWAITING_CHANNEL_READY') return { ch, effects: [] };
       return {
         ch: {
           ...ch,

@@ -5,13 +5,15 @@
  * - funding signed: our TxSignatures / ChannelReady are sent again (the peer ignores duplicates);
  * - ready: our whole nonce pool is advertised again (the peer keeps what it lacks), then what the
  *   peer missed is replayed byte for byte — our last RevokeAndAck if `R == pL + 1`, our updates
- *   and CommitmentSigned if that signature is still unacknowledged and `L == pR`;
+ *   and CommitmentSigned if that signature is still unacknowledged and `L == pR`; numbers
+ *   beyond what a disconnect explains mean one side lost state (`outdated.ts`);
  * - shutting down: our Shutdown again, the TLC round's replay while pending TLCs resolve, and our
  *   ClosingSigned.
  */
 import { ccc } from '@ckb-ccc/core';
 import { hexToBytes } from '../codec/hex.ts';
-import { ChannelError, type Effect, fail, fundingTxOf, type Step, toScript } from './machine.ts';
+import { type Effect, fail, fundingTxOf, type Step, toScript } from './machine.ts';
+import { awaitingRevoke, markOutdated, onPeerBehind, syncVerdict, withoutFlag } from './outdated.ts';
 import { type Channel, hasFlag, resolvingPending } from './state.ts';
 import { dec } from './tlc.ts';
 import type { ChannelMessage, ReestablishChannel } from './wire.ts';
@@ -72,6 +74,7 @@ export function onReestablish(ch: Channel, m: ReestablishChannel): Step {
     case 'CHANNEL_READY':
       return readyReplay(ch, m);
     case 'SHUTTING_DOWN': {
+      let next = ch;
       const effects: Effect[] = [];
       const local = ch.shutdown?.local;
       if (local && hasFlag(ch, 'OUR_SHUTDOWN_SENT'))
@@ -81,8 +84,14 @@ export function onReestablish(ch: Channel, m: ReestablishChannel): Step {
             value: { channelId: b(ch.id), feeRate: local.feeRate, closeScript: toScript(local.closeScript) },
           }),
         );
-      // Still resolving pending TLCs: the TLC round resumes as in CHANNEL_READY.
-      if (resolvingPending(ch)) effects.push(...readyReplay(ch, m).effects);
+      // Still resolving pending TLCs: the TLC round resumes as in CHANNEL_READY (unless the
+      // numbers show one side lost state: then that verdict is the whole answer).
+      if (resolvingPending(ch)) {
+        const r = readyReplay(ch, m);
+        if (hasFlag(r.ch, 'LOCAL_STATE_OUTDATED') || r.ch.state !== ch.state) return r;
+        next = r.ch;
+        effects.push(...r.effects);
+      }
       if (ch.shutdown?.myPartial)
         effects.push(
           send({
@@ -90,30 +99,30 @@ export function onReestablish(ch: Channel, m: ReestablishChannel): Step {
             value: { channelId: b(ch.id), partialSignature: b(ch.shutdown.myPartial) },
           }),
         );
-      return { ch, effects };
+      return { ch: next, effects };
     }
     default:
       return { ch, effects: [] };
   }
 }
 
-function readyReplay(ch: Channel, m: ReestablishChannel): Step {
-  const L = ch.commitmentNumbers.local;
-  const R = ch.commitmentNumbers.remote;
+function readyReplay(ch0: Channel, m: ReestablishChannel): Step {
+  const L = ch0.commitmentNumbers.local;
+  const R = ch0.commitmentNumbers.remote;
   const pL = m.localCommitmentNumber;
   const pR = m.remoteCommitmentNumber;
-  const far = (x: bigint, y: bigint) => (x > y ? x - y : y - x) > 1n;
-  if (far(pL, R) || far(pR, L))
-    throw new ChannelError(`commitment numbers out of sync: ours (${L}, ${R}), the peer's (${pL}, ${pR})`);
+  // Numbers out of what an honest disconnect leaves: one side lost state (`outdated.ts`).
+  const verdict = syncVerdict(ch0, m);
+  if (verdict.kind === 'we-are-behind') return markOutdated(ch0, verdict.reason);
+  if (verdict.kind === 'peer-is-behind') return onPeerBehind(ch0, verdict.reason);
+  // The peer's numbers match ours: a restored state is confirmed current.
+  const ch = withoutFlag(ch0, 'RESTORED_FROM_BACKUP');
   const effects: Effect[] = ch.nonces.mine.map((n) =>
     send({ type: 'TxComplete', value: { channelId: b(ch.id), nextCommitmentNonce: b(n.public) } }),
   );
   const cache = ch.cache;
   if (R === pL + 1n && cache?.revoke) effects.push(send(dec(cache.revoke)));
-  const unacked =
-    !!ch.round &&
-    ((ch.round.initiator === 'local' && !ch.round.gotRevoke) || ch.round.initiator === 'remote');
-  if (unacked && L === pR && cache?.commit) {
+  if (awaitingRevoke(ch) && L === pR && cache?.commit) {
     for (const u of cache.updates) effects.push(send(dec(u)));
     effects.push(send(dec(cache.commit)));
   }

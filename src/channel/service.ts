@@ -556,6 +556,8 @@ export class ChannelService {
   async submitCommitmentTransaction(channelId: string): Promise<{ txHash: string }> {
     const ch = this.known(channelId);
     if (!ch.latestCommitmentTx) throw new DomainError('Commitment transaction not found');
+    if (ch.flags.includes('LOCAL_STATE_OUTDATED'))
+      throw new DomainError('Invalid state: the channel state is outdated: our latest commitment is revoked');
     const tx = ccc.Transaction.fromBytes(ch.latestCommitmentTx);
     tx.cellDeps = this.o.scripts.fundingLock.cellDeps.map((d) => ccc.CellDep.from(d));
     return { txHash: await this.o.chain.sendTransaction(tx) };
@@ -757,6 +759,9 @@ export class ChannelService {
       case 'failed':
         this.log.warn({ channel: ch.id, reason: e.reason }, 'channel opening failed');
         return;
+      case 'alarm':
+        this.log.error({ channel: ch.id, peer: ch.peer, reason: e.reason }, 'channel state alarm');
+        return;
     }
   }
 
@@ -943,6 +948,7 @@ export class ChannelService {
       cellDeps: this.o.scripts.commitmentLock.cellDeps,
       delayEpoch: ch.delayEpoch,
     };
+    if (ch.flags.includes('LOCAL_STATE_OUTDATED')) return this.outdatedSettled(ch);
     if (ch.flags.includes('UNCOOPERATIVE_REMOTE')) return this.settleRemote(ch, base);
     const commitment = ccc.Transaction.fromBytes(ch.latestCommitmentTx);
     const { script } = buildCommitment(ch, false, this.env);
@@ -1012,6 +1018,31 @@ export class ChannelService {
       return this.o.chain.sendTransaction(tx);
     }
     return null;
+  }
+
+  /**
+   * An outdated channel closed by the peer: our state cannot rebuild the settlement script of the
+   * peer's newer commitment, so the built-in watchtower takes our share once the peer's own
+   * settlement reveals it on chain. Settled when no cell is left under the commitment lock of
+   * the peer's commitments (found by the key hash and delay, which do not change with versions).
+   */
+  private async outdatedSettled(ch: Channel): Promise<string | null> {
+    if (!ch.shutdownTxHash) return null;
+    const { args } = buildCommitment(ch, true, this.env);
+    const lock = {
+      codeHash: this.o.scripts.commitmentLock.codeHash,
+      hashType: this.o.scripts.commitmentLock.hashType,
+      args: ccc.hexFrom(args.subarray(0, 28)),
+    };
+    const page = await this.o.chain.getCells(
+      { script: scriptToJson(lock), script_type: 'lock', script_search_mode: 'prefix' },
+      'desc',
+      1,
+    );
+    const done =
+      page.objects.length === 0 &&
+      (await txConfirmation(this.o.chain, ch.shutdownTxHash)).status === 'committed';
+    return done ? ch.shutdownTxHash : null;
   }
 
   /**

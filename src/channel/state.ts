@@ -39,7 +39,11 @@ export type Flag =
   | 'ABANDONED'
   | 'FUNDING_ABORTED'
   | 'UNCOOPERATIVE_REMOTE'
-  | 'WAITING_ONCHAIN_SETTLEMENT';
+  | 'WAITING_ONCHAIN_SETTLEMENT'
+  /** Strand: the peer's reestablish numbers prove our state outdated; our commitment is revoked (`outdated.ts`). */
+  | 'LOCAL_STATE_OUTDATED'
+  /** Strand: restored from a backup, not yet confirmed current by a reestablish (`checkpoint.ts`). */
+  | 'RESTORED_FROM_BACKUP';
 
 export interface ScriptData {
   codeHash: Hex;

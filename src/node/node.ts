@@ -10,6 +10,7 @@ import {
   SIGHASH_ALL_TYPE_HASH,
   type Wallet,
 } from '../chain/index.ts';
+import { checkpointBackupStore } from '../channel/checkpoint.ts';
 import { MS_PER_EPOCH_DEV, MS_PER_EPOCH_MAINNET } from '../channel/expiry.ts';
 import { ChannelService, loadChannelScripts } from '../channel/service.ts';
 import { channelSchema } from '../channel/store.ts';
@@ -418,6 +419,7 @@ export class StrandNode {
         { from: path.join(fiberDir, 'sk'), to: path.join('fiber', 'sk') },
         { from: path.join(ckbDir, 'key'), to: path.join('ckb', 'key') },
       ],
+      annotate: (copy) => ({ channels: checkpointBackupStore(copy) }),
     });
   }
 

@@ -5,11 +5,12 @@
  *   <dest>/fiber/sk  <dest>/fiber/store/strand.db  <dest>/ckb/key  <dest>/backup.json
  *
  * Restoring is copying these into an empty base directory (or pointing `-d` at the backup) and
- * starting the node with the same FIBER_SECRET_KEY_PASSWORD.
+ * starting the node with the same FIBER_SECRET_KEY_PASSWORD. What a restore means for channels:
+ * README §Backups and restore, `channel/checkpoint.ts`, `channel/outdated.ts`.
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Db } from './db.ts';
+import { type Db, openDatabase } from './db.ts';
 
 export interface BackupSources {
   db: Db;
@@ -17,6 +18,11 @@ export interface BackupSources {
   files: { from: string; to: string }[];
   /** Where the store goes, relative to the backup root. */
   storePath: string;
+  /**
+   * Runs on the copy of the store before the backup is complete (marks and facts that belong to
+   * the copy only); what it returns joins `backup.json`.
+   */
+  annotate?: (copy: Db) => Record<string, unknown>;
 }
 
 export interface BackupResult {
@@ -39,6 +45,15 @@ export async function backupNode(dest: string, src: BackupSources, now = Date.no
   fs.mkdirSync(path.join(tmp, path.dirname(src.storePath)), { recursive: true });
   try {
     await src.db.backup(path.join(tmp, src.storePath));
+    let extra: Record<string, unknown> = {};
+    if (src.annotate) {
+      const copy = openDatabase(path.join(tmp, src.storePath), []);
+      try {
+        extra = src.annotate(copy);
+      } finally {
+        copy.close();
+      }
+    }
     for (const f of src.files) {
       if (!fs.existsSync(f.from)) continue;
       const to = path.join(tmp, f.to);
@@ -46,7 +61,10 @@ export async function backupNode(dest: string, src: BackupSources, now = Date.no
       fs.copyFileSync(f.from, to);
       fs.chmodSync(to, fs.statSync(f.from).mode & 0o777);
     }
-    fs.writeFileSync(path.join(tmp, 'backup.json'), `${JSON.stringify({ created_at: now, format: 1 })}\n`);
+    fs.writeFileSync(
+      path.join(tmp, 'backup.json'),
+      `${JSON.stringify({ created_at: now, format: 1, ...extra }, null, 1)}\n`,
+    );
     if (fs.existsSync(dest)) fs.rmdirSync(dest);
     fs.renameSync(tmp, dest);
   } catch (e) {
