@@ -13,11 +13,14 @@ import { bytesToHex, hexToBytes } from '../codec/hex.ts';
 import { blake160 } from '../crypto/hash.ts';
 import { signSighashAll } from '../crypto/sighash.ts';
 import type { FiberMessage, FiberMessageKind } from '../p2p/fiber-message.ts';
+import { ExternalFundingWatch, fundFromLock } from './external-funder.ts';
+import { EXTERNAL_TIMEOUT_REASON, withFunderWitnesses } from './external-funding.ts';
 import { deriveChannelKeys, newChannelSeed, tempChannelId } from './keys.ts';
 import {
   acceptChannel,
   buildCommitment,
   ChannelError,
+  cellDepData,
   checkOpenChannel,
   type Effect,
   type Event,
@@ -95,6 +98,8 @@ export interface ChannelServiceOptions {
   announcements?: AnnouncementHooks;
   /** Called after every committed change of a channel. */
   onChange?: (ch: Channel) => void;
+  /** External funding: how long a channel waits for the signed funding tx (default 300 s). */
+  externalFundingTimeoutSeconds?: number;
 }
 
 /** What a public channel's announcement is made of (the graph layer builds the message). */
@@ -136,6 +141,8 @@ export interface OpenRequest {
   tlcFeeProportionalMillionths?: bigint;
   maxTlcValueInFlight?: bigint;
   maxTlcNumberInFlight?: bigint;
+  /** External funding: our part is paid from cells of this lock, signed off-node by the user. */
+  external?: { lock: ccc.ScriptLike; cellDeps?: ccc.CellDepLike[] };
 }
 
 export interface AcceptRequest {
@@ -194,6 +201,9 @@ export class ChannelService {
   private readonly unsubscribe: (() => void)[] = [];
   private readonly tlcListeners = new Set<(channelId: string, notice: TlcNotice) => void>();
   private stopped = false;
+  private readonly externalWatch: ExternalFundingWatch;
+  /** External funders' cells promised to a funding tx not on chain yet, by channel (temp id). */
+  private readonly funderReserved = new Map<string, string[]>();
 
   constructor(private readonly o: ChannelServiceOptions) {
     this.store = new ChannelStore(o.db);
@@ -204,6 +214,11 @@ export class ChannelService {
       commitmentLock: o.scripts.commitmentLock,
       now: o.now ?? Date.now,
     };
+    this.externalWatch = new ExternalFundingWatch(
+      (o.externalFundingTimeoutSeconds ?? 300) * 1000,
+      (tempId) => this.onExternalDeadline(tempId),
+      this.env.now,
+    );
   }
 
   /** Subscribes to the channel messages and resumes confirmation tracking of stored channels. */
@@ -216,6 +231,7 @@ export class ChannelService {
     this.o.peers.on('connected', onConnected);
     this.unsubscribe.push(() => this.o.peers.off('connected', onConnected));
     for (const ch of this.store.list()) {
+      this.externalWatch.observe(ch);
       const signed = ch.state === 'AWAITING_TX_SIGNATURES' && ch.flags.includes('OUR_TX_SIGNATURES_SENT');
       if ((ch.state === 'AWAITING_CHANNEL_READY' || signed) && ch.fundingTxHash) this.watch(ch);
       if (
@@ -230,6 +246,7 @@ export class ChannelService {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.externalWatch.stop();
     for (const u of this.unsubscribe.splice(0)) u();
     for (const t of this.watchers.values()) clearInterval(t);
     this.watchers.clear();
@@ -302,11 +319,67 @@ export class ChannelService {
         tlcExpiryDelta: delta,
         tlcMinValue: r.tlcMinValue ?? this.o.tlc.minValue,
         tlcFeeProportionalMillionths: r.tlcFeeProportionalMillionths ?? this.o.tlc.feeProportionalMillionths,
+        external: r.external
+          ? {
+              lock: scriptData(r.external.lock),
+              cellDeps: (r.external.cellDeps ?? []).map(cellDepData),
+            }
+          : undefined,
       },
       this.env,
     );
     await this.enqueue(tempId, () => this.commit(s));
     return { temporaryChannelId: tempId };
+  }
+
+  /**
+   * `open_channel_with_external_funding`: opens like `openChannel`, our part paid from the cells
+   * of `external.lock`; resolves once the peer accepted and the funding tx is frozen, with that
+   * unsigned tx for the user to sign (`external-funding.ts`).
+   */
+  async openChannelWithExternalFunding(
+    r: OpenRequest & { external: NonNullable<OpenRequest['external']> },
+  ): Promise<{ channelId: string; unsignedFundingTx: ccc.Transaction }> {
+    if (!this.o.peers.isConnected(r.pubkey))
+      throw new DomainError(`Invalid parameter: Peer Pubkey(${r.pubkey}) is not connected`);
+    const { temporaryChannelId } = await this.openChannel(r);
+    const ch = this.store.get(temporaryChannelId) as Channel;
+    const { channelId, tx } = await this.externalWatch.waitForUnsignedTx(ch);
+    return { channelId, unsignedFundingTx: tx };
+  }
+
+  /** `submit_signed_funding_tx`: the user's signed funding tx for an externally funded channel. */
+  async submitSignedFundingTx(
+    id: string,
+    signed: ccc.Transaction,
+  ): Promise<{ channelId: string; fundingTxHash: string }> {
+    const key = id.toLowerCase();
+    const ch0 = this.store.get(key);
+    if (!ch0) throw new DomainError(`Channel not found error: ${hash256(key)}`);
+    const sighash = this.o.wallet.lockScript;
+    await this.command(ch0.tempId, {
+      type: 'submitFunding',
+      tx: signed,
+      sighashCodeHash: sighash.hashType === 'type' ? sighash.codeHash : undefined,
+    });
+    return { channelId: ch0.id, fundingTxHash: signed.hash() };
+  }
+
+  /** The signed tx did not come in time: abort the opening (TxAbort), nothing was spent. */
+  private onExternalDeadline(tempId: string): void {
+    void this.enqueue(tempId, () => {
+      if (this.stopped) return;
+      const ch = this.store.get(tempId);
+      if (!ch) return;
+      if (!this.externalWatch.due(ch)) {
+        this.externalWatch.observe(ch);
+        return;
+      }
+      this.log.warn({ channel: ch.id }, 'external funding timed out');
+      this.commit(fail(ch, EXTERNAL_TIMEOUT_REASON));
+    }).catch((e) =>
+      this.log.error({ channel: tempId, err: (e as Error).message }, 'external funding abort failed'),
+    );
   }
 
   async acceptChannel(r: AcceptRequest): Promise<{ channelId: string }> {
@@ -604,6 +677,10 @@ export class ChannelService {
   /** Persist, then act: nothing leaves the node before the state it depends on is committed. */
   private commit(s: Step): void {
     this.store.save(s.ch);
+    if (s.ch.external) {
+      if (s.ch.state === 'CLOSED' || s.ch.state === 'CHANNEL_READY') this.funderReserved.delete(s.ch.tempId);
+      this.externalWatch.observe(s.ch);
+    }
     this.o.onChange?.(s.ch);
     for (const e of s.effects) this.perform(s.ch, e);
   }
@@ -621,13 +698,22 @@ export class ChannelService {
         }
         return;
       case 'fund':
-        void this.fund(ch, e.tx, e.contribution, e.udtContribution).then(
+        void (
+          ch.external?.lock && !ch.isAcceptor
+            ? this.fundExternal(ch, e.tx, e.udtContribution)
+            : this.fund(ch, e.tx, e.contribution, e.udtContribution)
+        ).then(
           (tx) => this.deliver(ch.tempId, { type: 'funded', tx }),
           (err) => this.deliver(ch.tempId, { type: 'fundingFailed', reason: (err as Error).message }),
         );
         return;
       case 'signFunding':
-        void this.signFunding(e.tx, e.broadcast).then(
+        // An external funder's "signature" is the witnesses of the tx the user submitted.
+        void (
+          ch.external && !ch.isAcceptor
+            ? Promise.resolve(withFunderWitnesses(ch, e.tx))
+            : this.signFunding(e.tx, e.broadcast)
+        ).then(
           (tx) => this.deliver(ch.tempId, { type: 'fundingSigned', tx }),
           (err) => this.deliver(ch.tempId, { type: 'fundingFailed', reason: (err as Error).message }),
         );
@@ -736,12 +822,46 @@ export class ChannelService {
   }
 
   /**
-   * Our UDT cells for `amount` tokens: inputs, and one change cell keeping their capacity and the
-   * tokens left over. The bytes they add are paid from our CKB change (2000 shannons per cell).
+   * The opener's part paid by an external funder: cells of `ch.external.lock` (and its tokens for
+   * a UDT channel), change back to it; nothing signed. The cells stay promised to this channel.
    */
-  private async addUdtInputs(ch: Channel, tx: ccc.Transaction, amount: bigint): Promise<void> {
+  private async fundExternal(ch: Channel, tx0: ccc.Transaction, udtAmount: bigint): Promise<ccc.Transaction> {
+    const ext = ch.external as NonNullable<Channel['external']>;
+    const lock = toScript(ext.lock as ScriptData);
+    const wallet = this.o.wallet.lockScript;
+    // The default lock's deps when the funder uses it; a custom lock brings its own.
+    const deps =
+      lock.codeHash === wallet.codeHash && lock.hashType === wallet.hashType
+        ? [...(await this.o.wallet.cellDeps())]
+        : [];
+    for (const d of [...(ext.cellDeps ?? []), ...(ch.udtCellDeps ?? [])]) deps.push(ccc.CellDep.from(d));
+    const tx = tx0.clone();
+    const reserved = new Set([...this.funderReserved.values()].flat());
+    const used = await fundFromLock({
+      chain: this.o.chain,
+      tx,
+      lock,
+      cellDeps: deps,
+      feeRate: ch.fundingFeeRate,
+      reserved,
+    });
+    this.funderReserved.set(ch.tempId, used);
+    if (udtAmount > 0n) await this.addUdtInputs(ch, tx, udtAmount, lock);
+    return tx;
+  }
+
+  /**
+   * Our UDT cells for `amount` tokens (or the external funder's, under `lock`): inputs, and one
+   * change cell keeping their capacity and the tokens left over. The bytes they add are paid
+   * from the CKB change under the same lock (2000 shannons per cell).
+   */
+  private async addUdtInputs(
+    ch: Channel,
+    tx: ccc.Transaction,
+    amount: bigint,
+    lock: ccc.Script = this.o.wallet.lockScript,
+  ): Promise<void> {
     const udt = toScript(ch.udt as ScriptData);
-    const lock = this.o.wallet.lockScript;
     const page = await this.o.chain.getCells(
       {
         script: scriptToJson(lock),

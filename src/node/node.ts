@@ -34,6 +34,7 @@ import { createRpcClient } from '../rpc/client.ts';
 import type { MethodSpec } from '../rpc/method.ts';
 import { adminMethods } from '../rpc/modules/admin.ts';
 import { channelMethods } from '../rpc/modules/channel.ts';
+import { channelExternalFundingMethods } from '../rpc/modules/channel-external.ts';
 import { devMethods } from '../rpc/modules/dev.ts';
 import { externalFundingMethods } from '../rpc/modules/dev-funding.ts';
 import { graphMethods } from '../rpc/modules/graph.ts';
@@ -207,6 +208,7 @@ export class StrandNode {
         minValue: fiber.tlc_min_value,
         feeProportionalMillionths: fiber.tlc_fee_proportional_millionths,
       },
+      externalFundingTimeoutSeconds: fiber.external_funding_timeout_seconds,
       logger: this.log,
     });
     this.channels.start();
@@ -386,6 +388,7 @@ export class StrandNode {
       ...(this.peers ? peerMethods(this.peers) : []),
       ...(this.graph ? graphMethods(this.graph) : []),
       ...(this.channels && this.peers ? channelMethods(this.channels, this.peers) : []),
+      ...(this.channels ? channelExternalFundingMethods(this.channels) : []),
       ...(this.channels ? devMethods(this.channels) : []),
       ...(this.chain ? externalFundingMethods(this.chain) : []),
       ...pubsubMethods(this.changes),
