@@ -628,6 +628,8 @@ function maybeTxSignatures(ch0: Channel): Step {
 export function step(ch: Channel, ev: Event, env: MachineEnv): Step {
   if (ch.state === 'CLOSED' && ev.type !== 'settled') {
     if (ev.type === 'shutdown') throw new ChannelError('Messaging failed because channel is closed');
+    // Refused with the state it is in (never a silent success).
+    if (ev.type === 'submitFunding') return submitSignedFunding(ch, ev.tx, ev.sighashCodeHash, env);
     return { ch, effects: [] };
   }
   switch (ev.type) {

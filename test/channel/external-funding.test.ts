@@ -318,6 +318,9 @@ describe('external funding between two machines', () => {
     }
     expect(A.ch!.failureDetail).toBe(EXTERNAL_TIMEOUT_REASON);
     expect(externalDeadline(A.ch!, 300_000)).toBeNull();
+    expect(() => step(A.ch!, { type: 'submitFunding', tx: userSigns(A.ch!) }, env())).toThrow(
+      'Invalid state: Expected channel in AWAITING_EXTERNAL_FUNDING-compatible state, but got Closed(FUNDING_ABORTED)',
+    );
     for (let i = 0; i < 3; i++) t.chain.generateBlock();
     expect(cellsOf(t.chain, lockOf(KEY_F))).toHaveLength(funderCells);
   });
