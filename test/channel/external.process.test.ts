@@ -35,6 +35,7 @@ const funderKey = new Uint8Array(randomBytes(32));
 const funderLock = scriptToJson(sighashLock(bytesToHex(lockArgsOf(funderKey))));
 /** Where A's side goes at close: a lock of the funder's choosing. */
 let closeLock: { code_hash: string; hash_type: string; args: string };
+let udt: { code_hash: string; hash_type: string; args: string };
 
 const err = async (node: NodeProcess, m: string, p: unknown) => (await node.call(m, [p])).error?.message;
 
@@ -56,13 +57,31 @@ async function link(from: NodeProcess, to: NodeProcess, toInfo: any, fromInfo: a
 }
 
 beforeAll(async () => {
-  chain = await startDevchain([1, 2, 3]);
+  chain = await startDevchain([1, 2, 3], 5000, 200, undefined, 1000);
   client = createChainClient({ rpcUrl: chain.url });
-  // A never auto-accepts; B accepts with 250 CKB; C gives up on external funding after 4 s.
-  a = await startChannelNode(1, chain.url, {
-    open_channel_auto_accept_min_ckb_funding_amount: Number(100_000n * CKB),
-  });
-  b = await startChannelNode(2, chain.url, { auto_accept_channel_ckb_funding_amount: Number(250n * CKB) });
+  const scripts = await client.call<any>('get_dev_scripts');
+  udt = scripts.test_udt.script;
+  const whitelist = {
+    udt_whitelist: [
+      { name: 'TEST', script: udt, cell_deps: scripts.test_udt.cell_deps, auto_accept_amount: 1 },
+    ],
+  };
+  // A never auto-accepts CKB channels; B accepts with 250 CKB (a UDT one with its reserve); C gives
+  // up on external funding after 4 s.
+  a = await startChannelNode(
+    1,
+    chain.url,
+    { open_channel_auto_accept_min_ckb_funding_amount: Number(100_000n * CKB) },
+    undefined,
+    whitelist,
+  );
+  b = await startChannelNode(
+    2,
+    chain.url,
+    { auto_accept_channel_ckb_funding_amount: Number(250n * CKB) },
+    undefined,
+    whitelist,
+  );
   c = await startChannelNode(3, chain.url, { external_funding_timeout_seconds: 4 });
   [aInfo, bInfo, cInfo] = await Promise.all([a, b, c].map((n) => rpc(n, 'node_info', undefined)));
   await link(a, b, bInfo, aInfo);
@@ -241,6 +260,69 @@ describe('open_channel_with_external_funding → sign_external_funding_tx → su
     expect(400n * CKB - BigInt(toA.capacity)).toBe(
       BigInt(shutdownTxSize(1, [toCcc(closeLock), toCcc(bInfo.default_funding_lock_script)])),
     );
+  }, 90_000);
+});
+
+describe('an externally funded UDT channel', () => {
+  it('the funder pays the tokens and A’s reserve; at close the tokens go to the shutdown script', async () => {
+    await client.call('faucet', [funderLock, hex(300n * CKB), hex(1000n)]);
+    await until('funder has tokens', funderCells, (x) => x.capacity > 300n * CKB);
+    const r = await rpc(a, 'open_channel_with_external_funding', {
+      pubkey: bInfo.pubkey,
+      funding_amount: hex(600n),
+      funding_udt_type_script: udt,
+      public: false,
+      shutdown_script: closeLock,
+      funding_lock_script: funderLock,
+    });
+    const { signed_funding_tx: signed } = await rpc(a, 'sign_external_funding_tx', {
+      unsigned_funding_tx: r.unsigned_funding_tx,
+      private_key: bytesToHex(funderKey),
+    });
+    await rpc(a, 'submit_signed_funding_tx', { channel_id: r.channel_id, signed_funding_tx: signed });
+    const mine = (x: any) => x.channels.find((ch: any) => ch.channel_id === r.channel_id);
+    const ca = mine(
+      await until(
+        'A ready',
+        () => rpc(a, 'list_channels', {}),
+        (x) => mine(x)?.state.state_name === 'CHANNEL_READY',
+      ),
+    );
+    await until(
+      'B ready',
+      () => rpc(b, 'list_channels', {}),
+      (x) => mine(x)?.state.state_name === 'CHANNEL_READY',
+    );
+    expect([ca.local_balance, ca.remote_balance]).toEqual([hex(600n), '0x0']);
+    const cell = (await client.getLiveCell(
+      { txHash: ca.channel_outpoint.slice(0, 66), index: 0 },
+      true,
+    )) as any;
+    expect(ccc.numLeFromBytes(ccc.bytesFrom(cell.cell.data.content))).toBe(600n);
+    // The funder's token change: 1000 − 600.
+    const page = await client.getCells(
+      { script: funderLock, script_type: 'lock', filter: { script: udt }, with_data: true },
+      'asc',
+      100,
+    );
+    expect(page.objects.map((o: any) => ccc.numLeFromBytes(ccc.bytesFrom(o.output_data)))).toEqual([400n]);
+    await until(
+      'shutdown accepted',
+      () => a.call('shutdown_channel', [{ channel_id: r.channel_id }]),
+      (x) => !x.error,
+      20_000,
+    );
+    const closed = mine(
+      await until(
+        'A closed',
+        () => rpc(a, 'list_channels', { include_closed: true }),
+        (x) => mine(x)?.state.state_name === 'CLOSED',
+      ),
+    );
+    const tx = (await client.getTransaction(closed.shutdown_transaction_hash)) as any;
+    const i = tx.transaction.outputs.findIndex((o: any) => o.lock.args === closeLock.args);
+    expect(tx.transaction.outputs[i].type).toEqual(udt);
+    expect(ccc.numLeFromBytes(ccc.bytesFrom(tx.transaction.outputs_data[i]))).toBe(600n);
   }, 90_000);
 });
 
