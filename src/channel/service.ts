@@ -204,6 +204,8 @@ export class ChannelService {
   private readonly externalWatch: ExternalFundingWatch;
   /** External funders' cells promised to a funding tx not on chain yet, by channel (temp id). */
   private readonly funderReserved = new Map<string, string[]>();
+  /** External fundings run one at a time, so two never pick the same cells of a funder. */
+  private funderQueue: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly o: ChannelServiceOptions) {
     this.store = new ChannelStore(o.db);
@@ -825,7 +827,17 @@ export class ChannelService {
    * The opener's part paid by an external funder: cells of `ch.external.lock` (and its tokens for
    * a UDT channel), change back to it; nothing signed. The cells stay promised to this channel.
    */
-  private async fundExternal(ch: Channel, tx0: ccc.Transaction, udtAmount: bigint): Promise<ccc.Transaction> {
+  private fundExternal(ch: Channel, tx0: ccc.Transaction, udtAmount: bigint): Promise<ccc.Transaction> {
+    const run = this.funderQueue.then(() => this.fundExternalNow(ch, tx0, udtAmount));
+    this.funderQueue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async fundExternalNow(
+    ch: Channel,
+    tx0: ccc.Transaction,
+    udtAmount: bigint,
+  ): Promise<ccc.Transaction> {
     const ext = ch.external as NonNullable<Channel['external']>;
     const lock = toScript(ext.lock as ScriptData);
     const wallet = this.o.wallet.lockScript;

@@ -265,8 +265,16 @@ describe('open_channel_with_external_funding → sign_external_funding_tx → su
 
 describe('an externally funded UDT channel', () => {
   it('the funder pays the tokens and A’s reserve; at close the tokens go to the shutdown script', async () => {
+    const tokens = async () => {
+      const page = await client.getCells(
+        { script: funderLock, script_type: 'lock', filter: { script: udt }, with_data: true },
+        'asc',
+        100,
+      );
+      return page.objects.map((o: any) => ccc.numLeFromBytes(ccc.bytesFrom(o.output_data)));
+    };
     await client.call('faucet', [funderLock, hex(300n * CKB), hex(1000n)]);
-    await until('funder has tokens', funderCells, (x) => x.capacity > 300n * CKB);
+    await until('funder has tokens', tokens, (x) => x.length === 1);
     const r = await rpc(a, 'open_channel_with_external_funding', {
       pubkey: bInfo.pubkey,
       funding_amount: hex(600n),
@@ -300,12 +308,7 @@ describe('an externally funded UDT channel', () => {
     )) as any;
     expect(ccc.numLeFromBytes(ccc.bytesFrom(cell.cell.data.content))).toBe(600n);
     // The funder's token change: 1000 − 600.
-    const page = await client.getCells(
-      { script: funderLock, script_type: 'lock', filter: { script: udt }, with_data: true },
-      'asc',
-      100,
-    );
-    expect(page.objects.map((o: any) => ccc.numLeFromBytes(ccc.bytesFrom(o.output_data)))).toEqual([400n]);
+    expect(await tokens()).toEqual([400n]);
     await until(
       'shutdown accepted',
       () => a.call('shutdown_channel', [{ channel_id: r.channel_id }]),
