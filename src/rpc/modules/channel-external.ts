@@ -11,7 +11,8 @@ import { txToJson } from '../../chain/client.ts';
 import type { ChannelService } from '../../channel/service.ts';
 import { InvalidParams } from '../../codec/errors.ts';
 import { type MethodSpec, method } from '../method.ts';
-import { h256, pubkey, script, u32, u64, u128 } from '../schema.ts';
+import { h256, pubkey, script, u32 } from '../schema.ts';
+import { openParams as openChannelParams } from './channel.ts';
 
 const cellDep = z.object({
   out_point: z.object({ tx_hash: h256, index: u32 }),
@@ -29,22 +30,12 @@ const txJson = z.looseObject({
   witnesses: z.array(z.string()),
 });
 
-const openParams = z.object({
+/** `open_channel`'s params without `peer_id` / `one_way`; `pubkey` and the scripts required. */
+const openParams = openChannelParams.omit({ peer_id: true, one_way: true }).extend({
   pubkey: z.string(),
-  funding_amount: u128,
-  public: z.boolean().optional(),
-  funding_udt_type_script: script.nullish(),
   shutdown_script: script,
   funding_lock_script: script,
   funding_lock_script_cell_deps: z.array(cellDep).nullish(),
-  commitment_delay_epoch: u64.optional(),
-  commitment_fee_rate: u64.optional(),
-  funding_fee_rate: u64.optional(),
-  tlc_expiry_delta: u64.optional(),
-  tlc_min_value: u128.optional(),
-  tlc_fee_proportional_millionths: u128.optional(),
-  max_tlc_value_in_flight: u128.optional(),
-  max_tlc_number_in_flight: u64.optional(),
 });
 
 type ScriptJson = z.output<typeof script>;
