@@ -25,6 +25,13 @@ import {
   type ShutdownCommand,
   startShutdown,
 } from './close.ts';
+import {
+  awaitExternalFunding,
+  isAwaitingExternalFunding,
+  onExternalTxUpdate,
+  recordFunderInputs,
+  submitSignedFunding,
+} from './external-funding.ts';
 import { commitmentPoint, deriveChannelKeys, finalChannelId } from './keys.ts';
 import { complete, newNonce, SignatureError, signFirst, sorted2 } from './musig.ts';
 import { guardOutdated, onReadyAbort } from './outdated.ts';
@@ -116,7 +123,9 @@ export type Event =
   | { type: 'settled'; txHash: string }
   | { type: 'announcementDigest'; digest: Uint8Array; nodeSignature: Uint8Array }
   /** The funding cell was spent by a commitment that is not ours: the peer force-closed. */
-  | { type: 'remoteCommitment'; txHash: string };
+  | { type: 'remoteCommitment'; txHash: string }
+  /** `submit_signed_funding_tx` (external funding; `sighashCodeHash` lets the funder's signature be checked). */
+  | { type: 'submitFunding'; tx: ccc.Transaction; sighashCodeHash?: string };
 
 export interface Step {
   ch: Channel;
@@ -171,6 +180,8 @@ export interface OpenParams {
   tlcExpiryDelta: bigint;
   tlcMinValue: bigint;
   tlcFeeProportionalMillionths: bigint;
+  /** External funding: the lock of the cells paying our part (`external-funding.ts`). */
+  external?: { lock: ScriptData; cellDeps: CellDepData[] };
 }
 
 /** The opener's new channel and its OpenChannel. `fundingAmount` excludes the reserve. */
@@ -220,6 +231,7 @@ export function openChannel(p: OpenParams, env: MachineEnv): Step {
     latestCommitmentTxHash: null,
     shutdownTxHash: null,
     failureDetail: null,
+    external: p.external ? { ...p.external, submitted: false } : undefined,
   };
   const msg: OpenChannel = {
     chainHash: b(env.chainHash),
@@ -241,7 +253,7 @@ export function openChannel(p: OpenParams, env: MachineEnv): Step {
     channelAnnouncementNonce: announce ? announce.public : null,
     nextCommitmentNonce: commit.public,
     nextRevocationNonce: revoke.public,
-    channelFlags: p.isPublic ? 1 : 0,
+    channelFlags: (p.isPublic ? 1 : 0) | (p.external ? 4 : 0),
   };
   return { ch, effects: [{ type: 'send', msg: { type: 'OpenChannel', value: msg } }] };
 }
@@ -253,7 +265,6 @@ export function checkOpenChannel(m: OpenChannel, env: MachineEnv): string | null
     return 'a public channel needs an announcement nonce, a private one must not have one';
   if ((m.channelFlags & 3) === 3) return 'a one-way channel cannot be public';
   if ((m.channelFlags & ~0x7) !== 0) return `undefined channel flags ${m.channelFlags}`;
-  if ((m.channelFlags & 0x4) !== 0) return 'external funding is not supported';
   if (m.fundingFeeRate < 1000n) return 'Funding fee rate is less than 1000';
   if (m.commitmentFeeRate < 1000n) return 'Commitment fee rate is less than 1000';
   if (m.maxTlcNumberInFlight > 253n)
@@ -333,6 +344,7 @@ export function receiveOpen(
     latestCommitmentTxHash: null,
     shutdownTxHash: null,
     failureDetail: null,
+    external: (m.channelFlags & 4) !== 0 ? { submitted: false } : undefined,
   };
 }
 
@@ -587,10 +599,14 @@ export function fundingTxOf(ch: Channel): ccc.Transaction {
   return ccc.Transaction.fromBytes(ch.fundingTx);
 }
 
-/** When both TxComplete are in: counters to 1/1, our CommitmentSigned goes out. */
-function maybeSignCommitment(ch0: Channel, env: MachineEnv): Step {
+/**
+ * When both TxComplete are in: counters to 1/1, our CommitmentSigned goes out — unless the
+ * opener's part is funded externally and not signed yet (then wait for it, `external-funding.ts`).
+ */
+export function maybeSignCommitment(ch0: Channel, env: MachineEnv): Step {
   if (!hasFlag(ch0, 'OUR_TX_COMPLETE_SENT') || !hasFlag(ch0, 'THEIR_TX_COMPLETE_SENT'))
     return { ch: ch0, effects: [] };
+  if (ch0.external && !ch0.external.submitted) return awaitExternalFunding(ch0, env);
   const { ch, msg } = commitmentSigned(
     {
       ...ch0,
@@ -616,6 +632,8 @@ function maybeTxSignatures(ch0: Channel): Step {
 export function step(ch: Channel, ev: Event, env: MachineEnv): Step {
   if (ch.state === 'CLOSED' && ev.type !== 'settled') {
     if (ev.type === 'shutdown') throw new ChannelError('Messaging failed because channel is closed');
+    // Refused with the state it is in (never a silent success).
+    if (ev.type === 'submitFunding') return submitSignedFunding(ch, ev.tx, ev.sighashCodeHash, env);
     return { ch, effects: [] };
   }
   const guarded = guardOutdated(ch, ev);
@@ -664,6 +682,8 @@ function dispatch(ch: Channel, ev: Event, env: MachineEnv): Step {
         },
         effects: [{ type: 'settleAfterDelay' }],
       };
+    case 'submitFunding':
+      return submitSignedFunding(ch, ev.tx, ev.sighashCodeHash, env);
     case 'settled':
       return {
         ch: { ...ch, flags: ch.flags.filter((f) => f !== 'WAITING_ONCHAIN_SETTLEMENT') },
@@ -688,6 +708,7 @@ function onPeer(ch: Channel, msg: ChannelMessage, env: MachineEnv): Step {
     case 'AcceptChannel':
       return onAccept(ch, msg.value, env);
     case 'TxUpdate':
+      if (isAwaitingExternalFunding(ch)) return onExternalTxUpdate(ch, msg.value.tx, env);
       return onTxUpdate(ch, msg.value.tx, env);
     case 'TxComplete': {
       if (ch.state !== 'COLLABORATING_FUNDING_TX') {
@@ -869,7 +890,10 @@ function completeCollaboration(ch0: Channel): Step {
 
 function onFunded(ch: Channel, tx: ccc.Transaction, env: MachineEnv): Step {
   if (ch.state !== 'COLLABORATING_FUNDING_TX') return { ch, effects: [] };
-  const withTx = setFundingTx({ ...ch, flags: ['AWAITING_REMOTE_TX_COLLABORATION_MSG'] }, tx);
+  const withTx = setFundingTx(
+    recordFunderInputs({ ...ch, flags: ['AWAITING_REMOTE_TX_COLLABORATION_MSG'] }, tx),
+    tx,
+  );
   const update: Effect = { type: 'send', msg: { type: 'TxUpdate', value: { channelId: b(ch.id), tx } } };
   if (!ch.isAcceptor) return { ch: withTx, effects: [update] };
   // The acceptor's version is final: send it and complete.

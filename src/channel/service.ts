@@ -16,11 +16,14 @@ import type { FiberMessage, FiberMessageKind } from '../p2p/fiber-message.ts';
 import { AckTimeout } from './ack-timeout.ts';
 import { CHECK_CHANNELS_INTERVAL_MS, type ExpiryPolicy, MS_PER_EPOCH_MAINNET } from './expiry.ts';
 import { ExpiryMonitor } from './expiry-monitor.ts';
+import { ExternalFundingWatch, fundFromLock } from './external-funder.ts';
+import { EXTERNAL_TIMEOUT_REASON, withFunderWitnesses } from './external-funding.ts';
 import { deriveChannelKeys, newChannelSeed, tempChannelId } from './keys.ts';
 import {
   acceptChannel,
   buildCommitment,
   ChannelError,
+  cellDepData,
   checkOpenChannel,
   type Effect,
   type Event,
@@ -106,6 +109,8 @@ export interface ChannelServiceOptions {
   peerResponseTimeoutMs?: number;
   /** `update_channel` changed a ready public channel's policy: broadcast a new ChannelUpdate. */
   onPolicyUpdated?: (ch: Channel) => void | Promise<void>;
+  /** External funding: how long a channel waits for the signed funding tx (default 300 s). */
+  externalFundingTimeoutSeconds?: number;
 }
 
 /** What a public channel's announcement is made of (the graph layer builds the message). */
@@ -147,6 +152,8 @@ export interface OpenRequest {
   tlcFeeProportionalMillionths?: bigint;
   maxTlcValueInFlight?: bigint;
   maxTlcNumberInFlight?: bigint;
+  /** External funding: our part is paid from cells of this lock, signed off-node by the user. */
+  external?: { lock: ccc.ScriptLike; cellDeps?: ccc.CellDepLike[] };
 }
 
 export interface AcceptRequest {
@@ -212,6 +219,11 @@ export class ChannelService {
   /** Periodic TLC expiry check; its hooks are the payments layer's (set once it is wired). */
   readonly expiry: ExpiryMonitor;
   private readonly ackTimeout: AckTimeout;
+  private readonly externalWatch: ExternalFundingWatch;
+  /** External funders' cells promised to a funding tx not on chain yet, by channel (temp id). */
+  private readonly funderReserved = new Map<string, string[]>();
+  /** External fundings run one at a time, so two never pick the same cells of a funder. */
+  private funderQueue: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly o: ChannelServiceOptions) {
     this.store = new ChannelStore(o.db);
@@ -237,6 +249,11 @@ export class ChannelService {
       drop: (pk, reason) => o.peers.drop?.(pk, reason),
       log: this.log,
     });
+    this.externalWatch = new ExternalFundingWatch(
+      (o.externalFundingTimeoutSeconds ?? 300) * 1000,
+      (tempId) => this.onExternalDeadline(tempId),
+      this.env.now,
+    );
   }
 
   /** Subscribes to the channel messages and resumes confirmation tracking of stored channels. */
@@ -252,6 +269,7 @@ export class ChannelService {
     this.o.peers.on('connected', onConnected);
     this.unsubscribe.push(() => this.o.peers.off('connected', onConnected));
     for (const ch of this.store.list()) {
+      this.externalWatch.observe(ch);
       const signed = ch.state === 'AWAITING_TX_SIGNATURES' && ch.flags.includes('OUR_TX_SIGNATURES_SENT');
       if ((ch.state === 'AWAITING_CHANNEL_READY' || signed) && ch.fundingTxHash) this.watch(ch);
       if (
@@ -270,6 +288,7 @@ export class ChannelService {
     this.stopped = true;
     this.expiry.stop();
     this.ackTimeout.stop();
+    this.externalWatch.stop();
     for (const u of this.unsubscribe.splice(0)) u();
     for (const t of this.watchers.values()) clearInterval(t);
     this.watchers.clear();
@@ -342,11 +361,67 @@ export class ChannelService {
         tlcExpiryDelta: delta,
         tlcMinValue: r.tlcMinValue ?? this.o.tlc.minValue,
         tlcFeeProportionalMillionths: r.tlcFeeProportionalMillionths ?? this.o.tlc.feeProportionalMillionths,
+        external: r.external
+          ? {
+              lock: scriptData(r.external.lock),
+              cellDeps: (r.external.cellDeps ?? []).map(cellDepData),
+            }
+          : undefined,
       },
       this.env,
     );
     await this.enqueue(tempId, () => this.commit(s));
     return { temporaryChannelId: tempId };
+  }
+
+  /**
+   * `open_channel_with_external_funding`: opens like `openChannel`, our part paid from the cells
+   * of `external.lock`; resolves once the peer accepted and the funding tx is frozen, with that
+   * unsigned tx for the user to sign (`external-funding.ts`).
+   */
+  async openChannelWithExternalFunding(
+    r: OpenRequest & { external: NonNullable<OpenRequest['external']> },
+  ): Promise<{ channelId: string; unsignedFundingTx: ccc.Transaction }> {
+    if (!this.o.peers.isConnected(r.pubkey))
+      throw new DomainError(`Invalid parameter: Peer Pubkey(${r.pubkey}) is not connected`);
+    const { temporaryChannelId } = await this.openChannel(r);
+    const ch = this.store.get(temporaryChannelId) as Channel;
+    const { channelId, tx } = await this.externalWatch.waitForUnsignedTx(ch);
+    return { channelId, unsignedFundingTx: tx };
+  }
+
+  /** `submit_signed_funding_tx`: the user's signed funding tx for an externally funded channel. */
+  async submitSignedFundingTx(
+    id: string,
+    signed: ccc.Transaction,
+  ): Promise<{ channelId: string; fundingTxHash: string }> {
+    const key = id.toLowerCase();
+    const ch0 = this.store.get(key);
+    if (!ch0) throw new DomainError(`Channel not found error: ${hash256(key)}`);
+    const sighash = this.o.wallet.lockScript;
+    await this.command(ch0.tempId, {
+      type: 'submitFunding',
+      tx: signed,
+      sighashCodeHash: sighash.hashType === 'type' ? sighash.codeHash : undefined,
+    });
+    return { channelId: ch0.id, fundingTxHash: signed.hash() };
+  }
+
+  /** The signed tx did not come in time: abort the opening (TxAbort), nothing was spent. */
+  private onExternalDeadline(tempId: string): void {
+    void this.enqueue(tempId, () => {
+      if (this.stopped) return;
+      const ch = this.store.get(tempId);
+      if (!ch) return;
+      if (!this.externalWatch.due(ch)) {
+        this.externalWatch.observe(ch);
+        return;
+      }
+      this.log.warn({ channel: ch.id }, 'external funding timed out');
+      this.commit(fail(ch, EXTERNAL_TIMEOUT_REASON));
+    }).catch((e) =>
+      this.log.error({ channel: tempId, err: (e as Error).message }, 'external funding abort failed'),
+    );
   }
 
   async acceptChannel(r: AcceptRequest): Promise<{ channelId: string }> {
@@ -669,6 +744,10 @@ export class ChannelService {
   /** Persist, then act: nothing leaves the node before the state it depends on is committed. */
   private commit(s: Step): void {
     this.store.save(s.ch);
+    if (s.ch.external) {
+      if (s.ch.state === 'CLOSED' || s.ch.state === 'CHANNEL_READY') this.funderReserved.delete(s.ch.tempId);
+      this.externalWatch.observe(s.ch);
+    }
     this.o.onChange?.(s.ch);
     this.ackTimeout.observe(s.ch);
     for (const e of s.effects) this.perform(s.ch, e);
@@ -688,13 +767,22 @@ export class ChannelService {
         }
         return;
       case 'fund':
-        void this.fund(ch, e.tx, e.contribution, e.udtContribution).then(
+        void (
+          ch.external?.lock && !ch.isAcceptor
+            ? this.fundExternal(ch, e.tx, e.udtContribution)
+            : this.fund(ch, e.tx, e.contribution, e.udtContribution)
+        ).then(
           (tx) => this.deliver(ch.tempId, { type: 'funded', tx }),
           (err) => this.deliver(ch.tempId, { type: 'fundingFailed', reason: (err as Error).message }),
         );
         return;
       case 'signFunding':
-        void this.signFunding(e.tx, e.broadcast).then(
+        // An external funder's "signature" is the witnesses of the tx the user submitted.
+        void (
+          ch.external && !ch.isAcceptor
+            ? Promise.resolve(withFunderWitnesses(ch, e.tx))
+            : this.signFunding(e.tx, e.broadcast)
+        ).then(
           (tx) => this.deliver(ch.tempId, { type: 'fundingSigned', tx }),
           (err) => this.deliver(ch.tempId, { type: 'fundingFailed', reason: (err as Error).message }),
         );
@@ -806,12 +894,56 @@ export class ChannelService {
   }
 
   /**
-   * Our UDT cells for `amount` tokens: inputs, and one change cell keeping their capacity and the
-   * tokens left over. The bytes they add are paid from our CKB change (2000 shannons per cell).
+   * The opener's part paid by an external funder: cells of `ch.external.lock` (and its tokens for
+   * a UDT channel), change back to it; nothing signed. The cells stay promised to this channel.
    */
-  private async addUdtInputs(ch: Channel, tx: ccc.Transaction, amount: bigint): Promise<void> {
+  private fundExternal(ch: Channel, tx0: ccc.Transaction, udtAmount: bigint): Promise<ccc.Transaction> {
+    const run = this.funderQueue.then(() => this.fundExternalNow(ch, tx0, udtAmount));
+    this.funderQueue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async fundExternalNow(
+    ch: Channel,
+    tx0: ccc.Transaction,
+    udtAmount: bigint,
+  ): Promise<ccc.Transaction> {
+    const ext = ch.external as NonNullable<Channel['external']>;
+    const lock = toScript(ext.lock as ScriptData);
+    const wallet = this.o.wallet.lockScript;
+    // The default lock's deps when the funder uses it; a custom lock brings its own.
+    const deps =
+      lock.codeHash === wallet.codeHash && lock.hashType === wallet.hashType
+        ? [...(await this.o.wallet.cellDeps())]
+        : [];
+    for (const d of [...(ext.cellDeps ?? []), ...(ch.udtCellDeps ?? [])]) deps.push(ccc.CellDep.from(d));
+    const tx = tx0.clone();
+    const reserved = new Set([...this.funderReserved.values()].flat());
+    const used = await fundFromLock({
+      chain: this.o.chain,
+      tx,
+      lock,
+      cellDeps: deps,
+      feeRate: ch.fundingFeeRate,
+      reserved,
+    });
+    this.funderReserved.set(ch.tempId, used);
+    if (udtAmount > 0n) await this.addUdtInputs(ch, tx, udtAmount, lock);
+    return tx;
+  }
+
+  /**
+   * Our UDT cells for `amount` tokens (or the external funder's, under `lock`): inputs, and one
+   * change cell keeping their capacity and the tokens left over. The bytes they add are paid
+   * from the CKB change under the same lock (2000 shannons per cell).
+   */
+  private async addUdtInputs(
+    ch: Channel,
+    tx: ccc.Transaction,
+    amount: bigint,
+    lock: ccc.Script = this.o.wallet.lockScript,
+  ): Promise<void> {
     const udt = toScript(ch.udt as ScriptData);
-    const lock = this.o.wallet.lockScript;
     const page = await this.o.chain.getCells(
       {
         script: scriptToJson(lock),

@@ -20,6 +20,7 @@ export type StateName = (typeof STATE_NAMES)[number];
 export type Flag =
   | 'OUR_INIT_SENT'
   | 'THEIR_INIT_SENT'
+  | 'AWAITING_EXTERNAL_FUNDING'
   | 'AWAITING_REMOTE_TX_COLLABORATION_MSG'
   | 'PREPARING_LOCAL_TX_COLLABORATION_MSG'
   | 'OUR_TX_COMPLETE_SENT'
@@ -72,6 +73,25 @@ export interface PartyParams {
   maxTlcNumberInFlight: bigint;
 }
 
+/**
+ * External funding (`open_channel_with_external_funding`): the opener's part comes from cells of a
+ * lock the node cannot sign for. The funding tx is frozen with the peer, handed to the user, signed
+ * off-node and submitted; only then are commitments signed (`external-funding.ts`).
+ */
+export interface ExternalFunding {
+  /** Opener: the lock of the cells that pay the opener's part, and extra cell deps it needs. */
+  lock?: ScriptData;
+  cellDeps?: CellDepData[];
+  /** Opener: the funder's inputs are the first `inputs` of the funding tx. */
+  inputs?: number;
+  /** When the unsigned tx was frozen (ms); the timeout counts from here, else from `createdAt`. */
+  startedAt?: number;
+  /** Opener: the funder's witnesses from the submitted tx, released only with our TxSignatures. */
+  witnesses?: Hex[];
+  /** The signed tx was submitted (opener) or announced by the peer's TxUpdate (acceptor). */
+  submitted: boolean;
+}
+
 export interface Tlc {
   id: bigint;
   /** Offered by us (outbound) or by the peer (inbound). */
@@ -121,6 +141,8 @@ export interface Channel {
   tlcFeeProportionalMillionths: bigint;
   enabled: boolean;
   local: PartyParams;
+  /** Present when the opener's part is funded externally (both sides know it from channel_flags). */
+  external?: ExternalFunding;
   /** Absent until the peer's Open/Accept arrived. */
   remote?: PartyParams & { points: Hex[] };
   /**

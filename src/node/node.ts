@@ -36,6 +36,7 @@ import { createRpcClient } from '../rpc/client.ts';
 import type { MethodSpec } from '../rpc/method.ts';
 import { adminMethods } from '../rpc/modules/admin.ts';
 import { channelMethods } from '../rpc/modules/channel.ts';
+import { channelExternalFundingMethods } from '../rpc/modules/channel-external.ts';
 import { devMethods } from '../rpc/modules/dev.ts';
 import { externalFundingMethods } from '../rpc/modules/dev-funding.ts';
 import { graphMethods } from '../rpc/modules/graph.ts';
@@ -217,6 +218,7 @@ export class StrandNode {
       },
       peerResponseTimeoutMs: fiber.peer_response_timeout_ms,
       onPolicyUpdated: this.graph ? (ch) => broadcastOwnPolicy(this.graph as GraphService, ch) : undefined,
+      externalFundingTimeoutSeconds: fiber.external_funding_timeout_seconds,
       logger: this.log,
     });
     this.channels.start();
@@ -396,6 +398,7 @@ export class StrandNode {
       ...(this.peers ? peerMethods(this.peers) : []),
       ...(this.graph ? graphMethods(this.graph) : []),
       ...(this.channels && this.peers ? channelMethods(this.channels, this.peers) : []),
+      ...(this.channels ? channelExternalFundingMethods(this.channels) : []),
       ...(this.channels ? devMethods(this.channels) : []),
       ...(this.chain ? externalFundingMethods(this.chain) : []),
       ...pubsubMethods(this.changes),

@@ -18,7 +18,7 @@ export interface ChannelPeers {
   list(): { pubkey: string; peerId: string }[];
 }
 
-const openParams = z.object({
+export const openParams = z.object({
   peer_id: z.string().optional(),
   pubkey: z.string().optional(),
   funding_amount: u128,
