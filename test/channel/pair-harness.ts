@@ -8,14 +8,18 @@ import { expect } from 'vitest';
 import { deriveChannelKeys, tempChannelId } from '../../src/channel/keys.ts';
 import {
   acceptChannel,
+  ChannelError,
   type Effect,
   type Event,
+  fail,
   type MachineEnv,
   openChannel,
   receiveOpen,
+  type Step,
   scriptData,
   step,
 } from '../../src/channel/machine.ts';
+import { abortable } from '../../src/channel/reestablish.ts';
 import type { Channel } from '../../src/channel/state.ts';
 import { CKB, reserveFor } from '../../src/channel/tx.ts';
 import type { ChannelMessage } from '../../src/channel/wire.ts';
@@ -35,7 +39,11 @@ export interface Side {
   seen: Effect[];
 }
 
-export function pairHarness(t: TestChain, now: () => number = () => NOW) {
+export function pairHarness(
+  t: TestChain,
+  now: () => number = () => NOW,
+  opts: { likeService?: boolean } = {},
+) {
   const env = (): MachineEnv => ({
     chainHash: t.chain.genesisHash,
     fundingLock: t.chain.scripts.funding_lock,
@@ -95,7 +103,18 @@ export function pairHarness(t: TestChain, now: () => number = () => NOW) {
   function feed(me: Side, other: Side, ev: Event): void {
     const events = [ev];
     while (events.length) {
-      const r = step(me.ch, events.shift()!, env());
+      const next = events.shift()!;
+      let r: Step;
+      try {
+        r = step(me.ch, next, env());
+      } catch (e) {
+        // As the channel service does with a peer's message the machine refuses: log it, and
+        // abort an opening that can still be aborted (only with `likeService`; tests that
+        // want the refusal itself leave it off).
+        if (!opts.likeService || next.type !== 'peer' || !(e instanceof ChannelError)) throw e;
+        if (!abortable(me.ch)) continue;
+        r = fail(me.ch, e.message);
+      }
       me.ch = r.ch;
       perform(me, other, r.effects, events);
     }
@@ -119,8 +138,32 @@ export function pairHarness(t: TestChain, now: () => number = () => NOW) {
     throw new Error('the machines keep talking');
   }
 
-  /** A opens 500 CKB, B adds 250: CHANNEL_READY on both (438 / 188 each way). */
-  function readyPair(): { A: Side; B: Side } {
+  /**
+   * Delivers at most `limit` messages, alternating sides as `run` does; returns how many it
+   * delivered (fewer than `limit` when both inboxes ran dry).
+   */
+  function runSteps(a: Side, b: Side, limit: number): number {
+    let n = 0;
+    while (n < limit) {
+      let moved = false;
+      for (const [me, other] of [
+        [a, b],
+        [b, a],
+      ] as const) {
+        if (n >= limit) break;
+        const msg = me.inbox.shift();
+        if (!msg) continue;
+        moved = true;
+        n++;
+        feed(me, other, { type: 'peer', msg });
+      }
+      if (!moved) break;
+    }
+    return n;
+  }
+
+  /** A opens 500 CKB and B accepts with 250; the messages wait in the inboxes. */
+  function openingPair(): { A: Side; B: Side } {
     const reserve = reserveFor(lockOf(KEY_A));
     const seedA = new Uint8Array(32).fill(0x11);
     const o = openChannel(
@@ -156,6 +199,12 @@ export function pairHarness(t: TestChain, now: () => number = () => NOW) {
     const A: Side = { name: 'A', key: KEY_A, ch: o.ch, inbox: [], own: new Set(), seen: [] };
     const B: Side = { name: 'B', key: KEY_B, ch: acc.ch, inbox: [], own: new Set(), seen: [] };
     perform(B, A, acc.effects, []);
+    return { A, B };
+  }
+
+  /** A opens 500 CKB, B adds 250: CHANNEL_READY on both (438 / 188 each way). */
+  function readyPair(): { A: Side; B: Side } {
+    const { A, B } = openingPair();
     run(A, B);
     for (let i = 0; i < 5; i++) t.chain.generateBlock();
     feed(A, B, { type: 'fundingConfirmed' });
@@ -167,5 +216,5 @@ export function pairHarness(t: TestChain, now: () => number = () => NOW) {
     return { A, B };
   }
 
-  return { env, feed, run, readyPair, perform };
+  return { env, feed, run, runSteps, openingPair, readyPair, perform };
 }
