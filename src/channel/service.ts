@@ -18,6 +18,7 @@ import { CHECK_CHANNELS_INTERVAL_MS, type ExpiryPolicy, MS_PER_EPOCH_MAINNET } f
 import { ExpiryMonitor } from './expiry-monitor.ts';
 import { ExternalFundingWatch, fundFromLock } from './external-funder.ts';
 import { EXTERNAL_TIMEOUT_REASON, withFunderWitnesses } from './external-funding.ts';
+import { DEFAULT_FUNDING_TIMEOUT_SECONDS, fundingTimedOut, fundingTimeoutReason } from './funding-timeout.ts';
 import { deriveChannelKeys, newChannelSeed, tempChannelId } from './keys.ts';
 import {
   acceptChannel,
@@ -111,6 +112,8 @@ export interface ChannelServiceOptions {
   onPolicyUpdated?: (ch: Channel) => void | Promise<void>;
   /** External funding: how long a channel waits for the signed funding tx (default 300 s). */
   externalFundingTimeoutSeconds?: number;
+  /** An opening not ready this long after its creation is aborted while that is safe (1 day). */
+  fundingTimeoutSeconds?: number;
 }
 
 /** What a public channel's announcement is made of (the graph layer builds the message). */
@@ -1202,15 +1205,31 @@ export class ChannelService {
     await this.deliver(ch.tempId, { type: 'remoteCommitment', txHash: spender });
   }
 
+  /** `funding_timeout_seconds`: openings stuck before their funding was signed are dropped. */
+  private abortStaleOpenings(channels: Channel[]): void {
+    const seconds = this.o.fundingTimeoutSeconds ?? DEFAULT_FUNDING_TIMEOUT_SECONDS;
+    for (const c of channels) {
+      if (!fundingTimedOut(c, this.env.now(), seconds * 1000)) continue;
+      void this.enqueue(c.tempId, () => {
+        const cur = this.store.get(c.tempId);
+        if (!cur || !fundingTimedOut(cur, this.env.now(), seconds * 1000)) return;
+        this.log.warn({ channel: cur.id, state: cur.state }, 'funding timed out');
+        this.commit(fail(cur, fundingTimeoutReason(seconds)));
+      }).catch((e) => this.log.error({ channel: c.id, err: (e as Error).message }, 'funding abort failed'));
+    }
+  }
+
   private monitorFunding(): void {
     let busy = false;
     const timer = setInterval(
       () => {
         if (busy || this.stopped) return;
         busy = true;
-        const open = this.store
-          .list()
-          .filter((c) => c.state === 'CHANNEL_READY' || (c.state === 'SHUTTING_DOWN' && !c.shutdown?.force));
+        const all = this.store.list();
+        this.abortStaleOpenings(all);
+        const open = all.filter(
+          (c) => c.state === 'CHANNEL_READY' || (c.state === 'SHUTTING_DOWN' && !c.shutdown?.force),
+        );
         Promise.all(
           open.map((c) =>
             this.checkFundingSpent(c).catch((e) =>

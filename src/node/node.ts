@@ -219,6 +219,7 @@ export class StrandNode {
       peerResponseTimeoutMs: fiber.peer_response_timeout_ms,
       onPolicyUpdated: this.graph ? (ch) => broadcastOwnPolicy(this.graph as GraphService, ch) : undefined,
       externalFundingTimeoutSeconds: fiber.external_funding_timeout_seconds,
+      fundingTimeoutSeconds: fiber.funding_timeout_seconds,
       logger: this.log,
     });
     this.channels.start();

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { ccc } from '@ckb-ccc/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { deriveChannelKeys, tempChannelId } from '../../src/channel/keys.ts';
-import { ChannelService, type PeerLink } from '../../src/channel/service.ts';
+import { ChannelService, type ChannelServiceOptions, type PeerLink } from '../../src/channel/service.ts';
 import { type ChannelStore, channelSchema } from '../../src/channel/store.ts';
 import { CKB } from '../../src/channel/tx.ts';
 import { type ChannelMessage, fromFiberMessage, toFiberMessage } from '../../src/channel/wire.ts';
@@ -52,8 +52,9 @@ let db: Db;
 let peers: FakePeers;
 let svc: ChannelService;
 
-function service(minAuto = 100n * CKB) {
+function service(minAuto = 100n * CKB, extra: Partial<ChannelServiceOptions> = {}) {
   const s = new ChannelService({
+    ...extra,
     db,
     peers,
     wallet: {} as never,
@@ -133,6 +134,23 @@ describe('channel service', () => {
     expect(peers.sent.map((s) => [s.msg.type, s.storedState])).toEqual([
       ['AcceptChannel', 'COLLABORATING_FUNDING_TX'],
     ]);
+  });
+
+  it('aborts an opening still unsigned after funding_timeout_seconds, telling the peer', async () => {
+    svc = service(10_000n * CKB, { fundingTimeoutSeconds: 1, pollMs: 20 }); // no auto-accept
+    await peers.deliver(PEER, open());
+    await settle();
+    expect(svc.list().map((c) => c.state)).toEqual(['NEGOTIATING_FUNDING']);
+    const deadline = Date.now() + 10_000;
+    while (svc.list()[0]?.state !== 'CLOSED' && Date.now() < deadline) await settle();
+    const [ch] = svc.list();
+    expect([ch!.state, ch!.flags]).toEqual(['CLOSED', ['FUNDING_ABORTED']]);
+    expect(ch!.failureDetail).toBe('funding timed out: the channel was not ready 1 s after it was created');
+    const abort = peers.sent.find((x) => x.msg.type === 'TxAbort')!.msg as Extract<
+      ChannelMessage,
+      { type: 'TxAbort' }
+    >;
+    expect(new TextDecoder().decode(abort.value.message)).toBe(ch!.failureDetail);
   });
 
   it('replays, strangers and garbage change nothing; manual accept and abandon work', async () => {
