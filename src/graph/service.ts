@@ -374,6 +374,7 @@ export class GraphService {
 
   /** An own channel closed or its peer went away (`Down`). */
   ownChannelDown(outpoint: string): void {
+    if (!this.graph.channel(outpoint)) return;
     this.graph.removeChannel(outpoint);
   }
 

@@ -83,3 +83,21 @@ export async function broadcastOwnPolicy(graph: GraphService, ch: Channel): Prom
     feeRate: ch.tlcFeeProportionalMillionths,
   });
 }
+
+/**
+ * A channel of ours that is closing or closed leaves our routing at once and, when it was
+ * announced, the network learns it through our direction's ChannelUpdate with the disabled flag
+ * (others would otherwise keep routing into it until their next failure or the 28-day prune).
+ */
+export function channelClosingHook(graph: GraphService, log: (err: Error) => void): (ch: Channel) => void {
+  const done = new Set<string>();
+  return (ch) => {
+    if ((ch.state !== 'SHUTTING_DOWN' && ch.state !== 'CLOSED') || !ch.fundingTxHash) return;
+    if (done.has(ch.fundingTxHash)) return;
+    done.add(ch.fundingTxHash);
+    const outpoint = `${ch.fundingTxHash}00000000`;
+    broadcastOwnPolicy(graph, { ...ch, enabled: false })
+      .catch(log)
+      .finally(() => graph.ownChannelDown(outpoint));
+  };
+}

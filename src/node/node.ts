@@ -62,7 +62,7 @@ import {
 } from '../watchtower/index.ts';
 import { fulfilReceivedTlcs } from '../watchtower/upstream.ts';
 import { COMMIT_HASH, VERSION } from './build-info.ts';
-import { broadcastOwnPolicy, channelAnnouncementHooks } from './channel-announcements.ts';
+import { broadcastOwnPolicy, channelAnnouncementHooks, channelClosingHook } from './channel-announcements.ts';
 import { type Config, currencyOf } from './config.ts';
 import { createLogger, type Logger } from './log.ts';
 import { syncOwnChannels, wirePayments } from './payments.ts';
@@ -218,6 +218,11 @@ export class StrandNode {
       },
       peerResponseTimeoutMs: fiber.peer_response_timeout_ms,
       onPolicyUpdated: this.graph ? (ch) => broadcastOwnPolicy(this.graph as GraphService, ch) : undefined,
+      onChange: this.graph
+        ? channelClosingHook(this.graph, (err) =>
+            this.log.warn({ err: err.message }, 'disabling a closed channel in the graph failed'),
+          )
+        : undefined,
       externalFundingTimeoutSeconds: fiber.external_funding_timeout_seconds,
       fundingTimeoutSeconds: fiber.funding_timeout_seconds,
       logger: this.log,

@@ -144,6 +144,9 @@ function spendable(ch: Channel): bigint {
 /** Our ready channels, with our exact balance, as the path finder must see them. */
 export function syncOwnChannels(channels: ChannelService, graph: GraphService): void {
   for (const ch of channels.store.list()) {
+    // Closing or closed (perhaps while the node was down): not ours to route through any more.
+    if ((ch.state === 'SHUTTING_DOWN' || ch.state === 'CLOSED') && ch.fundingTxHash)
+      graph.ownChannelDown(`${ch.fundingTxHash}00000000`);
     if (ch.state !== 'CHANNEL_READY' || !ch.fundingTxHash || !ch.remote) continue;
     const info = (balance: bigint, p: { tlcExpiryDelta: bigint; tlcMinValue: bigint; feeRate: bigint }) => ({
       timestamp: BigInt(ch.createdAt),

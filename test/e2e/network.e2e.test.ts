@@ -383,6 +383,14 @@ describe('a devnet driven over JSON-RPC', { timeout: 180_000 }, () => {
         : undefined;
     });
     expect(done.state.state_flags).toEqual(['UNCOOPERATIVE_LOCAL']);
+    // The network learns of it: both ends gossip their direction disabled, so alice, a third
+    // party, no longer lists the channel (the reference hides a channel disabled both ways).
+    await until('the closed channel to leave alice’s graph', async () => {
+      const { channels } = await alice.call('graph_channels', {});
+      return channels.some((x: { channel_outpoint: string }) => x.channel_outpoint === bc.channel_outpoint)
+        ? undefined
+        : true;
+    });
     const commitment = await chain.call('get_transaction', [done.shutdown_transaction_hash]);
     expect(commitment.tx_status.status).toBe('committed');
     expect(commitment.transaction.inputs[0].previous_output.tx_hash).toBe(bc.channel_outpoint.slice(0, 66));
