@@ -67,7 +67,9 @@ export type RemoveReason = { preimage: Uint8Array } | { error: Uint8Array };
 export type TlcNotice =
   | { type: 'received'; tlc: Tlc }
   | { type: 'fulfilled'; tlc: Tlc; preimage: string }
-  | { type: 'failed'; tlc: Tlc; error: string };
+  | { type: 'failed'; tlc: Tlc; error: string }
+  /** Our AddTlc, stepped back by a collision, could not be offered again (e.g. the peer shut down). */
+  | { type: 'dropped'; tlc: Tlc };
 
 /**
  * TLC rounds run in CHANNEL_READY and, after Shutdown, until the pending TLCs are resolved (the
@@ -241,6 +243,7 @@ export function collide(ch: Channel): { drop: true } | { drop: false; ch: Channe
 export function maybeRetry(s: Step, env: MachineEnv): Step {
   const retry = s.ch.retry;
   if (!retry?.length || s.ch.round) return s;
+  const dropped: Effect[] = [];
   for (let i = 0; i < retry.length; i++) {
     const m = dec(retry[i] as string);
     const ch: Channel = { ...s.ch, retry: [] };
@@ -269,12 +272,31 @@ export function maybeRetry(s: Step, env: MachineEnv): Step {
               )
             : null;
       if (!r) continue;
-      return { ch: { ...r.ch, retry: retry.slice(i + 1) }, effects: [...s.effects, ...r.effects] };
+      return {
+        ch: { ...r.ch, retry: retry.slice(i + 1) },
+        effects: [...s.effects, ...dropped, ...r.effects],
+      };
     } catch {
-      // No longer valid (e.g. the TLC was removed meanwhile): dropped.
+      // No longer valid (e.g. the TLC was removed meanwhile, or the peer shut down): dropped,
+      // and an AddTlc's owner (a payment or a forward) is told, or it would wait forever.
+      if (m.type === 'AddTlc') dropped.push(droppedNotice(m.value));
     }
   }
-  return { ch: { ...s.ch, retry: [] }, effects: s.effects };
+  return { ch: { ...s.ch, retry: [] }, effects: [...s.effects, ...dropped] };
+}
+
+function droppedNotice(m: AddTlc): Effect {
+  const tlc: Tlc = {
+    id: m.tlcId,
+    offered: true,
+    amount: m.amount,
+    paymentHash: h(m.paymentHash),
+    expiry: m.expiry,
+    hashAlgorithm: m.hashAlgorithm,
+    onion: h(m.onionPacket),
+    added: 'announced',
+  };
+  return { type: 'tlc', notice: { type: 'dropped', tlc } };
 }
 
 export function onAddTlc(ch00: Channel, m: AddTlc, env: MachineEnv): Step {

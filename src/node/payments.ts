@@ -96,6 +96,8 @@ export function wirePayments(w: PaymentWiring): {
       void r
         .onFulfilled(channelId, t.id, Buffer.from(n.preimage.replace(/^0x/, ''), 'hex'))
         .catch(fail('fulfil relay failed'));
+    } else if (n.type === 'dropped') {
+      void r.onDropped(channelId, t.id).catch(fail('dropped TLC relay failed'));
     } else if (n.type === 'failed' && t.offered) {
       void r
         .onFailed(channelId, t.id, Buffer.from(n.error.replace(/^0x/, ''), 'hex'))

@@ -164,6 +164,29 @@ export class PaymentRelay {
     this.o.links.remove(channelId, tlcId);
   }
 
+  /**
+   * An outgoing TLC never reached the peer's commitment (the channel dropped it): our payment
+   * tries another route; a forward fails upstream as a temporary failure of that channel.
+   */
+  async onDropped(channelId: string, tlcId: bigint): Promise<void> {
+    const link = this.o.links.get(channelId, tlcId);
+    if (!link) return;
+    if (link.kind === 'origin') {
+      this.o.payments.tlcFailed(link.attemptId, { reason: 'TemporaryChannelFailure' }, link.paymentHash);
+    } else {
+      const outpoint = this.o.channels.policyOf(channelId)?.channelOutpoint;
+      const error = outpoint
+        ? this.channelFailed('TemporaryChannelFailure', outpoint)
+        : { code: 'TemporaryChannelFailure' as const, extra: null };
+      await this.o.channels.failTlc(
+        link.inChannelId,
+        link.inTlcId,
+        createErrorPacket(error, hexToBytes(link.sharedSecret)),
+      );
+    }
+    this.o.links.remove(channelId, tlcId);
+  }
+
   /** The payment layer's outbox: our own payments' first TLC. */
   outbox() {
     return {
