@@ -9,7 +9,6 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ccc } from '@ckb-ccc/core';
-import { cccA } from '@ckb-ccc/core/advanced';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
@@ -27,9 +26,16 @@ import {
   until,
 } from '../channel/process-helpers.ts';
 import { type NodeProcess, STRAND_BIN, tempDir } from '../helpers/node-process.ts';
+import {
+  awaitSweep,
+  hex,
+  openReady,
+  payByTlc,
+  publishCommitment,
+  storedCommitment,
+} from './breach-helpers.ts';
 
 const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/fiber-test-nodes');
-const hex = (v: bigint) => `0x${v.toString(16)}`;
 let chain: DevchainProcess;
 let a: NodeProcess;
 let b: NodeProcess;
@@ -124,42 +130,18 @@ afterAll(async () => {
 describe('standalone watchtower', () => {
   it('sweeps a revoked commitment while the honest node is offline', async () => {
     const bInfo = await rpc(b, 'node_info', undefined);
-    await rpc(a, 'open_channel', { pubkey: bInfo.pubkey, funding_amount: hex(500n * CKB), public: false });
-    const ready = await until(
-      'ready',
-      () => rpc(b, 'list_channels', {}),
-      (x) => x.channels[0]?.state.state_name === 'CHANNEL_READY',
-    );
-    await until(
-      'A ready',
-      () => rpc(a, 'list_channels', {}),
-      (x) => x.channels[0]?.state.state_name === 'CHANNEL_READY',
-    );
-    const id = ready.channels[0].channel_id as string;
-    const [first] = readDb<{ data: string }>(a, 'SELECT data FROM channels').map((r) =>
-      deserializeChannel(r.data),
-    );
-    const old = { tx: first!.latestCommitmentTx as string, hash: first!.latestCommitmentTxHash as string };
-
-    const preimage = `0x${'43'.repeat(32)}`;
-    await rpc(a, 'add_tlc', {
-      channel_id: id,
-      amount: hex(100n * CKB),
-      payment_hash: ccc.hexFrom(ckbHash(ccc.bytesFrom(preimage))),
-      expiry: hex(BigInt(Date.now() + 3_600_000)),
+    const id = await openReady(a, b, {
+      pubkey: bInfo.pubkey,
+      funding_amount: hex(500n * CKB),
+      public: false,
     });
-    await until(
-      'TLC committed at B',
-      () => rpc(b, 'list_channels', {}),
-      (x) => x.channels[0]?.pending_tlcs[0]?.status?.Inbound === 'Committed',
-    );
-    await rpc(b, 'remove_tlc', { channel_id: id, tlc_id: '0x0', reason: { payment_preimage: preimage } });
-    const bDone = await until(
-      'TLC removed at B',
-      () => rpc(b, 'list_channels', {}),
-      (x) => x.channels[0]?.pending_tlcs.length === 0 && x.channels[0]?.local_balance === hex(288n * CKB),
-    );
-    expect(bDone.channels[0].remote_balance).toBe(hex(338n * CKB));
+    const old = storedCommitment(a);
+    await payByTlc(a, b, id, 100n * CKB, '43');
+    const bDone = await rpc(b, 'list_channels', {});
+    expect([bDone.channels[0].local_balance, bDone.channels[0].remote_balance]).toEqual([
+      hex(288n * CKB),
+      hex(338n * CKB),
+    ]);
 
     // T learns B's latest revocation through B's feed; then B goes offline.
     const bRevocation = () =>
@@ -184,26 +166,11 @@ describe('standalone watchtower', () => {
     // A publishes its first commitment and leaves.
     await a.stop();
     const client = createChainClient({ rpcUrl: chain.url });
-    const scripts = await client.call<any>('get_dev_scripts');
-    const cheat = ccc.Transaction.fromBytes(old.tx);
-    cheat.cellDeps = scripts.funding_lock.cell_deps.map((d: any) => cccA.JsonRpcTransformers.cellDepTo(d));
-    expect(await client.sendTransaction(cheat)).toBe(old.hash);
-    const committed = await until(
-      'old commitment committed',
-      () => client.getTransaction(old.hash),
-      (x) => x?.tx_status.status === 'committed',
-    );
-    const capacity = BigInt((committed as any).transaction.outputs[0].capacity);
+    const { hash, capacity } = await publishCommitment(client, old);
+    expect(hash).toBe(old.hash);
 
     const bLock = bInfo.default_funding_lock_script;
-    const swept = await until(
-      'revocation committed',
-      () => client.getCells({ script: bLock, script_type: 'lock', script_search_mode: 'exact' }, 'desc', 50),
-      (x) => x.objects.some((c) => BigInt(c.output.capacity) === capacity),
-      60_000,
-    );
-    const cell = swept.objects.find((c) => BigInt(c.output.capacity) === capacity)!;
-    const rev = (await client.getTransaction(cell.out_point.tx_hash)) as any;
+    const { cell, rev } = await awaitSweep(client, bLock, capacity);
     expect(rev.transaction.inputs[0].previous_output).toEqual({ tx_hash: old.hash, index: '0x0' });
     // Two outputs: the whole commitment cell to B, T's change; the fee came from T's wallet.
     const towerInfo = await rpc(tower, 'node_info', undefined);
