@@ -79,6 +79,8 @@ export function wirePayments(w: PaymentWiring): {
     logger: w.log,
   });
   const r = relay;
+  // Sessions and outcomes a stop (or a crash) cut short, before any channel event arrives.
+  r.resume();
   const fail = (what: string) => (err: unknown) => w.log.error({ err: (err as Error).message }, what);
   const stop = w.channels.onTlc((channelId, n) => {
     const t = n.tlc;

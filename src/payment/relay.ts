@@ -10,13 +10,15 @@
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
 import type { InvoiceService } from '../invoice/service.ts';
 import { allowsMpp, expiresAtMs, findAttr } from '../invoice/types.ts';
-import type { HeldTlc, TlcLinks } from './links.ts';
+import type { HeldTlc, TlcLink, TlcLinks, TlcOutcome } from './links.ts';
 import { MPP_HOLD_TIMEOUT_MS } from './mpp.ts';
 import { decodeMppRecord, MPP_RECORD_KEY } from './onion/hop-data.ts';
 import { createErrorPacket, OnionError, peelOnion, relayErrorPacket } from './onion/packet.ts';
 import type { TlcErr, TlcErrorCodeName } from './onion/tlc-error.ts';
 import { preimageMatches } from './request.ts';
+import { type AttemptFate, attemptFate } from './resume.ts';
 import type { OutgoingTlc, PaymentService } from './service.ts';
+import type { Attempt } from './session.ts';
 import { decideTlcSet } from './tlc-set.ts';
 
 export interface IncomingTlc {
@@ -52,6 +54,13 @@ export interface ChannelTlcPort {
   ): Promise<bigint>;
   fulfilTlc(channelId: string, tlcId: bigint, preimage: Uint8Array): Promise<void>;
   failTlc(channelId: string, tlcId: bigint, errorPacket: Uint8Array): Promise<void>;
+  /**
+   * The TLCs we offered on the channel of `channelOutpoint` (in any state) that it still holds
+   * or will re-send; `onionKey` is the onion's session key (`onionKeyOf`).
+   */
+  offeredTlcs(
+    channelOutpoint: string,
+  ): { channelId: string; tlcId: bigint; paymentHash: string; amount: bigint; onionKey: string }[];
 }
 
 export interface RelayOptions {
@@ -134,32 +143,105 @@ export class PaymentRelay {
     });
   }
 
-  /** An outgoing TLC was fulfilled by the peer. */
-  async onFulfilled(channelId: string, tlcId: bigint, preimage: Uint8Array): Promise<void> {
-    const link = this.o.links.get(channelId, tlcId);
-    if (!link) return;
-    if (link.kind === 'origin') {
-      this.o.payments.tlcFulfilled(link.attemptId, preimage, link.paymentHash);
-    } else {
-      await this.o.channels.fulfilTlc(link.inChannelId, link.inTlcId, preimage);
-    }
-    this.o.links.remove(channelId, tlcId);
+  /**
+   * An outgoing TLC was fulfilled by the peer. Called in the turn the channel state that removed
+   * it was saved: the outcome is recorded before anything else, and cleared only once the
+   * session (or the upstream TLC) has taken it, so that a crash in between replays it on start.
+   */
+  onFulfilled(channelId: string, tlcId: bigint, preimage: Uint8Array): Promise<void> {
+    return this.onOutcome(channelId, tlcId, { preimage });
   }
 
-  /** An outgoing TLC was failed by the peer with an error packet. */
-  async onFailed(channelId: string, tlcId: bigint, errorPacket: Uint8Array): Promise<void> {
+  /** An outgoing TLC was failed by the peer with an error packet (recorded as `onFulfilled`). */
+  onFailed(channelId: string, tlcId: bigint, errorPacket: Uint8Array): Promise<void> {
+    return this.onOutcome(channelId, tlcId, { errorPacket });
+  }
+
+  private onOutcome(channelId: string, tlcId: bigint, outcome: TlcOutcome): Promise<void> {
     const link = this.o.links.get(channelId, tlcId);
-    if (!link) return;
+    if (!link) return Promise.resolve();
+    this.o.links.recordOutcome(channelId, tlcId, outcome);
+    return this.deliver(channelId, tlcId, link, outcome);
+  }
+
+  private async deliver(channelId: string, tlcId: bigint, link: TlcLink, outcome: TlcOutcome): Promise<void> {
     if (link.kind === 'origin') {
-      this.o.payments.tlcFailed(link.attemptId, { errorPacket }, link.paymentHash);
+      if ('preimage' in outcome)
+        await this.o.payments.tlcFulfilled(link.attemptId, outcome.preimage, link.paymentHash);
+      else
+        await this.o.payments.tlcFailed(
+          link.attemptId,
+          { errorPacket: outcome.errorPacket },
+          link.paymentHash,
+        );
     } else {
-      await this.o.channels.failTlc(
-        link.inChannelId,
-        link.inTlcId,
-        relayErrorPacket(errorPacket, hexToBytes(link.sharedSecret)),
-      );
+      try {
+        if ('preimage' in outcome)
+          await this.o.channels.fulfilTlc(link.inChannelId, link.inTlcId, outcome.preimage);
+        else
+          await this.o.channels.failTlc(
+            link.inChannelId,
+            link.inTlcId,
+            relayErrorPacket(outcome.errorPacket, hexToBytes(link.sharedSecret)),
+          );
+      } catch (e) {
+        // Replayed after a restart, the upstream TLC may be settled already; otherwise the
+        // outcome stays recorded for the next start.
+        if (!/not found or not removable/.test((e as Error).message)) throw e;
+      }
     }
     this.o.links.remove(channelId, tlcId);
+    this.o.links.clearOutcome(channelId, tlcId);
+  }
+
+  /**
+   * On start, before any channel event: outcomes recorded but not delivered are replayed, then
+   * the payment sessions left in flight are reconciled with the channels (`attemptFate`).
+   */
+  resume(): void {
+    for (const r of this.o.links.outcomes()) {
+      const link = this.o.links.get(r.channelId, r.tlcId);
+      if (!link) {
+        this.o.links.clearOutcome(r.channelId, r.tlcId);
+        continue;
+      }
+      this.deliver(r.channelId, r.tlcId, link, r.outcome).catch((e) =>
+        this.o.logger?.warn({ err: (e as Error).message }, 'replaying a TLC outcome failed'),
+      );
+    }
+    this.o.payments.resume((s, a) => this.attemptFate(s.paymentHash, a));
+  }
+
+  /**
+   * What became of an attempt's TLC, from what the node persisted. A TLC the channel took but
+   * the link missed (a crash between the two) is found by its onion and linked now.
+   */
+  private attemptFate(paymentHash: string, a: Attempt): AttemptFate {
+    const first = a.route[0];
+    if (!first) return 'neverSent';
+    const offered = this.o.channels.offeredTlcs(first.channelOutpoint);
+    let at = this.o.links.ofAttempt(a.id);
+    const linked = !!at;
+    if (!at) {
+      const mine = offered.filter(
+        (t) => t.paymentHash === paymentHash && !this.o.links.get(t.channelId, t.tlcId),
+      );
+      // Sessions stored before attempts kept their onion key match on the amount alone.
+      const found = a.onionKey
+        ? mine.find((t) => t.onionKey === a.onionKey)
+        : mine.length === 1 && mine[0]!.amount === first.amountReceived
+          ? mine[0]
+          : undefined;
+      if (found) {
+        this.o.links.put(found.channelId, found.tlcId, { kind: 'origin', paymentHash, attemptId: a.id });
+        at = found;
+      }
+    }
+    return attemptFate({
+      linked,
+      outcomeRecorded: !!at && this.o.links.hasOutcome(at.channelId, at.tlcId),
+      inChannel: !!at && offered.some((t) => t.channelId === at.channelId && t.tlcId === at.tlcId),
+    });
   }
 
   /** The payment layer's outbox: our own payments' first TLC. */

@@ -24,6 +24,7 @@ import {
   type ValidateContext,
   validateSendPayment,
 } from './request.ts';
+import { type AttemptFate, NEVER_SENT_ERROR, onionKeyOf, reconcileSession } from './resume.ts';
 import {
   type Attempt,
   attemptFailed,
@@ -286,10 +287,10 @@ export class PaymentService {
    * The channel layer: the first hop's TLC of an attempt was fulfilled. `paymentHash` (from the
    * persisted TLC link) finds the session after a restart too.
    */
-  tlcFulfilled(attemptId: string, preimage: Uint8Array, paymentHash?: string): void {
+  tlcFulfilled(attemptId: string, preimage: Uint8Array, paymentHash?: string): Promise<void> {
     const hash = this.attempts.get(attemptId) ?? paymentHash;
-    if (!hash) return;
-    this.enqueue(hash, async () => {
+    if (!hash) return Promise.resolve();
+    return this.enqueue(hash, async () => {
       const s = this.o.store.get(hash);
       if (s && usesMpp(s.request)) return this.mpp.fulfilled(s, attemptId, preimage);
       if (!s || isFinal(s)) return;
@@ -302,16 +303,19 @@ export class PaymentService {
     });
   }
 
-  /** The channel layer: the TLC failed, with the error packet from downstream (or a local reason). */
+  /**
+   * The channel layer: the TLC failed, with the error packet from downstream (or a local reason).
+   * Resolves once the session has taken the outcome (and saved it).
+   */
   tlcFailed(
     attemptId: string,
     failure: { errorPacket?: Uint8Array; reason?: string },
     paymentHash?: string,
-  ): void {
+  ): Promise<void> {
     const hash = this.attempts.get(attemptId) ?? paymentHash;
-    if (!hash) return;
+    if (!hash) return Promise.resolve();
     this.attempts.delete(attemptId);
-    this.enqueue(hash, () => {
+    return this.enqueue(hash, () => {
       const s = this.o.store.get(hash);
       if (s && usesMpp(s.request)) return this.mpp.failed(s, attemptId, failure);
       return this.onAttemptFailure(hash, attemptId, failure);
@@ -326,21 +330,28 @@ export class PaymentService {
     const s = this.o.store.get(hash);
     if (!s || isFinal(s)) return;
     const attempt = s.attempts.find((a) => a.id === attemptId);
-    if (!attempt) return;
+    // An outcome replayed after a restart may find the attempt already ended.
+    if (attempt?.status !== 'Inflight') return;
     const { reason, retryable } = await this.judgeFailure(s, attempt, failure);
-    const exhausted = s.attempts.length >= s.tryLimit;
-    let next = attemptFailed(s, attemptId, reason, !retryable, this.now());
+    const next = attemptFailed(s, attemptId, reason, !retryable, this.now());
     if (!retryable) {
       this.save(next);
       return;
     }
-    if (exhausted) {
+    await this.retry(next, reason);
+  }
+
+  /** A single-path session with nothing in flight: another route, unless the tries ran out. */
+  private async retry(s: PaymentSession, reason: string): Promise<void> {
+    let next = s;
+    const hash = s.paymentHash;
+    if (s.attempts.length >= s.tryLimit) {
       this.save(sessionFailed(next, reason, this.now()));
       return;
     }
     let route: RouterHop[];
     try {
-      route = this.route(s.request, this.now());
+      route = this.route(next.request, this.now());
     } catch (e) {
       this.save(sessionFailed(next, (e as Error).message, this.now()));
       return;
@@ -478,6 +489,7 @@ export class PaymentService {
         })),
         fee: routeFee(route, amount),
         sharedSecrets: onion.sharedSecrets.map((x) => bytesToHex(x)),
+        onionKey: onionKeyOf(onion.packet),
       },
       tlc: {
         attemptId: id,
@@ -517,7 +529,7 @@ export class PaymentService {
     });
   }
 
-  private enqueue(hash: string, job: () => Promise<void> | void): void {
+  private enqueue(hash: string, job: () => Promise<void> | void): Promise<void> {
     const prev = this.queues.get(hash) ?? Promise.resolve();
     const next = prev
       .then(job)
@@ -528,6 +540,39 @@ export class PaymentService {
     void next.then(() => {
       if (this.queues.get(hash) === next) this.queues.delete(hash);
     });
+    return next;
+  }
+
+  /**
+   * On start: every session left in flight is reconciled with the channels (`fateOf` judges each
+   * attempt, see resume.ts) and carried on — attempts that never left are sent again within the
+   * try limit, attempts in a channel keep waiting, a session with nothing in flight goes on.
+   * The attempts are judged now, before the node handles any channel event.
+   */
+  resume(fateOf: (s: PaymentSession, a: Attempt) => AttemptFate): void {
+    for (const s0 of this.o.store.unfinished()) {
+      const { session, changed } = reconcileSession(s0, (a) => fateOf(s0, a), this.now());
+      for (const a of inflightAttempts(session)) this.attempts.set(a.id, session.paymentHash);
+      this.o.logger?.info(
+        {
+          payment_hash: session.paymentHash,
+          status: session.status,
+          inflight: inflightAttempts(session).length,
+        },
+        'payment session resumed',
+      );
+      if (changed) this.save(session);
+      this.enqueue(session.paymentHash, () => this.carryOn(session.paymentHash));
+    }
+  }
+
+  /** A session not final and with nothing in flight sends again (or fails per its try limit). */
+  private async carryOn(hash: string): Promise<void> {
+    const s = this.o.store.get(hash);
+    if (!s || isFinal(s)) return;
+    if (usesMpp(s.request)) return this.mpp.carryOn(s);
+    if (inflightAttempts(s).length > 0) return;
+    await this.retry(s, s.failedError ?? NEVER_SENT_ERROR);
   }
 
   /** Waits until the queued steps of a payment have run (tests, shutdown). */
