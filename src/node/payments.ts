@@ -67,6 +67,7 @@ export function wirePayments(w: PaymentWiring): {
         }
       : {}),
     onChange: (c) => w.changes.publish(c),
+    localFeeRate: (outpoint) => port.channelByFundingTx(outpoint.slice(0, 66))?.policy.feeRate,
     logger: w.log,
   });
   relay = new PaymentRelay({

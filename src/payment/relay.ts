@@ -12,14 +12,16 @@ import type { InvoiceService } from '../invoice/service.ts';
 import { allowsMpp, expiresAtMs, findAttr } from '../invoice/types.ts';
 import type { HeldTlc, TlcLink, TlcLinks, TlcOutcome } from './links.ts';
 import { MPP_HOLD_TIMEOUT_MS } from './mpp.ts';
-import { decodeMppRecord, MPP_RECORD_KEY } from './onion/hop-data.ts';
+import { decodeMppRecord, MPP_RECORD_KEY, TRAMPOLINE_RECORD_KEY } from './onion/hop-data.ts';
 import { createErrorPacket, OnionError, peelOnion, relayErrorPacket } from './onion/packet.ts';
-import type { TlcErr, TlcErrorCodeName } from './onion/tlc-error.ts';
+import { TLC_ERROR_CODES, type TlcErr, type TlcErrorCodeName } from './onion/tlc-error.ts';
+import { peelTrampolineOnion } from './onion/trampoline.ts';
 import { preimageMatches } from './request.ts';
 import { type AttemptFate, attemptFate } from './resume.ts';
 import type { OutgoingTlc, PaymentService } from './service.ts';
-import type { Attempt } from './session.ts';
+import type { Attempt, PaymentSession } from './session.ts';
 import { decideTlcSet } from './tlc-set.ts';
+import { checkTrampolineFinal, checkTrampolineForward } from './trampoline.ts';
 
 export interface IncomingTlc {
   channelId: string;
@@ -82,8 +84,12 @@ const MAX_EXPIRY = 1_209_600_000n;
 export class PaymentRelay {
   private readonly now: () => number;
 
+  /** Trampoline sessions whose incoming TLC is being settled now. */
+  private readonly settling = new Set<string>();
+
   constructor(private readonly o: RelayOptions) {
     this.now = o.now ?? Date.now;
+    o.payments.onTrampolineEnd((s) => void this.settleUpstream(s));
   }
 
   /** The channel layer hands every TLC the peer added (after the round committed). */
@@ -210,6 +216,37 @@ export class PaymentRelay {
       );
     }
     this.o.payments.resume((s, a) => this.attemptFate(s.paymentHash, a));
+    for (const s of this.o.payments.unsettledTrampolines()) void this.settleUpstream(s);
+  }
+
+  /**
+   * A trampoline session ended: its incoming TLC is fulfilled with the preimage, or failed with
+   * the session's error code (the reference's `on_payment_actor_stopped`), then marked settled.
+   */
+  private async settleUpstream(s: PaymentSession): Promise<void> {
+    const ctx = s.request.trampoline;
+    if (!ctx || ctx.upstreamSettled || this.settling.has(s.paymentHash)) return;
+    this.settling.add(s.paymentHash);
+    try {
+      if (s.status === 'Success' && s.preimage) {
+        await this.o.channels.fulfilTlc(ctx.prevChannelId, ctx.prevTlcId, hexToBytes(s.preimage));
+      } else {
+        const code = tlcErrorCodeOf(s.failedError);
+        this.o.logger?.info({ payment_hash: s.paymentHash, code }, 'trampoline payment failed');
+        await this.o.channels.failTlc(
+          ctx.prevChannelId,
+          ctx.prevTlcId,
+          createErrorPacket({ code, extra: null }, hexToBytes(ctx.sharedSecret)),
+        );
+      }
+      this.o.payments.markUpstreamSettled(s.paymentHash);
+    } catch (e) {
+      const msg = (e as Error).message;
+      if (/not found or not removable/.test(msg)) this.o.payments.markUpstreamSettled(s.paymentHash);
+      else this.o.logger?.warn({ payment_hash: s.paymentHash, err: msg }, 'settling a trampoline TLC failed');
+    } finally {
+      this.settling.delete(s.paymentHash);
+    }
   }
 
   /**
@@ -352,14 +389,97 @@ export class PaymentRelay {
     );
   }
 
+  /** The last hop of the onion: ours to receive, or, with an inner onion, a trampoline's. */
   private async receive(
     tlc: IncomingTlc,
     payload: ReturnType<typeof peelOnion>['current'],
     secret: Uint8Array,
   ) {
+    const inner = payload.customRecords?.get(TRAMPOLINE_RECORD_KEY);
+    if (inner) return this.trampoline(tlc, payload, secret, inner);
+    return this.receiveFinal(tlc, payload, secret);
+  }
+
+  /**
+   * A TLC carrying a trampoline onion: for the final node, its Final payload is what the sender
+   * meant for us (amount, preimage, records); for a trampoline, a Forward payload names the next
+   * node, and this node pays it with its own payment session (`forwardTrampoline`), settling the
+   * incoming TLC once that ends.
+   */
+  private async trampoline(
+    tlc: IncomingTlc,
+    payload: ReturnType<typeof peelOnion>['current'],
+    secret: Uint8Array,
+    inner: Uint8Array,
+  ) {
+    const me = hexToBytes(this.o.nodePubkey, 'node', 33);
+    const nodeFail = (code: TlcErrorCodeName) =>
+      this.fail(tlc, { code, extra: { type: 'NodeFailed', nodeId: me } }, secret);
+    let peeled: ReturnType<typeof peelTrampolineOnion>;
+    try {
+      peeled = peelTrampolineOnion(inner, this.o.nodeSecretKey, hexToBytes(tlc.paymentHash));
+    } catch (e) {
+      if (!(e instanceof OnionError)) throw e;
+      return nodeFail('TemporaryNodeFailure');
+    }
+    const p = peeled.payload;
+    if (p.type === 'Final') {
+      if (!checkTrampolineFinal(tlc.amount, payload.amount, p.finalAmount))
+        return this.fail(tlc, { code: 'FinalIncorrectTlcAmount', extra: null }, secret);
+      return this.receiveFinal(
+        tlc,
+        {
+          amount: payload.amount,
+          expiry: null,
+          paymentPreimage: p.paymentPreimage,
+          customRecords: p.customRecords,
+        },
+        secret,
+      );
+    }
+    if (tlc.amount < payload.amount) return nodeFail('IncorrectOrUnknownPaymentDetails');
+    const problem = checkTrampolineForward(payload.amount, p);
+    if (problem) return nodeFail(problem);
+    if (!peeled.next) return nodeFail('InvalidOnionPayload');
+    // UDT payments through a trampoline are not supported yet: the route would mix assets.
+    if (this.o.channels.policyOf(tlc.channelId)?.udt) return nodeFail('TemporaryNodeFailure');
+    try {
+      this.o.payments.forwardTrampoline({
+        paymentHash: tlc.paymentHash,
+        next: bytesToHex(p.nextNodeId, false),
+        amount: p.amountToForward,
+        budget: p.buildMaxFeeAmount,
+        finalTlcExpiryDelta: p.tlcExpiryDelta,
+        tlcExpiryLimit: p.tlcExpiryLimit,
+        hashAlgorithm: p.hashAlgorithm,
+        context: {
+          onion: bytesToHex(peeled.next),
+          prevChannelId: tlc.channelId,
+          prevTlcId: tlc.tlcId,
+          sharedSecret: bytesToHex(secret),
+        },
+      });
+    } catch (e) {
+      const msg = (e as Error).message;
+      this.o.logger?.info({ payment_hash: tlc.paymentHash, err: msg }, 'trampoline payment not started');
+      return nodeFail(/fee insufficient/i.test(msg) ? 'FeeInsufficient' : 'TemporaryNodeFailure');
+    }
+  }
+
+  private async receiveFinal(
+    tlc: IncomingTlc,
+    payload: {
+      amount: bigint;
+      /** Null through a trampoline: the sender's inner Final payload names no expiry. */
+      expiry: bigint | null;
+      paymentPreimage: Uint8Array | null;
+      customRecords: Map<number, Uint8Array> | null;
+    },
+    secret: Uint8Array,
+  ) {
     const fail = (code: TlcErrorCodeName) => this.fail(tlc, { code, extra: null }, secret);
     if (tlc.amount !== payload.amount) return fail('FinalIncorrectTlcAmount');
-    if (tlc.expiry < payload.expiry) return fail('FinalIncorrectExpiryDelta');
+    if (payload.expiry !== null && tlc.expiry < payload.expiry) return fail('FinalIncorrectExpiryDelta');
     const alg = tlc.hashAlgorithm === 1 ? 'sha256' : 'ckb_hash';
     const hash = hexToBytes(tlc.paymentHash);
     const recordBytes = payload.customRecords?.get(MPP_RECORD_KEY);
@@ -447,6 +567,12 @@ export class PaymentRelay {
     this.o.logger?.info({ payment_hash: tlc.paymentHash, code: error.code }, 'failing incoming TLC');
     await this.o.channels.failTlc(tlc.channelId, tlc.tlcId, createErrorPacket(error, sharedSecret));
   }
+}
+
+/** A session's last error as a TlcErrorCode (its name), TemporaryNodeFailure otherwise. */
+function tlcErrorCodeOf(error: string | null): TlcErrorCodeName {
+  if (error && error in TLC_ERROR_CODES) return error as TlcErrorCodeName;
+  return error && /fee insufficient/i.test(error) ? 'FeeInsufficient' : 'TemporaryNodeFailure';
 }
 
 function asCode(e: unknown): TlcErrorCodeName {

@@ -236,6 +236,7 @@ export function buildNetwork(opts: { holdTimeoutMs?: number } = {}) {
           return stack.relay.outbox().sendTlc(t);
         },
       },
+      localFeeRate: () => FEE_PPM,
       invoices: {
         parseInvoice: (s) => stack.invoices.parseInvoice(s),
         verifyInvoice: () => true,
