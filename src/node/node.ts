@@ -77,7 +77,11 @@ const KNOWN_CHAIN_HASHES: Record<string, string> = {
 const CHAIN_STARTUP_TIMEOUT_MS = 30_000;
 
 /** Feature bits this build advertises (names of fiber-rpc.md §2.9). */
-export const NODE_FEATURES: string[] = ['GOSSIP_QUERIES_OPTIONAL', 'BASIC_MPP_OPTIONAL'];
+export const NODE_FEATURES: string[] = [
+  'GOSSIP_QUERIES_OPTIONAL',
+  'BASIC_MPP_OPTIONAL',
+  'TRAMPOLINE_ROUTING_OPTIONAL',
+];
 
 export interface StartOptions {
   env?: Record<string, string | undefined>;

@@ -67,6 +67,7 @@ export function wirePayments(w: PaymentWiring): {
         }
       : {}),
     onChange: (c) => w.changes.publish(c),
+    localFeeRate: (outpoint) => port.channelByFundingTx(outpoint.slice(0, 66))?.policy.feeRate,
     logger: w.log,
   });
   const links = new TlcLinks(w.db);
@@ -87,6 +88,8 @@ export function wirePayments(w: PaymentWiring): {
     forwarded: (channelId, t) => links.forwardedFrom(channelId, t.id),
     failExpiring: (channelId, t) => r.failExpiring(incomingTlc(channelId, t)),
   };
+  // Sessions and outcomes a stop (or a crash) cut short, before any channel event arrives.
+  r.resume();
   const fail = (what: string) => (err: unknown) => w.log.error({ err: (err as Error).message }, what);
   const stop = w.channels.onTlc((channelId, n) => {
     const t = n.tlc;

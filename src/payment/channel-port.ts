@@ -5,8 +5,10 @@
 
 import type { ChannelService } from '../channel/service.ts';
 import type { Channel } from '../channel/state.ts';
-import { hexToBytes } from '../codec/hex.ts';
+import { dec } from '../channel/tlc.ts';
+import { bytesToHex, hexToBytes } from '../codec/hex.ts';
 import type { ChannelTlcPort, ForwardPolicy } from './relay.ts';
+import { onionKeyOf } from './resume.ts';
 
 export function policyOf(ch: Channel): ForwardPolicy {
   return {
@@ -17,6 +19,35 @@ export function policyOf(ch: Channel): ForwardPolicy {
     udt: ch.udt ? JSON.stringify(ch.udt) : null,
     channelOutpoint: `${ch.fundingTxHash}00000000`,
   };
+}
+
+/**
+ * The TLCs we offered that the channel holds, or will re-send: those its state lists, and those
+ * stepped back after a collided round (`retry`), which keep their id.
+ */
+export function offeredBy(
+  ch: Channel,
+): { channelId: string; tlcId: bigint; paymentHash: string; amount: bigint; onionKey: string }[] {
+  const out = ch.tlcs
+    .filter((t) => t.offered)
+    .map((t) => ({
+      channelId: ch.id,
+      tlcId: t.id,
+      paymentHash: t.paymentHash,
+      amount: t.amount,
+      onionKey: onionKeyOf(hexToBytes(t.onion)),
+    }));
+  for (const m of (ch.retry ?? []).map(dec)) {
+    if (m.type !== 'AddTlc') continue;
+    out.push({
+      channelId: ch.id,
+      tlcId: m.value.tlcId,
+      paymentHash: bytesToHex(m.value.paymentHash),
+      amount: m.value.amount,
+      onionKey: onionKeyOf(m.value.onionPacket),
+    });
+  }
+  return out;
 }
 
 export function channelTlcPort(channels: ChannelService): ChannelTlcPort {
@@ -40,6 +71,13 @@ export function channelTlcPort(channels: ChannelService): ChannelTlcPort {
         onion: t.onion,
       });
       return tlcId;
+    },
+    offeredTlcs(channelOutpoint) {
+      const tx = channelOutpoint.slice(0, 66).toLowerCase();
+      return channels.store
+        .list()
+        .filter((c) => c.fundingTxHash === tx)
+        .flatMap((c) => offeredBy(c));
     },
     fulfilTlc: (channelId, tlcId, preimage) => channels.removeTlc(channelId, tlcId, { preimage }),
     failTlc: (channelId, tlcId, errorPacket) => channels.removeTlc(channelId, tlcId, { error: errorPacket }),

@@ -39,6 +39,20 @@ export const paymentLinkSchema: DomainSchema = {
            ALTER TABLE held_tlcs ADD COLUMN shared_secret TEXT;
            ALTER TABLE held_tlcs ADD COLUMN seq INTEGER;`,
     },
+    {
+      // The outcome of an outgoing TLC, written in the same turn as the channel state that
+      // removed it and cleared once the payment session or the upstream TLC has taken it: an
+      // outcome a crash interrupted is replayed on start instead of lost with the removed TLC.
+      version: 3,
+      up: `CREATE TABLE tlc_outcomes (
+             channel_id TEXT NOT NULL,
+             tlc_id TEXT NOT NULL,
+             preimage TEXT,
+             error TEXT,
+             PRIMARY KEY (channel_id, tlc_id)
+           );
+           CREATE INDEX tlc_links_attempt ON tlc_links (attempt_id);`,
+    },
   ],
 };
 
@@ -57,6 +71,15 @@ export interface HeldTlc {
   holdExpireAt?: number | null;
   /** Hex; encrypts the failure packet for the sender. */
   sharedSecret?: string | null;
+}
+
+/** What became of an outgoing TLC: fulfilled with the preimage, or failed with an error packet. */
+export type TlcOutcome = { preimage: Uint8Array } | { errorPacket: Uint8Array };
+
+export interface RecordedOutcome {
+  channelId: string;
+  tlcId: bigint;
+  outcome: TlcOutcome;
 }
 
 export class TlcLinks {
@@ -108,6 +131,59 @@ export class TlcLinks {
     return !!this.db
       .prepare('SELECT 1 FROM held_tlcs WHERE channel_id = ? AND tlc_id = ?')
       .get(channelId, tlcId.toString());
+  }
+
+  /** The outgoing TLC an attempt was sent as, once the channel took it. */
+  ofAttempt(attemptId: string): { channelId: string; tlcId: bigint } | undefined {
+    const r = this.db
+      .prepare("SELECT out_channel_id, out_tlc_id FROM tlc_links WHERE kind = 'origin' AND attempt_id = ?")
+      .get(attemptId) as { out_channel_id: string; out_tlc_id: string } | undefined;
+    return r ? { channelId: r.out_channel_id, tlcId: BigInt(r.out_tlc_id) } : undefined;
+  }
+
+  recordOutcome(channelId: string, tlcId: bigint, outcome: TlcOutcome): void {
+    const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
+    this.db
+      .prepare(
+        'INSERT OR REPLACE INTO tlc_outcomes (channel_id, tlc_id, preimage, error) VALUES (?, ?, ?, ?)',
+      )
+      .run(
+        channelId,
+        tlcId.toString(),
+        'preimage' in outcome ? hex(outcome.preimage) : null,
+        'errorPacket' in outcome ? hex(outcome.errorPacket) : null,
+      );
+  }
+
+  hasOutcome(channelId: string, tlcId: bigint): boolean {
+    return !!this.db
+      .prepare('SELECT 1 FROM tlc_outcomes WHERE channel_id = ? AND tlc_id = ?')
+      .get(channelId, tlcId.toString());
+  }
+
+  /** Outcomes not yet taken by their session or upstream TLC. */
+  outcomes(): RecordedOutcome[] {
+    return (
+      this.db.prepare('SELECT * FROM tlc_outcomes ORDER BY rowid').all() as {
+        channel_id: string;
+        tlc_id: string;
+        preimage: string | null;
+        error: string | null;
+      }[]
+    ).map((r) => ({
+      channelId: r.channel_id,
+      tlcId: BigInt(r.tlc_id),
+      outcome:
+        r.preimage !== null
+          ? { preimage: Buffer.from(r.preimage, 'hex') }
+          : { errorPacket: Buffer.from(r.error ?? '', 'hex') },
+    }));
+  }
+
+  clearOutcome(channelId: string, tlcId: bigint): void {
+    this.db
+      .prepare('DELETE FROM tlc_outcomes WHERE channel_id = ? AND tlc_id = ?')
+      .run(channelId, tlcId.toString());
   }
 
   remove(outChannelId: string, outTlcId: bigint): void {

@@ -176,6 +176,11 @@ export class MppSessions {
     await this.topUp(next);
   }
 
+  /** After a restart: what the session lacks is sent again (parts in flight keep waiting). */
+  async carryOn(s: PaymentSession): Promise<void> {
+    await this.topUp(s);
+  }
+
   /**
    * Sends what the session still lacks over new parts, within the try limit and `max_parts`; with
    * neither left (and nothing in flight) the session fails as the reference's does.

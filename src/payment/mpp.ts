@@ -29,9 +29,12 @@ export function mppRecordEntry(paymentSecret: Uint8Array, totalAmount: bigint): 
   return { [`0x${MPP_RECORD_KEY.toString(16)}`]: bytesToHex(encodeMppRecord(paymentSecret, totalAmount)) };
 }
 
-/** The reference's `allow_mpp()`: the invoice allows it, more than one part, not keysend. */
+/**
+ * The reference's `allow_mpp()`: the invoice allows it, more than one part, not keysend. A
+ * payment through trampolines goes as one part here (its MPP record still names the total).
+ */
 export function usesMpp(r: PaymentRequest): boolean {
-  return !!r.allowMpp && r.maxParts > 1n && !r.keysend;
+  return !!r.allowMpp && r.maxParts > 1n && !r.keysend && !r.trampolineHops?.length && !r.trampoline;
 }
 
 export function mppTryLimit(maxParts: bigint): number {

@@ -10,14 +10,18 @@
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
 import type { InvoiceService } from '../invoice/service.ts';
 import { allowsMpp, expiresAtMs, findAttr } from '../invoice/types.ts';
-import type { HeldTlc, TlcLinks } from './links.ts';
+import type { HeldTlc, TlcLink, TlcLinks, TlcOutcome } from './links.ts';
 import { MPP_HOLD_TIMEOUT_MS } from './mpp.ts';
-import { decodeMppRecord, MPP_RECORD_KEY } from './onion/hop-data.ts';
+import { decodeMppRecord, MPP_RECORD_KEY, TRAMPOLINE_RECORD_KEY } from './onion/hop-data.ts';
 import { createErrorPacket, OnionError, peelOnion, relayErrorPacket } from './onion/packet.ts';
-import type { TlcErr, TlcErrorCodeName } from './onion/tlc-error.ts';
+import { TLC_ERROR_CODES, type TlcErr, type TlcErrorCodeName } from './onion/tlc-error.ts';
+import { peelTrampolineOnion } from './onion/trampoline.ts';
 import { preimageMatches } from './request.ts';
+import { type AttemptFate, attemptFate } from './resume.ts';
 import type { OutgoingTlc, PaymentService } from './service.ts';
+import type { Attempt, PaymentSession } from './session.ts';
 import { decideTlcSet } from './tlc-set.ts';
+import { checkTrampolineFinal, checkTrampolineForward } from './trampoline.ts';
 
 export interface IncomingTlc {
   channelId: string;
@@ -52,6 +56,13 @@ export interface ChannelTlcPort {
   ): Promise<bigint>;
   fulfilTlc(channelId: string, tlcId: bigint, preimage: Uint8Array): Promise<void>;
   failTlc(channelId: string, tlcId: bigint, errorPacket: Uint8Array): Promise<void>;
+  /**
+   * The TLCs we offered on the channel of `channelOutpoint` (in any state) that it still holds
+   * or will re-send; `onionKey` is the onion's session key (`onionKeyOf`).
+   */
+  offeredTlcs(
+    channelOutpoint: string,
+  ): { channelId: string; tlcId: bigint; paymentHash: string; amount: bigint; onionKey: string }[];
 }
 
 export interface RelayOptions {
@@ -73,8 +84,12 @@ const MAX_EXPIRY = 1_209_600_000n;
 export class PaymentRelay {
   private readonly now: () => number;
 
+  /** Trampoline sessions whose incoming TLC is being settled now. */
+  private readonly settling = new Set<string>();
+
   constructor(private readonly o: RelayOptions) {
     this.now = o.now ?? Date.now;
+    o.payments.onTrampolineEnd((s) => void this.settleUpstream(s));
   }
 
   /** The channel layer hands every TLC the peer added (after the round committed). */
@@ -134,34 +149,138 @@ export class PaymentRelay {
     });
   }
 
-  /** An outgoing TLC was fulfilled by the peer. */
-  async onFulfilled(channelId: string, tlcId: bigint, preimage: Uint8Array): Promise<void> {
-    const link = this.o.links.get(channelId, tlcId);
-    if (!link) return;
-    if (link.kind === 'origin') {
-      this.o.payments.tlcFulfilled(link.attemptId, preimage, link.paymentHash);
-    } else {
-      // Kept, so that the periodic TLC check fulfils upstream again should this attempt fail.
-      this.o.invoices.putPreimage(link.paymentHash, preimage);
-      await this.o.channels.fulfilTlc(link.inChannelId, link.inTlcId, preimage);
-    }
-    this.o.links.remove(channelId, tlcId);
+  /**
+   * An outgoing TLC was fulfilled by the peer. Called in the turn the channel state that removed
+   * it was saved: the outcome is recorded before anything else, and cleared only once the
+   * session (or the upstream TLC) has taken it, so that a crash in between replays it on start.
+   */
+  onFulfilled(channelId: string, tlcId: bigint, preimage: Uint8Array): Promise<void> {
+    return this.onOutcome(channelId, tlcId, { preimage });
   }
 
-  /** An outgoing TLC was failed by the peer with an error packet. */
-  async onFailed(channelId: string, tlcId: bigint, errorPacket: Uint8Array): Promise<void> {
+  /** An outgoing TLC was failed by the peer with an error packet (recorded as `onFulfilled`). */
+  onFailed(channelId: string, tlcId: bigint, errorPacket: Uint8Array): Promise<void> {
+    return this.onOutcome(channelId, tlcId, { errorPacket });
+  }
+
+  private onOutcome(channelId: string, tlcId: bigint, outcome: TlcOutcome): Promise<void> {
     const link = this.o.links.get(channelId, tlcId);
-    if (!link) return;
+    if (!link) return Promise.resolve();
+    this.o.links.recordOutcome(channelId, tlcId, outcome);
+    return this.deliver(channelId, tlcId, link, outcome);
+  }
+
+  private async deliver(channelId: string, tlcId: bigint, link: TlcLink, outcome: TlcOutcome): Promise<void> {
     if (link.kind === 'origin') {
-      this.o.payments.tlcFailed(link.attemptId, { errorPacket }, link.paymentHash);
+      if ('preimage' in outcome)
+        await this.o.payments.tlcFulfilled(link.attemptId, outcome.preimage, link.paymentHash);
+      else
+        await this.o.payments.tlcFailed(
+          link.attemptId,
+          { errorPacket: outcome.errorPacket },
+          link.paymentHash,
+        );
     } else {
-      await this.o.channels.failTlc(
-        link.inChannelId,
-        link.inTlcId,
-        relayErrorPacket(errorPacket, hexToBytes(link.sharedSecret)),
-      );
+      try {
+        if ('preimage' in outcome) {
+          // Kept, so that the periodic TLC check fulfils upstream again should this attempt fail.
+          this.o.invoices.putPreimage(link.paymentHash, outcome.preimage);
+          await this.o.channels.fulfilTlc(link.inChannelId, link.inTlcId, outcome.preimage);
+        } else
+          await this.o.channels.failTlc(
+            link.inChannelId,
+            link.inTlcId,
+            relayErrorPacket(outcome.errorPacket, hexToBytes(link.sharedSecret)),
+          );
+      } catch (e) {
+        // Replayed after a restart, the upstream TLC may be settled already; otherwise the
+        // outcome stays recorded for the next start.
+        if (!/not found or not removable/.test((e as Error).message)) throw e;
+      }
     }
     this.o.links.remove(channelId, tlcId);
+    this.o.links.clearOutcome(channelId, tlcId);
+  }
+
+  /**
+   * On start, before any channel event: outcomes recorded but not delivered are replayed, then
+   * the payment sessions left in flight are reconciled with the channels (`attemptFate`).
+   */
+  resume(): void {
+    for (const r of this.o.links.outcomes()) {
+      const link = this.o.links.get(r.channelId, r.tlcId);
+      if (!link) {
+        this.o.links.clearOutcome(r.channelId, r.tlcId);
+        continue;
+      }
+      this.deliver(r.channelId, r.tlcId, link, r.outcome).catch((e) =>
+        this.o.logger?.warn({ err: (e as Error).message }, 'replaying a TLC outcome failed'),
+      );
+    }
+    this.o.payments.resume((s, a) => this.attemptFate(s.paymentHash, a));
+    for (const s of this.o.payments.unsettledTrampolines()) void this.settleUpstream(s);
+  }
+
+  /**
+   * A trampoline session ended: its incoming TLC is fulfilled with the preimage, or failed with
+   * the session's error code (the reference's `on_payment_actor_stopped`), then marked settled.
+   */
+  private async settleUpstream(s: PaymentSession): Promise<void> {
+    const ctx = s.request.trampoline;
+    if (!ctx || ctx.upstreamSettled || this.settling.has(s.paymentHash)) return;
+    this.settling.add(s.paymentHash);
+    try {
+      if (s.status === 'Success' && s.preimage) {
+        await this.o.channels.fulfilTlc(ctx.prevChannelId, ctx.prevTlcId, hexToBytes(s.preimage));
+      } else {
+        const code = tlcErrorCodeOf(s.failedError);
+        this.o.logger?.info({ payment_hash: s.paymentHash, code }, 'trampoline payment failed');
+        await this.o.channels.failTlc(
+          ctx.prevChannelId,
+          ctx.prevTlcId,
+          createErrorPacket({ code, extra: null }, hexToBytes(ctx.sharedSecret)),
+        );
+      }
+      this.o.payments.markUpstreamSettled(s.paymentHash);
+    } catch (e) {
+      const msg = (e as Error).message;
+      if (/not found or not removable/.test(msg)) this.o.payments.markUpstreamSettled(s.paymentHash);
+      else this.o.logger?.warn({ payment_hash: s.paymentHash, err: msg }, 'settling a trampoline TLC failed');
+    } finally {
+      this.settling.delete(s.paymentHash);
+    }
+  }
+
+  /**
+   * What became of an attempt's TLC, from what the node persisted. A TLC the channel took but
+   * the link missed (a crash between the two) is found by its onion and linked now.
+   */
+  private attemptFate(paymentHash: string, a: Attempt): AttemptFate {
+    const first = a.route[0];
+    if (!first) return 'neverSent';
+    const offered = this.o.channels.offeredTlcs(first.channelOutpoint);
+    let at = this.o.links.ofAttempt(a.id);
+    const linked = !!at;
+    if (!at) {
+      const mine = offered.filter(
+        (t) => t.paymentHash === paymentHash && !this.o.links.get(t.channelId, t.tlcId),
+      );
+      // Sessions stored before attempts kept their onion key match on the amount alone.
+      const found = a.onionKey
+        ? mine.find((t) => t.onionKey === a.onionKey)
+        : mine.length === 1 && mine[0]!.amount === first.amountReceived
+          ? mine[0]
+          : undefined;
+      if (found) {
+        this.o.links.put(found.channelId, found.tlcId, { kind: 'origin', paymentHash, attemptId: a.id });
+        at = found;
+      }
+    }
+    return attemptFate({
+      linked,
+      outcomeRecorded: !!at && this.o.links.hasOutcome(at.channelId, at.tlcId),
+      inChannel: !!at && offered.some((t) => t.channelId === at.channelId && t.tlcId === at.tlcId),
+    });
   }
 
   /**
@@ -172,7 +291,11 @@ export class PaymentRelay {
     const link = this.o.links.get(channelId, tlcId);
     if (!link) return;
     if (link.kind === 'origin') {
-      this.o.payments.tlcFailed(link.attemptId, { reason: 'TemporaryChannelFailure' }, link.paymentHash);
+      await this.o.payments.tlcFailed(
+        link.attemptId,
+        { reason: 'TemporaryChannelFailure' },
+        link.paymentHash,
+      );
     } else {
       const outpoint = this.o.channels.policyOf(channelId)?.channelOutpoint;
       const error = outpoint
@@ -295,14 +418,97 @@ export class PaymentRelay {
     );
   }
 
+  /** The last hop of the onion: ours to receive, or, with an inner onion, a trampoline's. */
   private async receive(
     tlc: IncomingTlc,
     payload: ReturnType<typeof peelOnion>['current'],
     secret: Uint8Array,
   ) {
+    const inner = payload.customRecords?.get(TRAMPOLINE_RECORD_KEY);
+    if (inner) return this.trampoline(tlc, payload, secret, inner);
+    return this.receiveFinal(tlc, payload, secret);
+  }
+
+  /**
+   * A TLC carrying a trampoline onion: for the final node, its Final payload is what the sender
+   * meant for us (amount, preimage, records); for a trampoline, a Forward payload names the next
+   * node, and this node pays it with its own payment session (`forwardTrampoline`), settling the
+   * incoming TLC once that ends.
+   */
+  private async trampoline(
+    tlc: IncomingTlc,
+    payload: ReturnType<typeof peelOnion>['current'],
+    secret: Uint8Array,
+    inner: Uint8Array,
+  ) {
+    const me = hexToBytes(this.o.nodePubkey, 'node', 33);
+    const nodeFail = (code: TlcErrorCodeName) =>
+      this.fail(tlc, { code, extra: { type: 'NodeFailed', nodeId: me } }, secret);
+    let peeled: ReturnType<typeof peelTrampolineOnion>;
+    try {
+      peeled = peelTrampolineOnion(inner, this.o.nodeSecretKey, hexToBytes(tlc.paymentHash));
+    } catch (e) {
+      if (!(e instanceof OnionError)) throw e;
+      return nodeFail('TemporaryNodeFailure');
+    }
+    const p = peeled.payload;
+    if (p.type === 'Final') {
+      if (!checkTrampolineFinal(tlc.amount, payload.amount, p.finalAmount))
+        return this.fail(tlc, { code: 'FinalIncorrectTlcAmount', extra: null }, secret);
+      return this.receiveFinal(
+        tlc,
+        {
+          amount: payload.amount,
+          expiry: null,
+          paymentPreimage: p.paymentPreimage,
+          customRecords: p.customRecords,
+        },
+        secret,
+      );
+    }
+    if (tlc.amount < payload.amount) return nodeFail('IncorrectOrUnknownPaymentDetails');
+    const problem = checkTrampolineForward(payload.amount, p);
+    if (problem) return nodeFail(problem);
+    if (!peeled.next) return nodeFail('InvalidOnionPayload');
+    // UDT payments through a trampoline are not supported yet: the route would mix assets.
+    if (this.o.channels.policyOf(tlc.channelId)?.udt) return nodeFail('TemporaryNodeFailure');
+    try {
+      this.o.payments.forwardTrampoline({
+        paymentHash: tlc.paymentHash,
+        next: bytesToHex(p.nextNodeId, false),
+        amount: p.amountToForward,
+        budget: p.buildMaxFeeAmount,
+        finalTlcExpiryDelta: p.tlcExpiryDelta,
+        tlcExpiryLimit: p.tlcExpiryLimit,
+        hashAlgorithm: p.hashAlgorithm,
+        context: {
+          onion: bytesToHex(peeled.next),
+          prevChannelId: tlc.channelId,
+          prevTlcId: tlc.tlcId,
+          sharedSecret: bytesToHex(secret),
+        },
+      });
+    } catch (e) {
+      const msg = (e as Error).message;
+      this.o.logger?.info({ payment_hash: tlc.paymentHash, err: msg }, 'trampoline payment not started');
+      return nodeFail(/fee insufficient/i.test(msg) ? 'FeeInsufficient' : 'TemporaryNodeFailure');
+    }
+  }
+
+  private async receiveFinal(
+    tlc: IncomingTlc,
+    payload: {
+      amount: bigint;
+      /** Null through a trampoline: the sender's inner Final payload names no expiry. */
+      expiry: bigint | null;
+      paymentPreimage: Uint8Array | null;
+      customRecords: Map<number, Uint8Array> | null;
+    },
+    secret: Uint8Array,
+  ) {
     const fail = (code: TlcErrorCodeName) => this.fail(tlc, { code, extra: null }, secret);
     if (tlc.amount !== payload.amount) return fail('FinalIncorrectTlcAmount');
-    if (tlc.expiry < payload.expiry) return fail('FinalIncorrectExpiryDelta');
+    if (payload.expiry !== null && tlc.expiry < payload.expiry) return fail('FinalIncorrectExpiryDelta');
     const alg = tlc.hashAlgorithm === 1 ? 'sha256' : 'ckb_hash';
     const hash = hexToBytes(tlc.paymentHash);
     const recordBytes = payload.customRecords?.get(MPP_RECORD_KEY);
@@ -418,6 +624,12 @@ export class PaymentRelay {
     this.o.logger?.info({ payment_hash: tlc.paymentHash, code: error.code }, 'failing incoming TLC');
     await this.o.channels.failTlc(tlc.channelId, tlc.tlcId, createErrorPacket(error, sharedSecret));
   }
+}
+
+/** A session's last error as a TlcErrorCode (its name), TemporaryNodeFailure otherwise. */
+function tlcErrorCodeOf(error: string | null): TlcErrorCodeName {
+  if (error && error in TLC_ERROR_CODES) return error as TlcErrorCodeName;
+  return error && /fee insufficient/i.test(error) ? 'FeeInsufficient' : 'TemporaryNodeFailure';
 }
 
 function asCode(e: unknown): TlcErrorCodeName {

@@ -8,9 +8,10 @@ import { DomainError } from '../codec/errors.ts';
 import { bytesToHex } from '../codec/hex.ts';
 import { ckbHash, sha256 } from '../crypto/hash.ts';
 import type { Invoice } from '../invoice/types.ts';
-import { allowsMpp, findAttr } from '../invoice/types.ts';
+import { allowsMpp, allowsTrampoline, findAttr } from '../invoice/types.ts';
 import { MAX_PARTS_LIMIT, mppRecordEntry } from './mpp.ts';
 import { MAX_CUSTOM_RECORDS_SIZE } from './onion/hop-data.ts';
+import { type TrampolineContext, trampolineHopsProblem } from './trampoline.ts';
 
 export const MIN_TLC_EXPIRY_DELTA = 9_600_000n;
 export const MAX_TLC_EXPIRY_LIMIT = 1_209_600_000n;
@@ -36,6 +37,8 @@ export interface SendPaymentParams {
   custom_records?: Record<string, string>;
   hop_hints?: { pubkey: string; channel_outpoint: string; fee_rate: bigint; tlc_expiry_delta: bigint }[];
   dry_run?: boolean;
+  /** Explicit trampoline nodes (1..5): the route reaches the first, the inner onion the rest. */
+  trampoline_hops?: string[];
 }
 
 export type HashAlgorithmName = 'ckb_hash' | 'sha256';
@@ -63,6 +66,10 @@ export interface PaymentRequest {
   invoice: string | null;
   dryRun: boolean;
   timeout: bigint | null;
+  /** The sender's trampoline nodes (`trampoline_hops`). */
+  trampolineHops?: string[] | null;
+  /** A trampoline node's own payment for an incoming TLC (see trampoline.ts). */
+  trampoline?: TrampolineContext | null;
 }
 
 export function invalidRequest(reason: string): DomainError {
@@ -123,7 +130,8 @@ export function validateSendPayment(p: SendPaymentParams, ctx: ValidateContext):
     if (p.udt_type_script && ctx.invoiceUdtScriptMatches && !ctx.invoiceUdtScriptMatches(p.udt_type_script)) {
       throw invalidRequest('udt_type_script does not match the invoice');
     }
-    if (p.hop_hints && p.hop_hints.length > 0) throw invalidRequest('invoice does not support hop hints');
+    if (p.hop_hints && p.hop_hints.length > 0 && !allowsTrampoline(inv))
+      throw invalidRequest('invoice does not support hop hints');
     allowMpp = allowsMpp(inv);
     paymentSecret = findAttr(inv, 'PaymentSecret')?.value;
     if (allowMpp && !paymentSecret) throw invalidRequest('payment secret is required for multi-path payment');
@@ -184,6 +192,16 @@ export function validateSendPayment(p: SendPaymentParams, ctx: ValidateContext):
     if (allowMpp && maxParts <= 1n) throw invalidRequest(partsRange);
     if (!allowMpp && maxParts > 1n) throw invalidRequest('payment invoice is not allow MPP');
   }
+  if (p.trampoline_hops) {
+    const problem = trampolineHopsProblem({
+      hops: p.trampoline_hops,
+      target,
+      maxFeeAmountGiven: p.max_fee_amount !== undefined,
+      allowSelfPayment: !!p.allow_self_payment,
+      mppParts: allowMpp ? maxParts : null,
+    });
+    if (problem) throw invalidRequest(problem);
+  }
   // Fee cap: the smaller of the absolute cap and the rate cap (rounded up).
   const rate = p.max_fee_rate ?? DEFAULT_MAX_FEE_RATE;
   const byRate = (amount * rate + 999n) / 1000n;
@@ -213,6 +231,7 @@ export function validateSendPayment(p: SendPaymentParams, ctx: ValidateContext):
     invoice: p.invoice ?? null,
     dryRun: !!p.dry_run,
     timeout: p.timeout ?? null,
+    trampolineHops: p.trampoline_hops ?? null,
   };
 }
 

@@ -16,6 +16,7 @@ import type { Invoice } from '../invoice/types.ts';
 import type { StoreChange } from '../store/changes.ts';
 import { activeAttempts, partAmount, usesMpp } from './mpp.ts';
 import { MppSessions } from './mpp-session.ts';
+import { TRAMPOLINE_RECORD_KEY } from './onion/hop-data.ts';
 import { buildOnion, decodeErrorPacket } from './onion/packet.ts';
 import { buildPaymentHops, paymentFailureOf, routeFee, sessionRouteOf } from './onion/route-hops.ts';
 import {
@@ -24,6 +25,7 @@ import {
   type ValidateContext,
   validateSendPayment,
 } from './request.ts';
+import { type AttemptFate, NEVER_SENT_ERROR, onionKeyOf, reconcileSession } from './resume.ts';
 import {
   type Attempt,
   attemptFailed,
@@ -37,6 +39,20 @@ import {
   startAttempt,
 } from './session.ts';
 import type { PaymentStore } from './store.ts';
+import {
+  planTrampoline,
+  type TrampolineContext,
+  TrampolinePlanError,
+  type TrampolinePlanInput,
+  trampolineOnion,
+} from './trampoline.ts';
+
+/** The request's custom records as the onion carries them. */
+function recordsOf(r: PaymentRequest): Map<number, Uint8Array> | null {
+  return r.customRecords
+    ? new Map(Object.entries(r.customRecords).map(([k, v]) => [Number(k), hexToBytes(v)]))
+    : null;
+}
 
 export interface PaymentRouter {
   /** Throws PathFindError when there is no route. */
@@ -90,6 +106,8 @@ export interface PaymentServiceOptions {
   /** When given, failures and successes are judged and remembered by the router. */
   feedback?: RouteFeedback;
   onChange?: (change: StoreChange) => void;
+  /** Our fee rate (ppm) on one of our channels: a trampoline's fee on its first hop. */
+  localFeeRate?: (channelOutpoint: string) => bigint | undefined;
   now?: () => number;
   logger?: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
 }
@@ -153,6 +171,7 @@ export class PaymentService {
   private readonly queues = new Map<string, Promise<unknown>>();
 
   private readonly mpp: MppSessions;
+  private trampolineEnd?: (s: PaymentSession) => void;
 
   constructor(private readonly o: PaymentServiceOptions) {
     this.now = o.now ?? Date.now;
@@ -205,6 +224,63 @@ export class PaymentService {
       allow_self_payment: last.target === this.o.nodePubkey,
     });
     return this.start(request, router, 1);
+  }
+
+  /**
+   * A trampoline's own payment for an incoming TLC (the reference's `forward_trampoline_packet`):
+   * to `next` for `amount` within the `budget` the sender gave, the rest of the inner onion on
+   * its last hop. Throws when it cannot start (no route, a session for the hash in flight).
+   */
+  forwardTrampoline(f: {
+    paymentHash: string;
+    next: string;
+    amount: bigint;
+    budget: bigint;
+    finalTlcExpiryDelta: bigint;
+    tlcExpiryLimit: bigint;
+    hashAlgorithm: 0 | 1;
+    context: Omit<TrampolineContext, 'upstreamSettled'>;
+  }): PaymentRecord {
+    const request: PaymentRequest = {
+      targetPubkey: f.next,
+      amount: f.amount,
+      paymentHash: f.paymentHash,
+      preimage: null,
+      finalTlcExpiryDelta: f.finalTlcExpiryDelta,
+      tlcExpiryLimit: f.tlcExpiryLimit,
+      maxFeeAmount: f.budget,
+      maxParts: 1n,
+      allowMpp: false,
+      keysend: false,
+      udtTypeScript: null,
+      allowSelfPayment: false,
+      customRecords: null,
+      hopHints: [],
+      hashAlgorithm: f.hashAlgorithm === 1 ? 'sha256' : 'ckb_hash',
+      invoice: null,
+      dryRun: false,
+      timeout: null,
+      trampoline: { ...f.context, upstreamSettled: false },
+    };
+    return this.start(request, this.route(request, this.now()));
+  }
+
+  /** Tells `listener` of each trampoline session that ended, to settle its incoming TLC. */
+  onTrampolineEnd(listener: (s: PaymentSession) => void): void {
+    this.trampolineEnd = listener;
+  }
+
+  /** The incoming TLC of a trampoline session was settled. */
+  markUpstreamSettled(paymentHash: string): void {
+    const s = this.o.store.get(paymentHash);
+    const ctx = s?.request.trampoline;
+    if (!s || !ctx) return;
+    this.save({ ...s, request: { ...s.request, trampoline: { ...ctx, upstreamSettled: true } } });
+  }
+
+  /** Trampoline sessions that ended before their incoming TLC was settled (a stop between). */
+  unsettledTrampolines(): PaymentSession[] {
+    return this.o.store.unsettledTrampolines();
   }
 
   private validate(params: SendPaymentParams): PaymentRequest {
@@ -286,10 +362,10 @@ export class PaymentService {
    * The channel layer: the first hop's TLC of an attempt was fulfilled. `paymentHash` (from the
    * persisted TLC link) finds the session after a restart too.
    */
-  tlcFulfilled(attemptId: string, preimage: Uint8Array, paymentHash?: string): void {
+  tlcFulfilled(attemptId: string, preimage: Uint8Array, paymentHash?: string): Promise<void> {
     const hash = this.attempts.get(attemptId) ?? paymentHash;
-    if (!hash) return;
-    this.enqueue(hash, async () => {
+    if (!hash) return Promise.resolve();
+    return this.enqueue(hash, async () => {
       const s = this.o.store.get(hash);
       if (s && usesMpp(s.request)) return this.mpp.fulfilled(s, attemptId, preimage);
       if (!s || isFinal(s)) return;
@@ -302,16 +378,19 @@ export class PaymentService {
     });
   }
 
-  /** The channel layer: the TLC failed, with the error packet from downstream (or a local reason). */
+  /**
+   * The channel layer: the TLC failed, with the error packet from downstream (or a local reason).
+   * Resolves once the session has taken the outcome (and saved it).
+   */
   tlcFailed(
     attemptId: string,
     failure: { errorPacket?: Uint8Array; reason?: string },
     paymentHash?: string,
-  ): void {
+  ): Promise<void> {
     const hash = this.attempts.get(attemptId) ?? paymentHash;
-    if (!hash) return;
+    if (!hash) return Promise.resolve();
     this.attempts.delete(attemptId);
-    this.enqueue(hash, () => {
+    return this.enqueue(hash, () => {
       const s = this.o.store.get(hash);
       if (s && usesMpp(s.request)) return this.mpp.failed(s, attemptId, failure);
       return this.onAttemptFailure(hash, attemptId, failure);
@@ -326,21 +405,28 @@ export class PaymentService {
     const s = this.o.store.get(hash);
     if (!s || isFinal(s)) return;
     const attempt = s.attempts.find((a) => a.id === attemptId);
-    if (!attempt) return;
+    // An outcome replayed after a restart may find the attempt already ended.
+    if (attempt?.status !== 'Inflight') return;
     const { reason, retryable } = await this.judgeFailure(s, attempt, failure);
-    const exhausted = s.attempts.length >= s.tryLimit;
-    let next = attemptFailed(s, attemptId, reason, !retryable, this.now());
+    const next = attemptFailed(s, attemptId, reason, !retryable, this.now());
     if (!retryable) {
       this.save(next);
       return;
     }
-    if (exhausted) {
+    await this.retry(next, reason);
+  }
+
+  /** A single-path session with nothing in flight: another route, unless the tries ran out. */
+  private async retry(s: PaymentSession, reason: string): Promise<void> {
+    let next = s;
+    const hash = s.paymentHash;
+    if (s.attempts.length >= s.tryLimit) {
       this.save(sessionFailed(next, reason, this.now()));
       return;
     }
     let route: RouterHop[];
     try {
-      route = this.route(s.request, this.now());
+      route = this.route(next.request, this.now());
     } catch (e) {
       this.save(sessionFailed(next, (e as Error).message, this.now()));
       return;
@@ -416,12 +502,83 @@ export class PaymentService {
 
   private route(request: PaymentRequest, now: number): RouterHop[] {
     try {
-      return this.o.router.findRoute(this.routeRequest(request, now));
+      const base = this.routeRequest(request, now);
+      if (request.trampolineHops?.length) {
+        // Only as far as the first trampoline, carrying the amount and the whole fee budget.
+        const plan = planTrampoline(this.trampolineInput(request));
+        return this.o.router.findRoute({
+          ...base,
+          target: request.trampolineHops[0]!,
+          amount: plan.amountToFirst,
+          finalTlcExpiryDelta: Number(plan.outerFinalDelta),
+        });
+      }
+      const route = this.o.router.findRoute(base);
+      if (request.trampoline) this.checkTrampolineBudget(request, route);
+      return route;
     } catch (e) {
       if (e instanceof PathFindError)
         throw new DomainError(`Send payment error: Failed to build route, ${e.message}`);
+      if (e instanceof TrampolinePlanError)
+        throw new DomainError(`Send payment error: Failed to build route, Graph other error: ${e.message}`);
       throw e;
     }
+  }
+
+  private trampolineInput(r: PaymentRequest): TrampolinePlanInput {
+    return {
+      hops: r.trampolineHops ?? [],
+      target: r.targetPubkey,
+      finalAmount: r.amount,
+      maxFeeAmount: r.maxFeeAmount,
+      finalTlcExpiryDelta: r.finalTlcExpiryDelta,
+      tlcExpiryLimit: r.tlcExpiryLimit,
+      hashAlgorithm: r.hashAlgorithm === 'sha256' ? 1 : 0,
+      paymentPreimage: r.preimage ? hexToBytes(r.preimage) : null,
+      customRecords: recordsOf(r),
+    };
+  }
+
+  /**
+   * A trampoline's own payment: the route's fees and this node's fee on its first channel
+   * (`apply_trampoline_forwarding_fee`) must fit the budget the sender gave it.
+   */
+  private checkTrampolineBudget(r: PaymentRequest, route: RouterHop[]): void {
+    const first = route[0];
+    if (!first) return;
+    const rate = this.o.localFeeRate?.(first.channelOutpoint) ?? 0n;
+    const local = (first.amountReceived * rate + 999_999n) / 1_000_000n;
+    if (routeFee(route, r.amount) + local > r.maxFeeAmount)
+      throw new DomainError('Send payment error: Trampoline forwarding fee insufficient');
+  }
+
+  /** What the last hop of an attempt's onion carries. */
+  private finalHop(r: PaymentRequest, route: RouterHop[], amount: bigint) {
+    if (r.trampolineHops?.length) {
+      const input = this.trampolineInput(r);
+      const plan = planTrampoline(input);
+      const inner = trampolineOnion(input, plan, hexToBytes(r.paymentHash));
+      return {
+        amount: route.at(-1)?.amountReceived ?? plan.amountToFirst,
+        finalTlcExpiryDelta: Number(plan.outerFinalDelta),
+        paymentPreimage: null,
+        customRecords: new Map([[TRAMPOLINE_RECORD_KEY, inner]]),
+      };
+    }
+    if (r.trampoline) {
+      return {
+        amount,
+        finalTlcExpiryDelta: Number(r.finalTlcExpiryDelta),
+        paymentPreimage: null,
+        customRecords: new Map([[TRAMPOLINE_RECORD_KEY, hexToBytes(r.trampoline.onion)]]),
+      };
+    }
+    return {
+      amount,
+      finalTlcExpiryDelta: Number(r.finalTlcExpiryDelta),
+      paymentPreimage: r.preimage ? hexToBytes(r.preimage) : null,
+      customRecords: recordsOf(r),
+    };
   }
 
   private routeRequest(request: PaymentRequest, now: number): FindRouteRequest {
@@ -454,14 +611,10 @@ export class PaymentService {
     amount = s.request.amount,
   ): { record: Omit<Attempt, 'n' | 'status' | 'error'>; tlc: OutgoingTlc } {
     const r = s.request;
+    const final = this.finalHop(r, route, amount);
     const hops = buildPaymentHops(route, {
-      amount,
-      finalTlcExpiryDelta: Number(r.finalTlcExpiryDelta),
+      ...final,
       hashAlgorithm: r.hashAlgorithm === 'sha256' ? 1 : 0,
-      paymentPreimage: r.preimage ? hexToBytes(r.preimage) : null,
-      customRecords: r.customRecords
-        ? new Map(Object.entries(r.customRecords).map(([k, v]) => [Number(k), hexToBytes(v)]))
-        : null,
       now: this.now(),
     });
     const onion = buildOnion(hops, hexToBytes(r.paymentHash));
@@ -476,8 +629,10 @@ export class PaymentService {
           channelOutpoint: h.channelOutpoint,
           amountReceived: h.amountReceived,
         })),
-        fee: routeFee(route, amount),
+        // Through trampolines: the outer route's fees and the whole budget given to them.
+        fee: routeFee(route, r.trampolineHops?.length ? r.amount : amount),
         sharedSecrets: onion.sharedSecrets.map((x) => bytesToHex(x)),
+        onionKey: onionKeyOf(onion.packet),
       },
       tlc: {
         attemptId: id,
@@ -515,9 +670,11 @@ export class PaymentService {
     this.o.onChange?.({
       PutPaymentSession: { payment_hash: s.paymentHash, payment_session: sessionChange(s) },
     });
+    const ctx = s.request.trampoline;
+    if (ctx && !ctx.upstreamSettled && isFinal(s)) this.trampolineEnd?.(s);
   }
 
-  private enqueue(hash: string, job: () => Promise<void> | void): void {
+  private enqueue(hash: string, job: () => Promise<void> | void): Promise<void> {
     const prev = this.queues.get(hash) ?? Promise.resolve();
     const next = prev
       .then(job)
@@ -528,6 +685,39 @@ export class PaymentService {
     void next.then(() => {
       if (this.queues.get(hash) === next) this.queues.delete(hash);
     });
+    return next;
+  }
+
+  /**
+   * On start: every session left in flight is reconciled with the channels (`fateOf` judges each
+   * attempt, see resume.ts) and carried on — attempts that never left are sent again within the
+   * try limit, attempts in a channel keep waiting, a session with nothing in flight goes on.
+   * The attempts are judged now, before the node handles any channel event.
+   */
+  resume(fateOf: (s: PaymentSession, a: Attempt) => AttemptFate): void {
+    for (const s0 of this.o.store.unfinished()) {
+      const { session, changed } = reconcileSession(s0, (a) => fateOf(s0, a), this.now());
+      for (const a of inflightAttempts(session)) this.attempts.set(a.id, session.paymentHash);
+      this.o.logger?.info(
+        {
+          payment_hash: session.paymentHash,
+          status: session.status,
+          inflight: inflightAttempts(session).length,
+        },
+        'payment session resumed',
+      );
+      if (changed) this.save(session);
+      this.enqueue(session.paymentHash, () => this.carryOn(session.paymentHash));
+    }
+  }
+
+  /** A session not final and with nothing in flight sends again (or fails per its try limit). */
+  private async carryOn(hash: string): Promise<void> {
+    const s = this.o.store.get(hash);
+    if (!s || isFinal(s)) return;
+    if (usesMpp(s.request)) return this.mpp.carryOn(s);
+    if (inflightAttempts(s).length > 0) return;
+    await this.retry(s, s.failedError ?? NEVER_SENT_ERROR);
   }
 
   /** Waits until the queued steps of a payment have run (tests, shutdown). */

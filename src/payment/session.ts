@@ -20,6 +20,11 @@ export interface Attempt {
   /** Per path node, to decode an error packet (hex). */
   sharedSecrets: string[];
   error: string | null;
+  /**
+   * The onion packet's session public key (hex): finds the attempt's TLC in its channel after a
+   * restart cut the node between adding the TLC and linking it.
+   */
+  onionKey?: string;
 }
 
 export interface PaymentSession {

@@ -69,6 +69,17 @@ export class PaymentStore {
     return (this.db.prepare(sql).all(...args, opts.limit) as { body: string }[]).map((r) => decode(r.body));
   }
 
+  /** Trampoline sessions that ended with their incoming TLC not yet settled. */
+  unsettledTrampolines(): PaymentSession[] {
+    return (
+      this.db
+        .prepare(
+          `SELECT body FROM payment_sessions WHERE status IN ('Success', 'Failed') AND body LIKE '%"upstreamSettled":false%'`,
+        )
+        .all() as { body: string }[]
+    ).map((r) => decode(r.body));
+  }
+
   /** Sessions that were in flight when the node stopped, to resume. */
   unfinished(): PaymentSession[] {
     return (

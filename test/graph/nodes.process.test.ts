@@ -63,7 +63,11 @@ describe('graph over real node processes', { timeout: 120_000 }, () => {
     const alpha = (await graphNodes(b)).find((n) => n.pubkey === ia.result.pubkey)!;
     expect(alpha.node_name).toBe('alpha');
     expect(alpha.addresses).toEqual(ia.result.addresses);
-    expect(alpha.features).toEqual(['GOSSIP_QUERIES_OPTIONAL', 'BASIC_MPP_OPTIONAL']);
+    expect(alpha.features).toEqual([
+      'GOSSIP_QUERIES_OPTIONAL',
+      'BASIC_MPP_OPTIONAL',
+      'TRAMPOLINE_ROUTING_OPTIONAL',
+    ]);
     expect((await graphNodes(a)).find((n) => n.pubkey === ib.result.pubkey)?.node_name).toBe('beta');
     // paging and errors through the process's RPC
     const page = await b.call('graph_nodes', [{ limit: '0x1' }]);

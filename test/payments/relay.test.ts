@@ -64,6 +64,7 @@ function buildNetwork() {
       const ch = channels.find((c) => c.id === id);
       return ch ? policy(ch) : undefined;
     },
+    offeredTlcs: () => [],
     addTlc: async (channelId, t) => {
       const ch = channels.find((c) => c.id === channelId)!;
       const id = ch.nextTlc++;

@@ -120,9 +120,6 @@ export function paymentMethods(svc: PaymentService, buildRoute?: RouteBuilder): 
       module: 'payment',
       params: sendPaymentParams,
       handler: (p) => {
-        if (p.trampoline_hops && p.trampoline_hops.length > 0) {
-          throw new DomainError('Send payment error: trampoline routing is not supported by this node');
-        }
         // Record keys stay as given (`"0x1"`); Number() reads them for the range check.
         return svc.send(p);
       },

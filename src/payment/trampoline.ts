@@ -1,0 +1,184 @@
+/**
+ * Trampoline routing, the pure rules (`../shared/reference/fiber-routing-protocol.md` §5,
+ * `fiber-internals.md` §Trampoline; the reference's `find_trampoline_route` and
+ * `forward_trampoline_packet`):
+ * - the sender names 1..5 trampoline nodes and a fee budget (`max_fee_amount`); it routes to the
+ *   first trampoline only, delivering `final amount + budget`, and the inner onion (custom record
+ *   65537 of the outer final payload) tells each trampoline where to pay next, how much
+ *   (`amount_to_forward`) and with what budget (`build_max_fee_amount`, the budget split evenly);
+ * - each hop's expiry delta is the final delta plus 4 h per trampoline after it;
+ * - a trampoline accepts only an incoming amount exceeding `amount_to_forward` by exactly its
+ *   budget, then pays the next node itself, within that budget.
+ */
+
+import { hexToBytes } from '../codec/hex.ts';
+import { DEFAULT_TLC_EXPIRY_DELTA } from '../graph/pathfind.ts';
+import type { HashAlgorithm } from './onion/hop-data.ts';
+import type { TlcErrorCodeName } from './onion/tlc-error.ts';
+import {
+  buildTrampolineOnion,
+  type TrampolineForwardPayload,
+  type TrampolineHopPayload,
+} from './onion/trampoline.ts';
+
+export const MAX_TRAMPOLINE_HOPS = 5;
+/** The fee rate (ppm) the reference assumes per trampoline when it estimates the budget. */
+export const TRAMPOLINE_DEFAULT_FEE_RATE = 1000n;
+
+/** A failure to plan the route, as the reference's `PathFindError::Other` (its text). */
+export class TrampolinePlanError extends Error {}
+
+/**
+ * Where a trampoline-forwarded payment comes from: the TLC it pays for, and the rest of the inner
+ * onion to hand the next node. Stored with the trampoline's own payment session.
+ */
+export interface TrampolineContext {
+  /** The inner onion for the next node (hex). */
+  onion: string;
+  prevChannelId: string;
+  prevTlcId: bigint;
+  /** Hex; encrypts the failure sent back for the incoming TLC. */
+  sharedSecret: string;
+  /** The incoming TLC was settled after the session ended. */
+  upstreamSettled: boolean;
+}
+
+const feeAt = (amount: bigint, ppm: bigint) => (amount * ppm + 999_999n) / 1_000_000n;
+
+/** The reference's `estimate_trampoline_fee`: each hop at the default rate × `factor`, backwards. */
+export function estimateTrampolineFee(finalAmount: bigint, hops: number, factor = 1n): bigint {
+  let amount = finalAmount;
+  for (let i = 0; i < hops; i++) amount += feeAt(amount, TRAMPOLINE_DEFAULT_FEE_RATE) * factor;
+  return amount - finalAmount;
+}
+
+/** Final delta plus 4 h per trampoline still to come; never above the limit. */
+export function trampolineExpiryDelta(finalDelta: bigint, trampolinesAfter: number, limit: bigint): bigint {
+  const total = finalDelta + BigInt(DEFAULT_TLC_EXPIRY_DELTA) * BigInt(trampolinesAfter);
+  if (total > limit)
+    throw new TrampolinePlanError(
+      `trampoline tlc_expiry_delta exceeds tlc_expiry_limit: ${total} > ${limit}`,
+    );
+  return total;
+}
+
+/** The budget split evenly over the trampolines; the first `remainder` get one more. */
+export function splitTrampolineFees(budget: bigint, hops: number): bigint[] {
+  const n = BigInt(hops);
+  const base = budget / n;
+  const rest = Number(budget % n);
+  const fees = Array.from({ length: hops }, (_, i) => base + (i < rest ? 1n : 0n));
+  if (fees.includes(0n))
+    throw new TrampolinePlanError(
+      'max_fee_amount is too low for trampoline routing: fee for a trampoline hop is zero',
+    );
+  return fees;
+}
+
+export interface TrampolinePlanInput {
+  hops: string[];
+  target: string;
+  finalAmount: bigint;
+  maxFeeAmount: bigint;
+  finalTlcExpiryDelta: bigint;
+  tlcExpiryLimit: bigint;
+  hashAlgorithm: HashAlgorithm;
+  paymentPreimage: Uint8Array | null;
+  customRecords: Map<number, Uint8Array> | null;
+}
+
+export interface TrampolinePlan {
+  /** What the outer route must deliver to the first trampoline. */
+  amountToFirst: bigint;
+  /** The expiry delta of the outer route's final payload. */
+  outerFinalDelta: bigint;
+  payloads: TrampolineHopPayload[];
+}
+
+/** Payloads for the trampolines and the target, after the reference's budget guard. */
+export function planTrampoline(p: TrampolinePlanInput): TrampolinePlan {
+  const n = p.hops.length;
+  const low = estimateTrampolineFee(p.finalAmount, n);
+  if (p.maxFeeAmount < low) {
+    const high = estimateTrampolineFee(p.finalAmount, n, 10n);
+    throw new TrampolinePlanError(
+      `max_fee_amount is too low for trampoline routing: recommend_minimal_fee=${low}, maximal_fee=${high} current_fee=${p.maxFeeAmount}`,
+    );
+  }
+  // The reference's `first_hop_fee` is always 0: the whole budget goes to the trampolines.
+  const fees = splitTrampolineFees(p.maxFeeAmount, n);
+  const payloads: TrampolineHopPayload[] = p.hops.map(
+    (_, i): TrampolineForwardPayload => ({
+      type: 'Forward',
+      nextNodeId: hexToBytes(i + 1 < n ? p.hops[i + 1]! : p.target, 'next_node_id', 33),
+      amountToForward: p.finalAmount + fees.slice(i + 1).reduce((a, b) => a + b, 0n),
+      hashAlgorithm: p.hashAlgorithm,
+      buildMaxFeeAmount: fees[i]!,
+      tlcExpiryDelta: trampolineExpiryDelta(p.finalTlcExpiryDelta, n - i - 1, p.tlcExpiryLimit),
+      tlcExpiryLimit: p.tlcExpiryLimit,
+      maxParts: null,
+    }),
+  );
+  payloads.push({
+    type: 'Final',
+    finalAmount: p.finalAmount,
+    finalTlcExpiryDelta: p.finalTlcExpiryDelta,
+    paymentPreimage: p.paymentPreimage,
+    customRecords: p.customRecords,
+  });
+  return {
+    amountToFirst: p.finalAmount + p.maxFeeAmount,
+    outerFinalDelta: trampolineExpiryDelta(p.finalTlcExpiryDelta, n, p.tlcExpiryLimit),
+    payloads,
+  };
+}
+
+/** The inner onion over the trampolines then the target (a fresh session key each time). */
+export function trampolineOnion(p: TrampolinePlanInput, plan: TrampolinePlan, paymentHash: Uint8Array) {
+  const path = [...p.hops, p.target].map((h) => hexToBytes(h, 'trampoline hop', 33));
+  return buildTrampolineOnion(path, plan.payloads, paymentHash).packet;
+}
+
+/**
+ * At a trampoline: what the incoming amount must be for a Forward payload — more than
+ * `amount_to_forward`, by exactly `build_max_fee_amount`. Null when it is.
+ */
+export function checkTrampolineForward(
+  incomingAmount: bigint,
+  f: TrampolineForwardPayload,
+): TlcErrorCodeName | null {
+  if (incomingAmount <= f.amountToForward) return 'FeeInsufficient';
+  if (incomingAmount - f.amountToForward !== f.buildMaxFeeAmount) return 'InvalidOnionPayload';
+  return null;
+}
+
+/**
+ * At the final node: the outer payload's amount is the TLC's, and no more than the final amount
+ * the sender put in the inner onion.
+ */
+export function checkTrampolineFinal(tlcAmount: bigint, outerAmount: bigint, finalAmount: bigint): boolean {
+  return outerAmount === tlcAmount && outerAmount <= finalAmount;
+}
+
+/**
+ * `trampoline_hops` of send_payment, with the reference's texts (the caller wraps them as an
+ * invalid request).
+ */
+export function trampolineHopsProblem(o: {
+  hops: string[];
+  target: string;
+  maxFeeAmountGiven: boolean;
+  allowSelfPayment: boolean;
+  mppParts: bigint | null;
+}): string | null {
+  const { hops } = o;
+  if (hops.length === 0) return 'trampoline_hops must be non-empty when provided';
+  if (hops.length > MAX_TRAMPOLINE_HOPS) return `too many trampoline_hops, at most ${MAX_TRAMPOLINE_HOPS}`;
+  if (o.mppParts !== null && o.mppParts > 1n && hops.length > 1)
+    return 'trampoline_hops must contain only one hop when MPP is enabled';
+  if (hops.includes(o.target)) return 'trampoline_hops must not contain target_pubkey';
+  if (!o.maxFeeAmountGiven) return 'max_fee_amount must be set when trampoline_hops is provided';
+  if (new Set(hops).size !== hops.length) return 'trampoline_hops must not contain duplicates';
+  if (o.allowSelfPayment) return 'allow_self_payment cannot be enabled with trampoline routing';
+  return null;
+}

@@ -1,0 +1,270 @@
+/**
+ * Trampoline routing over simulated channels (the codec is tested in test/payment/trampoline.test.ts).
+ * The sender knows only its channel to the trampoline; the trampoline knows the rest of the
+ * network, peels the inner onion, pays the next node itself within the budget it was given, and
+ * settles the incoming TLC with the outcome. Balances move by exactly the amount, the budget and
+ * the fees; the reference's guards and texts hold.
+ */
+import { describe, expect, it } from 'vitest';
+import { bytesToHex, hexToBytes } from '../../src/codec/hex.ts';
+import { TRAMPOLINE_RECORD_KEY } from '../../src/payment/onion/hop-data.ts';
+import { decodeErrorPacket } from '../../src/payment/onion/packet.ts';
+import { peelTrampolineOnion } from '../../src/payment/onion/trampoline.ts';
+import { PaymentStore } from '../../src/payment/store.ts';
+import {
+  checkTrampolineFinal,
+  checkTrampolineForward,
+  estimateTrampolineFee,
+  planTrampoline,
+  splitTrampolineFees,
+} from '../../src/payment/trampoline.ts';
+import { buildNetwork, CKB, fee, type Stack, waitFor } from './sim-network.ts';
+
+const AMOUNT = 10n * CKB;
+const BUDGET = 5_000_000n; // the default 5‰ cap of 10 CKB
+
+/**
+ * A–T–B–D, and T2 beside T (T–T2, T2–B) for two trampolines. A's graph holds only its channel
+ * to T: it has no route to D of its own.
+ */
+function network() {
+  const net = buildNetwork();
+  const A = net.addStack('A', 1);
+  const T = net.addStack('T', 2);
+  const B = net.addStack('B', 3);
+  const D = net.addStack('D', 4);
+  const T2 = net.addStack('T2', 5);
+  const at = net.connect(A, T, 1, 100n * CKB, 0n);
+  const tb = net.connect(T, B, 2, 100n * CKB, 0n);
+  const bd = net.connect(B, D, 3, 100n * CKB, 0n);
+  const tt2 = net.connect(T, T2, 4, 100n * CKB, 0n);
+  const t2b = net.connect(T2, B, 5, 100n * CKB, 0n);
+  for (const c of [tb, bd, tt2, t2b]) A.hidden.add(c.outpoint);
+  return { net, A, T, B, D, T2, at, tb, bd, tt2, t2b };
+}
+
+function invoice(D: Stack, amount = AMOUNT) {
+  const { invoiceAddress, invoice } = D.invoices.newInvoice({
+    amount,
+    currency: 'Fibd',
+    allowTrampolineRouting: true,
+  });
+  return { address: invoiceAddress, hash: bytesToHex(invoice.data.paymentHash) };
+}
+
+describe('trampoline rules', () => {
+  it('splits the budget evenly, the first hops taking the remainder; a zero share is refused', () => {
+    expect(splitTrampolineFees(10n, 3)).toEqual([4n, 3n, 3n]);
+    expect(() => splitTrampolineFees(1n, 2)).toThrow(
+      'max_fee_amount is too low for trampoline routing: fee for a trampoline hop is zero',
+    );
+    // 1000 ppm per hop, applied backwards.
+    expect(estimateTrampolineFee(AMOUNT, 1)).toBe(fee(AMOUNT));
+    expect(estimateTrampolineFee(AMOUNT, 2)).toBe(fee(AMOUNT) + fee(AMOUNT + fee(AMOUNT)));
+  });
+
+  it('plans each hop: amount to forward, budget, expiry delta (+4 h per trampoline after it)', () => {
+    const hops = ['02'.padEnd(66, '1'), '03'.padEnd(66, '2')];
+    const plan = planTrampoline({
+      hops,
+      target: '02'.padEnd(66, '3'),
+      finalAmount: AMOUNT,
+      maxFeeAmount: BUDGET + 1n,
+      finalTlcExpiryDelta: 86_400_000n,
+      tlcExpiryLimit: 1_209_600_000n,
+      hashAlgorithm: 0,
+      paymentPreimage: null,
+      customRecords: null,
+    });
+    expect(plan.amountToFirst).toBe(AMOUNT + BUDGET + 1n);
+    expect(plan.outerFinalDelta).toBe(86_400_000n + 2n * 14_400_000n);
+    expect(plan.payloads).toMatchObject([
+      {
+        type: 'Forward',
+        amountToForward: AMOUNT + 2_500_000n,
+        buildMaxFeeAmount: 2_500_001n,
+        tlcExpiryDelta: 100_800_000n,
+      },
+      {
+        type: 'Forward',
+        amountToForward: AMOUNT,
+        buildMaxFeeAmount: 2_500_000n,
+        tlcExpiryDelta: 86_400_000n,
+      },
+      { type: 'Final', finalAmount: AMOUNT, finalTlcExpiryDelta: 86_400_000n },
+    ]);
+    const forward = plan.payloads[0] as Extract<(typeof plan.payloads)[0], { type: 'Forward' }>;
+    expect(checkTrampolineForward(AMOUNT + BUDGET + 1n, forward)).toBeNull();
+    expect(checkTrampolineForward(AMOUNT + BUDGET, forward)).toBe('InvalidOnionPayload');
+    expect(checkTrampolineForward(AMOUNT + 2_500_000n, forward)).toBe('FeeInsufficient');
+    expect(checkTrampolineFinal(AMOUNT, AMOUNT, AMOUNT)).toBe(true);
+    expect(checkTrampolineFinal(AMOUNT, AMOUNT + 1n, AMOUNT)).toBe(false);
+  });
+});
+
+describe('paying through trampolines over simulated channels', () => {
+  it('reaches a node the sender has no route to, through one trampoline that knows the way', async () => {
+    const { net, A, T, B, D } = network();
+    const before = { A: net.balanceOf(A), T: net.balanceOf(T), B: net.balanceOf(B), D: net.balanceOf(D) };
+    const inv = invoice(D);
+    expect(() => A.payments.send({ invoice: inv.address })).toThrow(
+      /^Send payment error: Failed to build route, /,
+    );
+
+    const sent = A.payments.send({
+      invoice: inv.address,
+      trampoline_hops: [T.pubkey],
+      max_fee_amount: BUDGET,
+    });
+    // The outer route ends at the trampoline, carrying the amount and the whole budget.
+    expect(sent.routers[0]!.nodes.map((n) => n.pubkey)).toEqual([A.pubkey, T.pubkey]);
+    expect(BigInt(sent.routers[0]!.nodes.at(-1)!.amount)).toBe(AMOUNT + BUDGET);
+    expect(BigInt(sent.fee)).toBe(BUDGET);
+    await waitFor(() => A.payments.get(inv.hash).status === 'Success', 'payment success');
+    expect(D.invoices.getInvoice(inv.hash).status).toBe('Paid');
+
+    // T paid B's fee on what D receives, and kept the rest of the budget.
+    const bFee = fee(AMOUNT);
+    expect(net.balanceOf(A)).toBe(before.A - AMOUNT - BUDGET);
+    expect(net.balanceOf(B)).toBe(before.B + bFee);
+    expect(net.balanceOf(T)).toBe(before.T + BUDGET - bFee);
+    expect(net.balanceOf(D)).toBe(before.D + AMOUNT);
+    expect(net.pendingTlcs()).toBe(0);
+    // T's own payment session, and its incoming TLC settled.
+    const own = new PaymentStore(T.db).get(inv.hash)!;
+    expect(own).toMatchObject({ status: 'Success', request: { targetPubkey: D.pubkey, amount: AMOUNT } });
+    expect(own.request.trampoline?.upstreamSettled).toBe(true);
+  });
+
+  it('goes through two trampolines, each within its share of the budget', async () => {
+    const { net, A, T, T2, D } = network();
+    const before = { A: net.balanceOf(A), D: net.balanceOf(D) };
+    const inv = invoice(D);
+    A.payments.send({ invoice: inv.address, trampoline_hops: [T.pubkey, T2.pubkey], max_fee_amount: BUDGET });
+    await waitFor(() => A.payments.get(inv.hash).status === 'Success', 'payment success');
+    expect(net.balanceOf(A)).toBe(before.A - AMOUNT - BUDGET);
+    expect(net.balanceOf(D)).toBe(before.D + AMOUNT);
+    expect(new PaymentStore(T.db).get(inv.hash)!.request).toMatchObject({
+      targetPubkey: T2.pubkey,
+      amount: AMOUNT + BUDGET / 2n,
+      maxFeeAmount: BUDGET / 2n,
+    });
+    expect(new PaymentStore(T2.db).get(inv.hash)!.request.targetPubkey).toBe(D.pubkey);
+    expect(net.pendingTlcs()).toBe(0);
+  });
+
+  it('pays a keysend through a trampoline: the preimage travels in the inner Final payload', async () => {
+    const { net, A, T, D } = network();
+    const before = net.balanceOf(D);
+    const sent = A.payments.send({
+      target_pubkey: D.pubkey,
+      amount: AMOUNT,
+      keysend: true,
+      trampoline_hops: [T.pubkey],
+      max_fee_amount: BUDGET,
+    });
+    await waitFor(() => A.payments.get(sent.payment_hash).status === 'Success', 'keysend success');
+    expect(net.balanceOf(D)).toBe(before + AMOUNT);
+  });
+
+  it('fails back, readable by the sender, when the trampoline finds no route within its budget', async () => {
+    const { net, A, T, D, bd } = network();
+    bd.refuse = 1_000; // the only way to D is closed
+    const inv = invoice(D);
+    const before = net.balanceOf(A);
+    A.payments.send({ invoice: inv.address, trampoline_hops: [T.pubkey], max_fee_amount: BUDGET });
+    await waitFor(() => A.payments.get(inv.hash).status === 'Failed', 'payment failed');
+    expect(A.payments.get(inv.hash).failed_error).toBe('TemporaryChannelFailure');
+    expect(new PaymentStore(T.db).get(inv.hash)!.request.trampoline?.upstreamSettled).toBe(true);
+    expect(net.balanceOf(A)).toBe(before);
+    expect(net.pendingTlcs()).toBe(0);
+  });
+
+  it('refuses a budget that does not match, at the trampoline (InvalidOnionPayload)', async () => {
+    const { net, A, T, D, at } = network();
+    const inv = invoice(D);
+    // A plans with one budget but its route delivers one shannon less to T.
+    const sent = A.payments.send({
+      invoice: inv.address,
+      trampoline_hops: [T.pubkey],
+      max_fee_amount: BUDGET,
+      dry_run: true,
+    });
+    expect(BigInt(sent.fee)).toBe(BUDGET);
+    const session = await sendTampered(A, T, D, inv.hash, at.outpoint);
+    await waitFor(() => net.failures.length > 0, 'the refusal');
+    const packet = net.failures.at(-1)!.packet;
+    expect(decodeErrorPacket(packet, session.sharedSecrets)!.error.code).toBe('InvalidOnionPayload');
+  });
+
+  it('refuses, with the reference texts, what trampoline routing cannot do', () => {
+    const { A, T, B, D, T2 } = network();
+    const inv = invoice(D);
+    const bad = (reason: string) => `InvalidParameter: Failed to validate payment request: "${reason}"`;
+    const send = (extra: object) => () =>
+      A.payments.send({ invoice: inv.address, max_fee_amount: BUDGET, ...extra });
+    expect(send({ trampoline_hops: [] })).toThrow(bad('trampoline_hops must be non-empty when provided'));
+    expect(send({ trampoline_hops: [T, B, T2, A, D, T].map((s) => s.pubkey) })).toThrow(
+      bad('too many trampoline_hops, at most 5'),
+    );
+    expect(send({ trampoline_hops: [T.pubkey, D.pubkey] })).toThrow(
+      bad('trampoline_hops must not contain target_pubkey'),
+    );
+    expect(send({ trampoline_hops: [T.pubkey, T.pubkey] })).toThrow(
+      bad('trampoline_hops must not contain duplicates'),
+    );
+    expect(() => A.payments.send({ invoice: inv.address, trampoline_hops: [T.pubkey] })).toThrow(
+      bad('max_fee_amount must be set when trampoline_hops is provided'),
+    );
+    expect(send({ trampoline_hops: [T.pubkey], allow_self_payment: true })).toThrow(
+      bad('allow_self_payment cannot be enabled with trampoline routing'),
+    );
+    expect(send({ trampoline_hops: [T.pubkey], max_fee_amount: 100n })).toThrow(
+      `Send payment error: Failed to build route, Graph other error: max_fee_amount is too low for trampoline routing: recommend_minimal_fee=${fee(AMOUNT)}, maximal_fee=${10n * fee(AMOUNT)} current_fee=100`,
+    );
+    expect(() => A.payments.get(inv.hash)).toThrow('Payment session not found');
+  });
+});
+
+/**
+ * Sends A's TLC to T by hand: a correct inner onion, but an outer amount one shannon short of
+ * `amount + budget` — what a dishonest or mistaken sender would do.
+ */
+async function sendTampered(A: Stack, T: Stack, D: Stack, hash: string, outpoint: string) {
+  const { buildTrampolineOnion } = await import('../../src/payment/onion/trampoline.ts');
+  const { buildPaymentHops } = await import('../../src/payment/onion/route-hops.ts');
+  const { buildOnion } = await import('../../src/payment/onion/packet.ts');
+  const plan = planTrampoline({
+    hops: [T.pubkey],
+    target: D.pubkey,
+    finalAmount: AMOUNT,
+    maxFeeAmount: BUDGET,
+    finalTlcExpiryDelta: 86_400_000n,
+    tlcExpiryLimit: 1_209_600_000n,
+    hashAlgorithm: 0,
+    paymentPreimage: null,
+    customRecords: null,
+  });
+  const inner = buildTrampolineOnion(
+    [T.pubkey, D.pubkey].map((k) => hexToBytes(k)),
+    plan.payloads,
+    hexToBytes(hash),
+  ).packet;
+  expect(peelTrampolineOnion(inner, T.sk, hexToBytes(hash)).payload.type).toBe('Forward');
+  const amount = plan.amountToFirst - 1n;
+  const hops = buildPaymentHops(
+    [{ target: T.pubkey, channelOutpoint: outpoint, amountReceived: amount, incomingTlcExpiry: 115_200_000 }],
+    { amount, finalTlcExpiryDelta: 115_200_000, customRecords: new Map([[TRAMPOLINE_RECORD_KEY, inner]]) },
+  );
+  const onion = buildOnion(hops, hexToBytes(hash));
+  await A.relay.outbox().sendTlc({
+    attemptId: 'tampered',
+    paymentHash: hash,
+    channelOutpoint: outpoint,
+    amount: hops[0]!.amount,
+    expiry: hops[0]!.expiry,
+    hashAlgorithm: 0,
+    onionPacket: onion.packet,
+  });
+  return { sharedSecrets: onion.sharedSecrets };
+}
