@@ -278,6 +278,12 @@ export class PaymentService {
     this.save({ ...s, request: { ...s.request, trampoline: { ...ctx, upstreamSettled: true } } });
   }
 
+  /** The incoming TLC a trampoline session for `paymentHash` pays onward for, if there is one. */
+  trampolineOf(paymentHash: string): { channelId: string; tlcId: bigint } | undefined {
+    const ctx = this.o.store.get(paymentHash)?.request.trampoline;
+    return ctx ? { channelId: ctx.prevChannelId, tlcId: ctx.prevTlcId } : undefined;
+  }
+
   /** Trampoline sessions that ended before their incoming TLC was settled (a stop between). */
   unsettledTrampolines(): PaymentSession[] {
     return this.o.store.unsettledTrampolines();

@@ -65,6 +65,7 @@ function buildNetwork() {
       return ch ? policy(ch) : undefined;
     },
     offeredTlcs: () => [],
+    unresolvedReceived: () => [],
     addTlc: async (channelId, t) => {
       const ch = channels.find((c) => c.id === channelId)!;
       const id = ch.nextTlc++;

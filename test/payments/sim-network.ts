@@ -19,7 +19,12 @@ import { payeeOf } from '../../src/invoice/codec.ts';
 import { createInvoiceService, type InvoiceService } from '../../src/invoice/service.ts';
 import { invoiceSchema } from '../../src/invoice/store.ts';
 import { paymentLinkSchema, TlcLinks } from '../../src/payment/links.ts';
-import { type ChannelTlcPort, type ForwardPolicy, PaymentRelay } from '../../src/payment/relay.ts';
+import {
+  type ChannelTlcPort,
+  type ForwardPolicy,
+  type IncomingTlc,
+  PaymentRelay,
+} from '../../src/payment/relay.ts';
 import { onionKeyOf } from '../../src/payment/resume.ts';
 import { PaymentService } from '../../src/payment/service.ts';
 import { PaymentStore, paymentSchema } from '../../src/payment/store.ts';
@@ -43,6 +48,11 @@ export interface Faults {
    * outcome was recorded, then the node died; 'drop' — removed, nothing recorded.
    */
   outcome?: 'recordOnly' | 'drop';
+  /**
+   * The channel commits the TLCs peers add to us, but the node dies before its relay handles
+   * them: they wait in the channel, unhandled, for the restart.
+   */
+  dropIncoming?: boolean;
 }
 
 export interface Stack {
@@ -64,6 +74,8 @@ interface SimTlc {
   amount: bigint;
   paymentHash: string;
   onionKey: string;
+  /** As the receiving side's relay takes it. */
+  incoming: IncomingTlc;
 }
 
 export interface SimChannel {
@@ -145,6 +157,10 @@ export function buildNetwork(opts: { holdTimeoutMs?: number } = {}) {
               onionKey: t.onionKey,
             })),
         ),
+    unresolvedReceived: () =>
+      channels
+        .filter((c) => c.a === me || c.b === me)
+        .flatMap((c) => [...c.tlcs.values()].filter((t) => t.from !== me).map((t) => t.incoming)),
     addTlc: async (channelId, t) => {
       const ch = byId(channelId);
       if (ch.refuse > 0 && me !== payer()) {
@@ -153,14 +169,19 @@ export function buildNetwork(opts: { holdTimeoutMs?: number } = {}) {
       }
       if (t.amount > available(ch, me)) throw new Error('TemporaryChannelFailure');
       const id = ch.nextTlc++;
+      const incoming = { channelId, tlcId: id, ...t };
       ch.tlcs.set(id, {
         from: me,
         amount: t.amount,
         paymentHash: t.paymentHash,
         onionKey: onionKeyOf(t.onion),
+        incoming,
       });
+      // The TLC is committed now: the peer's process of this moment handles it, or — having
+      // died before its relay did — never does (its restart finds the TLC in the channel).
       const peer = other(ch, me);
-      deliver(() => void peer.relay.onIncoming({ channelId, tlcId: id, ...t }));
+      const relay = peer.faults.dropIncoming ? null : peer.relay;
+      deliver(() => void relay?.onIncoming(incoming));
       if (faults.addThenHang) return new Promise<bigint>(() => {});
       return id;
     },
