@@ -17,6 +17,7 @@ export function policyOf(ch: Channel): ForwardPolicy {
     tlcExpiryDelta: ch.tlcExpiryDelta,
     enabled: ch.enabled,
     udt: ch.udt ? JSON.stringify(ch.udt) : null,
+    udtScript: ch.udt ? { code_hash: ch.udt.codeHash, hash_type: ch.udt.hashType, args: ch.udt.args } : null,
     channelOutpoint: `${ch.fundingTxHash}00000000`,
   };
 }

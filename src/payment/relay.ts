@@ -16,12 +16,14 @@ import { decodeMppRecord, MPP_RECORD_KEY, TRAMPOLINE_RECORD_KEY } from './onion/
 import { createErrorPacket, OnionError, peelOnion, relayErrorPacket } from './onion/packet.ts';
 import { TLC_ERROR_CODES, type TlcErr, type TlcErrorCodeName } from './onion/tlc-error.ts';
 import { peelTrampolineOnion } from './onion/trampoline.ts';
-import { preimageMatches } from './request.ts';
+import { type PaymentRequest, preimageMatches } from './request.ts';
 import { type AttemptFate, attemptFate, onionKeyOf, receivedFate } from './resume.ts';
 import type { OutgoingTlc, PaymentService } from './service.ts';
 import type { Attempt, PaymentSession } from './session.ts';
 import { decideTlcSet } from './tlc-set.ts';
 import { checkTrampolineFinal, checkTrampolineForward } from './trampoline.ts';
+
+type UdtTypeScript = NonNullable<PaymentRequest['udtTypeScript']>;
 
 export interface IncomingTlc {
   channelId: string;
@@ -41,6 +43,8 @@ export interface ForwardPolicy {
   enabled: boolean;
   /** Canonical UDT of the channel, or null for CKB. */
   udt: string | null;
+  /** The channel's UDT type script as send_payment names one (`udt_type_script`), null for CKB. */
+  udtScript: UdtTypeScript | null;
   channelOutpoint: string;
 }
 
@@ -559,8 +563,6 @@ export class PaymentRelay {
     const problem = checkTrampolineForward(payload.amount, p);
     if (problem) return nodeFail(problem);
     if (!peeled.next) return nodeFail('InvalidOnionPayload');
-    // UDT payments through a trampoline are not supported yet: the route would mix assets.
-    if (this.o.channels.policyOf(tlc.channelId)?.udt) return nodeFail('TemporaryNodeFailure');
     try {
       this.o.payments.forwardTrampoline({
         paymentHash: tlc.paymentHash,
@@ -570,6 +572,8 @@ export class PaymentRelay {
         finalTlcExpiryDelta: p.tlcExpiryDelta,
         tlcExpiryLimit: p.tlcExpiryLimit,
         hashAlgorithm: p.hashAlgorithm,
+        // Onward in the asset that came in (the reference takes the previous channel's UDT).
+        udtTypeScript: this.o.channels.policyOf(tlc.channelId)?.udtScript ?? null,
         context: {
           onion: bytesToHex(peeled.next),
           prevChannelId: tlc.channelId,

@@ -52,6 +52,7 @@ function buildNetwork() {
     tlcExpiryDelta: 14_400_000n,
     enabled: true,
     udt: null,
+    udtScript: null,
     channelOutpoint: ch.outpoint,
   });
   const other = (ch: SimChannel, s: Stack) => (ch.a === s ? ch.b : ch.a);

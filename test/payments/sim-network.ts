@@ -88,6 +88,8 @@ export interface SimChannel {
   nextTlc: bigint;
   /** Forwards onto this channel refused before one goes through. */
   refuse: number;
+  /** A UDT channel's type script (as send_payment names it); absent for CKB. */
+  udt?: { code_hash: string; hash_type: string; args: string };
 }
 
 export function outpoint(i: number) {
@@ -96,6 +98,8 @@ export function outpoint(i: number) {
 
 export function buildNetwork(opts: { holdTimeoutMs?: number } = {}) {
   const channels: SimChannel[] = [];
+  /** Features from node announcements; a node absent here announced none. */
+  const nodeFeatures = new Map<string, Uint8Array>();
   let paused: (() => void)[] | null = null;
   const failures: { channel: string; packet: Uint8Array }[] = [];
   const deliver = (f: () => void) => {
@@ -107,7 +111,8 @@ export function buildNetwork(opts: { holdTimeoutMs?: number } = {}) {
     tlcMinValue: 0n,
     tlcExpiryDelta: 14_400_000n,
     enabled: true,
-    udt: null,
+    udt: ch.udt ? JSON.stringify(ch.udt) : null,
+    udtScript: ch.udt ?? null,
     channelOutpoint: ch.outpoint,
   });
   const available = (ch: SimChannel, s: Stack) => {
@@ -219,7 +224,8 @@ export function buildNetwork(opts: { holdTimeoutMs?: number } = {}) {
             to: t!.pubkey,
             outpoint: c.outpoint,
             capacity: [...c.balance.values()].reduce((x, y) => x + y, 0n),
-            udt: null,
+            // The route request's key for a UDT: its script as JSON (what a payment asks for).
+            udt: c.udt ? JSON.stringify(c.udt) : null,
             feeRate: FEE_PPM,
             tlcExpiryDelta: 14_400_000,
             tlcMinimumValue: 0n,
@@ -249,6 +255,7 @@ export function buildNetwork(opts: { holdTimeoutMs?: number } = {}) {
         findRoute: (req) => findPath(graph, req),
         findRouteInRange: (req, low) => findPathInRange(graph, req, low),
         maxRoutableAmount: (req) => maxRoutableAmount(graph, req),
+        nodeFeatures: (node) => nodeFeatures.get(node),
       },
       tlc: {
         sendTlc: (t) => {
@@ -315,6 +322,8 @@ export function buildNetwork(opts: { holdTimeoutMs?: number } = {}) {
     balanceOf,
     startServices,
     restart,
+    /** A node announcement with these feature bytes, as every node's graph sees it. */
+    announce: (s: Stack, features: Uint8Array) => nodeFeatures.set(s.pubkey, features),
     failures,
     pause: () => {
       paused = [];
