@@ -246,14 +246,16 @@ export class PaymentRelay {
     const warn = (what: string) => (e: unknown) => this.o.logger?.warn({ err: (e as Error).message }, what);
     for (const tlc of this.o.channels.unresolvedReceived()) {
       const trampoline = this.o.payments.trampolineOf(tlc.paymentHash);
-      const forward = this.forwardInChannel(tlc);
-      const fate = receivedFate({
+      const taken = {
         forwarded: this.o.links.forwardedFrom(tlc.channelId, tlc.tlcId),
         held: this.o.links.isHeld(tlc.channelId, tlc.tlcId),
         trampolined: trampoline?.channelId === tlc.channelId && trampoline.tlcId === tlc.tlcId,
-        forwardInChannel: !!forward,
-      });
-      if (fate === 'handled') continue;
+        forwardInChannel: false,
+      };
+      if (receivedFate(taken) === 'handled') continue;
+      // Only now the onion is peeled, to look for the forward in the next channel.
+      const forward = this.forwardInChannel(tlc);
+      const fate = receivedFate({ ...taken, forwardInChannel: !!forward });
       const ids = { payment_hash: tlc.paymentHash, channel: tlc.channelId, tlc: tlc.tlcId.toString() };
       if (fate === 'relink' && forward) {
         this.o.links.put(forward.channelId, forward.tlcId, forward.link);
