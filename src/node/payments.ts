@@ -47,6 +47,7 @@ export function wirePayments(w: PaymentWiring): {
       findRoute: (req) => graphOf(w).findRoute(req),
       findRouteInRange: (req, lowBound) => graphOf(w).findRouteInRange(req, lowBound),
       maxRoutableAmount: (req) => graphOf(w).maxRoutableAmount(req),
+      nodeFeatures: (node) => w.graph?.graph.node(node)?.announcement.features,
     },
     tlc: { sendTlc: (t) => relay!.outbox().sendTlc(t) },
     invoices: {

@@ -4,10 +4,10 @@
  */
 
 import type { ChannelService } from '../channel/service.ts';
-import type { Channel } from '../channel/state.ts';
+import { type Channel, resolvingPending } from '../channel/state.ts';
 import { dec } from '../channel/tlc.ts';
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
-import type { ChannelTlcPort, ForwardPolicy } from './relay.ts';
+import type { ChannelTlcPort, ForwardPolicy, IncomingTlc } from './relay.ts';
 import { onionKeyOf } from './resume.ts';
 
 export function policyOf(ch: Channel): ForwardPolicy {
@@ -17,6 +17,7 @@ export function policyOf(ch: Channel): ForwardPolicy {
     tlcExpiryDelta: ch.tlcExpiryDelta,
     enabled: ch.enabled,
     udt: ch.udt ? JSON.stringify(ch.udt) : null,
+    udtScript: ch.udt ? { code_hash: ch.udt.codeHash, hash_type: ch.udt.hashType, args: ch.udt.args } : null,
     channelOutpoint: `${ch.fundingTxHash}00000000`,
   };
 }
@@ -50,6 +51,30 @@ export function offeredBy(
   return out;
 }
 
+/**
+ * The TLCs the peer offered on `ch` that both commitments hold, with an onion, and that nothing
+ * is removing: no removal in the channel state, none stepped back for re-sending (`retry`). Only
+ * on a channel that may still remove TLCs (ready, or shutting down with TLCs to resolve).
+ */
+export function unresolvedReceivedOf(ch: Channel): IncomingTlc[] {
+  if (ch.state !== 'CHANNEL_READY' && !resolvingPending(ch)) return [];
+  const removing = new Set<bigint>();
+  for (const m of (ch.retry ?? []).map(dec)) if (m.type === 'RemoveTlc') removing.add(m.value.tlcId);
+  return ch.tlcs
+    .filter(
+      (t) => !t.offered && t.added === 'committed' && !t.removal && t.onion !== '0x' && !removing.has(t.id),
+    )
+    .map((t) => ({
+      channelId: ch.id,
+      tlcId: t.id,
+      amount: t.amount,
+      paymentHash: t.paymentHash,
+      expiry: t.expiry,
+      hashAlgorithm: t.hashAlgorithm,
+      onion: hexToBytes(t.onion),
+    }));
+}
+
 export function channelTlcPort(channels: ChannelService): ChannelTlcPort {
   return {
     channelByFundingTx(txHash) {
@@ -79,6 +104,7 @@ export function channelTlcPort(channels: ChannelService): ChannelTlcPort {
         .filter((c) => c.fundingTxHash === tx)
         .flatMap((c) => offeredBy(c));
     },
+    unresolvedReceived: () => channels.store.list().flatMap((c) => unresolvedReceivedOf(c)),
     fulfilTlc: (channelId, tlcId, preimage) => channels.removeTlc(channelId, tlcId, { preimage }),
     failTlc: (channelId, tlcId, errorPacket) => channels.removeTlc(channelId, tlcId, { error: errorPacket }),
   };

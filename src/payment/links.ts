@@ -226,6 +226,13 @@ export class TlcLinks {
     }));
   }
 
+  /** Every payment hash with a TLC held for it. */
+  heldHashes(): string[] {
+    return (
+      this.db.prepare('SELECT DISTINCT payment_hash FROM held_tlcs').all() as { payment_hash: string }[]
+    ).map((r) => r.payment_hash);
+  }
+
   /** Payment hashes with a held TLC whose hold time ended by `now`. */
   expiredHolds(now: number): string[] {
     return (

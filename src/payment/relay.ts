@@ -16,12 +16,14 @@ import { decodeMppRecord, MPP_RECORD_KEY, TRAMPOLINE_RECORD_KEY } from './onion/
 import { createErrorPacket, OnionError, peelOnion, relayErrorPacket } from './onion/packet.ts';
 import { TLC_ERROR_CODES, type TlcErr, type TlcErrorCodeName } from './onion/tlc-error.ts';
 import { peelTrampolineOnion } from './onion/trampoline.ts';
-import { preimageMatches } from './request.ts';
-import { type AttemptFate, attemptFate } from './resume.ts';
+import { type PaymentRequest, preimageMatches } from './request.ts';
+import { type AttemptFate, attemptFate, onionKeyOf, receivedFate } from './resume.ts';
 import type { OutgoingTlc, PaymentService } from './service.ts';
 import type { Attempt, PaymentSession } from './session.ts';
 import { decideTlcSet } from './tlc-set.ts';
 import { checkTrampolineFinal, checkTrampolineForward } from './trampoline.ts';
+
+type UdtTypeScript = NonNullable<PaymentRequest['udtTypeScript']>;
 
 export interface IncomingTlc {
   channelId: string;
@@ -41,6 +43,8 @@ export interface ForwardPolicy {
   enabled: boolean;
   /** Canonical UDT of the channel, or null for CKB. */
   udt: string | null;
+  /** The channel's UDT type script as send_payment names one (`udt_type_script`), null for CKB. */
+  udtScript: UdtTypeScript | null;
   channelOutpoint: string;
 }
 
@@ -63,6 +67,12 @@ export interface ChannelTlcPort {
   offeredTlcs(
     channelOutpoint: string,
   ): { channelId: string; tlcId: bigint; paymentHash: string; amount: bigint; onionKey: string }[];
+  /**
+   * The TLCs the peers offered us that both commitments hold, that carry an onion, and whose
+   * removal nothing has started (not even one stepped back to be re-sent), on channels that can
+   * still remove them: what the relay may have left unhandled when the node stopped.
+   */
+  unresolvedReceived(): IncomingTlc[];
 }
 
 export interface RelayOptions {
@@ -92,8 +102,11 @@ export class PaymentRelay {
     o.payments.onTrampolineEnd((s) => void this.settleUpstream(s));
   }
 
-  /** The channel layer hands every TLC the peer added (after the round committed). */
-  async onIncoming(tlc: IncomingTlc): Promise<void> {
+  /**
+   * The channel layer hands every TLC the peer added (after the round committed). `resumed`: the
+   * TLC is handed again after a restart (`resume`), the node may have accepted it before.
+   */
+  async onIncoming(tlc: IncomingTlc, opts: { resumed?: boolean } = {}): Promise<void> {
     let peeled: ReturnType<typeof peelOnion>;
     try {
       peeled = peelOnion(tlc.onion, this.o.nodeSecretKey, hexToBytes(tlc.paymentHash));
@@ -103,7 +116,7 @@ export class PaymentRelay {
       return this.fail(tlc, { code: 'InvalidOnionPayload', extra: null }, null);
     }
     const { current, next, sharedSecret } = peeled;
-    if (!next) return this.receive(tlc, current, sharedSecret);
+    if (!next) return this.receive(tlc, current, sharedSecret, !!opts.resumed);
 
     const failHere = (code: TlcErrorCodeName, channelOutpoint?: string) =>
       this.fail(
@@ -203,8 +216,9 @@ export class PaymentRelay {
   }
 
   /**
-   * On start, before any channel event: outcomes recorded but not delivered are replayed, then
-   * the payment sessions left in flight are reconciled with the channels (`attemptFate`).
+   * On start, before any channel event: outcomes recorded but not delivered are replayed, the
+   * payment sessions left in flight are reconciled with the channels (`attemptFate`), and the
+   * received TLCs the relay had not handled are handled now (`resumeReceived`).
    */
   resume(): void {
     for (const r of this.o.links.outcomes()) {
@@ -219,6 +233,84 @@ export class PaymentRelay {
     }
     this.o.payments.resume((s, a) => this.attemptFate(s.paymentHash, a));
     for (const s of this.o.payments.unsettledTrampolines()) void this.settleUpstream(s);
+    this.resumeReceived();
+  }
+
+  /**
+   * Received TLCs a stop cut short between the channel's commit and the relay's handling: each
+   * one the relay had not taken (`receivedFate`) is handed to it again as if it had just arrived;
+   * one it had forwarded but not yet linked is linked now. MPP sets held when the node stopped
+   * are examined again, in case the stop came before the set was.
+   */
+  private resumeReceived(): void {
+    const warn = (what: string) => (e: unknown) => this.o.logger?.warn({ err: (e as Error).message }, what);
+    for (const tlc of this.o.channels.unresolvedReceived()) {
+      const trampoline = this.o.payments.trampolineOf(tlc.paymentHash);
+      const taken = {
+        forwarded: this.o.links.forwardedFrom(tlc.channelId, tlc.tlcId),
+        held: this.o.links.isHeld(tlc.channelId, tlc.tlcId),
+        trampolined: trampoline?.channelId === tlc.channelId && trampoline.tlcId === tlc.tlcId,
+        forwardInChannel: false,
+      };
+      if (receivedFate(taken) === 'handled') continue;
+      // Only now the onion is peeled, to look for the forward in the next channel.
+      const forward = this.forwardInChannel(tlc);
+      const fate = receivedFate({ ...taken, forwardInChannel: !!forward });
+      const ids = { payment_hash: tlc.paymentHash, channel: tlc.channelId, tlc: tlc.tlcId.toString() };
+      if (fate === 'relink' && forward) {
+        this.o.links.put(forward.channelId, forward.tlcId, forward.link);
+        this.o.logger?.info(ids, 'relinked a TLC forwarded before the restart');
+        continue;
+      }
+      this.o.logger?.info(ids, 'handling a received TLC left unhandled by the restart');
+      this.onIncoming(tlc, { resumed: true }).catch(warn('handling a received TLC again failed'));
+    }
+    for (const hash of this.o.links.heldHashes()) {
+      const found = this.o.invoices.lookupForPayment(hash);
+      if (found?.status === 'Open' && allowsMpp(found.invoice))
+        this.settleHeldSet(hash).catch(warn('settling a held TLC set failed'));
+    }
+  }
+
+  /**
+   * The TLC an incoming one was forwarded as, when the next channel holds it (found by payment
+   * hash and onion) but no link names it: the node stopped between the add and the link.
+   */
+  private forwardInChannel(
+    tlc: IncomingTlc,
+  ): { channelId: string; tlcId: bigint; link: Extract<TlcLink, { kind: 'forward' }> } | undefined {
+    let peeled: ReturnType<typeof peelOnion>;
+    try {
+      peeled = peelOnion(tlc.onion, this.o.nodeSecretKey, hexToBytes(tlc.paymentHash));
+    } catch (e) {
+      if (e instanceof OnionError) return undefined;
+      throw e;
+    }
+    if (!peeled.next) return undefined;
+    const out = this.o.channels.channelByFundingTx(bytesToHex(peeled.current.fundingTxHash));
+    if (!out) return undefined;
+    const key = onionKeyOf(peeled.next);
+    const hash = tlc.paymentHash.toLowerCase();
+    const found = this.o.channels
+      .offeredTlcs(out.policy.channelOutpoint)
+      .find(
+        (t) =>
+          t.onionKey === key &&
+          t.paymentHash.toLowerCase() === hash &&
+          !this.o.links.get(t.channelId, t.tlcId),
+      );
+    if (!found) return undefined;
+    return {
+      channelId: found.channelId,
+      tlcId: found.tlcId,
+      link: {
+        kind: 'forward',
+        paymentHash: tlc.paymentHash,
+        inChannelId: tlc.channelId,
+        inTlcId: tlc.tlcId,
+        sharedSecret: bytesToHex(peeled.sharedSecret),
+      },
+    };
   }
 
   /**
@@ -423,10 +515,11 @@ export class PaymentRelay {
     tlc: IncomingTlc,
     payload: ReturnType<typeof peelOnion>['current'],
     secret: Uint8Array,
+    resumed: boolean,
   ) {
     const inner = payload.customRecords?.get(TRAMPOLINE_RECORD_KEY);
-    if (inner) return this.trampoline(tlc, payload, secret, inner);
-    return this.receiveFinal(tlc, payload, secret);
+    if (inner) return this.trampoline(tlc, payload, secret, inner, resumed);
+    return this.receiveFinal(tlc, payload, secret, resumed);
   }
 
   /**
@@ -440,6 +533,7 @@ export class PaymentRelay {
     payload: ReturnType<typeof peelOnion>['current'],
     secret: Uint8Array,
     inner: Uint8Array,
+    resumed: boolean,
   ) {
     const me = hexToBytes(this.o.nodePubkey, 'node', 33);
     const nodeFail = (code: TlcErrorCodeName) =>
@@ -464,14 +558,13 @@ export class PaymentRelay {
           customRecords: p.customRecords,
         },
         secret,
+        resumed,
       );
     }
     if (tlc.amount < payload.amount) return nodeFail('IncorrectOrUnknownPaymentDetails');
     const problem = checkTrampolineForward(payload.amount, p);
     if (problem) return nodeFail(problem);
     if (!peeled.next) return nodeFail('InvalidOnionPayload');
-    // UDT payments through a trampoline are not supported yet: the route would mix assets.
-    if (this.o.channels.policyOf(tlc.channelId)?.udt) return nodeFail('TemporaryNodeFailure');
     try {
       this.o.payments.forwardTrampoline({
         paymentHash: tlc.paymentHash,
@@ -481,6 +574,8 @@ export class PaymentRelay {
         finalTlcExpiryDelta: p.tlcExpiryDelta,
         tlcExpiryLimit: p.tlcExpiryLimit,
         hashAlgorithm: p.hashAlgorithm,
+        // Onward in the asset that came in (the reference takes the previous channel's UDT).
+        udtTypeScript: this.o.channels.policyOf(tlc.channelId)?.udtScript ?? null,
         context: {
           onion: bytesToHex(peeled.next),
           prevChannelId: tlc.channelId,
@@ -505,6 +600,7 @@ export class PaymentRelay {
       customRecords: Map<number, Uint8Array> | null;
     },
     secret: Uint8Array,
+    resumed = false,
   ) {
     const fail = (code: TlcErrorCodeName) => this.fail(tlc, { code, extra: null }, secret);
     if (tlc.amount !== payload.amount) return fail('FinalIncorrectTlcAmount');
@@ -517,7 +613,10 @@ export class PaymentRelay {
     if (invoice) {
       if (invoice.status === 'Expired') return fail('InvoiceExpired');
       if (invoice.status === 'Cancelled') return fail('InvoiceCancelled');
-      if (invoice.status !== 'Open') return fail('IncorrectOrUnknownPaymentDetails');
+      // Handed again after a restart, a TLC may belong to a payment the node accepted before it
+      // stopped (the invoice Received, or Paid by the rest of its set): taken as then.
+      const accepted = resumed && (invoice.status === 'Received' || invoice.status === 'Paid');
+      if (invoice.status !== 'Open' && !accepted) return fail('IncorrectOrUnknownPaymentDetails');
       const delta = findAttr(invoice.invoice, 'FinalHtlcMinimumExpiryDelta');
       if (delta && tlc.expiry < BigInt(this.now()) + delta.value) return fail('FinalIncorrectExpiryDelta');
       const want = invoice.invoice.amount;
@@ -534,6 +633,8 @@ export class PaymentRelay {
         return fail('FinalIncorrectTlcAmount');
       const preimage = invoice.preimage;
       if (preimage && !preimageMatches(preimage, hash, alg)) return fail('IncorrectOrUnknownPaymentDetails');
+      if (accepted)
+        return this.receiveAccepted(tlc, invoice.status as 'Received' | 'Paid', preimage, record, secret);
       if (mpp) {
         // Held with the other parts until they reach the total (or the hold time ends).
         const invoiceEnd = expiresAtMs(invoice.invoice);
@@ -574,6 +675,36 @@ export class PaymentRelay {
     if (!keysend || !preimageMatches(keysend, hash, alg)) return fail('IncorrectOrUnknownPaymentDetails');
     this.o.invoices.putPreimage(tlc.paymentHash, keysend);
     await this.o.channels.fulfilTlc(tlc.channelId, tlc.tlcId, keysend);
+  }
+
+  /**
+   * A TLC handed again after a restart, for a payment the node had accepted before it stopped
+   * (stopped between accepting and settling): fulfilled when the preimage is known, or — a hold
+   * invoice — held again until settle_invoice or cancel_invoice.
+   */
+  private async receiveAccepted(
+    tlc: IncomingTlc,
+    status: 'Received' | 'Paid',
+    preimage: Uint8Array | undefined,
+    record: { totalAmount: bigint } | null,
+    secret: Uint8Array,
+  ): Promise<void> {
+    if (preimage) {
+      await this.o.channels.fulfilTlc(tlc.channelId, tlc.tlcId, preimage);
+      if (status === 'Received') this.o.invoices.markPaid(tlc.paymentHash);
+      return;
+    }
+    if (status === 'Paid')
+      return this.fail(tlc, { code: 'IncorrectOrUnknownPaymentDetails', extra: null }, secret);
+    this.o.links.hold({
+      channelId: tlc.channelId,
+      tlcId: tlc.tlcId,
+      paymentHash: tlc.paymentHash,
+      amount: tlc.amount,
+      totalAmount: record?.totalAmount ?? null,
+      holdExpireAt: null,
+      sharedSecret: bytesToHex(secret),
+    });
   }
 
   /**

@@ -79,3 +79,30 @@ export function reconcileSession(
   if (changed && usesMpp(s.request)) session = { ...session, fee: feePaid(session) };
   return { session: changed ? { ...session, lastUpdatedAt: now } : session, changed };
 }
+
+/**
+ * What a restarted node finds of a TLC it received (committed in its channel, its removal not
+ * started): whether the relay had handled it before the node stopped.
+ */
+export interface ReceivedEvidence {
+  /** An outgoing TLC is linked to it: it was forwarded. */
+  forwarded: boolean;
+  /** It is held for an invoice (a hold invoice, or an MPP part waiting for the rest). */
+  held: boolean;
+  /** A trampoline payment session pays onward for it. */
+  trampolined: boolean;
+  /** The TLC it was forwarded as is in the next channel, but the link was never written. */
+  forwardInChannel: boolean;
+}
+
+/**
+ * - 'handled': the relay took it before the stop; its outcome will come through what it left;
+ * - 'relink': forwarded, only the link is missing: written now, never forwarded twice;
+ * - 'handleAgain': never handled: handed to the relay as if it had just arrived.
+ */
+export type ReceivedFate = 'handled' | 'relink' | 'handleAgain';
+
+export function receivedFate(e: ReceivedEvidence): ReceivedFate {
+  if (e.forwarded || e.held || e.trampolined) return 'handled';
+  return e.forwardInChannel ? 'relink' : 'handleAgain';
+}

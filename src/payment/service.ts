@@ -44,6 +44,7 @@ import {
   type TrampolineContext,
   TrampolinePlanError,
   type TrampolinePlanInput,
+  trampolineHopsUnsupported,
   trampolineOnion,
 } from './trampoline.ts';
 
@@ -64,6 +65,8 @@ export interface PaymentRouter {
   ): { route: RouterHop[]; amount: bigint };
   /** MPP: what the widest route carries (`maxRoutableAmount`). */
   maxRoutableAmount?(req: Omit<FindRouteRequest, 'amount'>): bigint;
+  /** The features a node announced; undefined for a node that announced none. */
+  nodeFeatures?(node: string): Uint8Array | undefined;
 }
 
 export interface OutgoingTlc {
@@ -239,6 +242,7 @@ export class PaymentService {
     finalTlcExpiryDelta: bigint;
     tlcExpiryLimit: bigint;
     hashAlgorithm: 0 | 1;
+    udtTypeScript?: PaymentRequest['udtTypeScript'];
     context: Omit<TrampolineContext, 'upstreamSettled'>;
   }): PaymentRecord {
     const request: PaymentRequest = {
@@ -252,7 +256,7 @@ export class PaymentService {
       maxParts: 1n,
       allowMpp: false,
       keysend: false,
-      udtTypeScript: null,
+      udtTypeScript: f.udtTypeScript ?? null,
       allowSelfPayment: false,
       customRecords: null,
       hopHints: [],
@@ -276,6 +280,12 @@ export class PaymentService {
     const ctx = s?.request.trampoline;
     if (!s || !ctx) return;
     this.save({ ...s, request: { ...s.request, trampoline: { ...ctx, upstreamSettled: true } } });
+  }
+
+  /** The incoming TLC a trampoline session for `paymentHash` pays onward for, if there is one. */
+  trampolineOf(paymentHash: string): { channelId: string; tlcId: bigint } | undefined {
+    const ctx = this.o.store.get(paymentHash)?.request.trampoline;
+    return ctx ? { channelId: ctx.prevChannelId, tlcId: ctx.prevTlcId } : undefined;
   }
 
   /** Trampoline sessions that ended before their incoming TLC was settled (a stop between). */
@@ -504,6 +514,10 @@ export class PaymentService {
     try {
       const base = this.routeRequest(request, now);
       if (request.trampolineHops?.length) {
+        const unsupported = trampolineHopsUnsupported(request.trampolineHops, this.o.nodePubkey, (n) =>
+          this.o.router.nodeFeatures?.(n),
+        );
+        if (unsupported) throw new PathFindError('FeatureNotEnabled', `Feature not enabled: ${unsupported}`);
         // Only as far as the first trampoline, carrying the amount and the whole fee budget.
         const plan = planTrampoline(this.trampolineInput(request));
         return this.o.router.findRoute({

@@ -161,6 +161,30 @@ export function checkTrampolineFinal(tlcAmount: bigint, outerAmount: bigint, fin
 }
 
 /**
+ * Whether a node's announced features include TRAMPOLINE_ROUTING (bit 4 required or 5 optional);
+ * a node that announced nothing counts as supporting it, as in the reference.
+ */
+export function supportsTrampolineRouting(features: Uint8Array | undefined): boolean {
+  if (!features) return true;
+  return ((features[0] ?? 0) & 0b11_0000) !== 0;
+}
+
+/**
+ * What the sender's graph says against its `trampoline_hops` (the reference's
+ * `find_trampoline_route`, a PathFindError::FeatureNotEnabled detail), or null.
+ */
+export function trampolineHopsUnsupported(
+  hops: string[],
+  source: string,
+  featuresOf: (node: string) => Uint8Array | undefined,
+): string | null {
+  if (hops[0] === source) return 'invalid trampoline_hops: first hop must not be source/target';
+  if (hops.some((h) => !supportsTrampolineRouting(featuresOf(h))))
+    return 'invalid trampoline_hops: a hop does not support trampoline routing';
+  return null;
+}
+
+/**
  * `trampoline_hops` of send_payment, with the reference's texts (the caller wraps them as an
  * invalid request).
  */

@@ -52,6 +52,7 @@ function buildNetwork() {
     tlcExpiryDelta: 14_400_000n,
     enabled: true,
     udt: null,
+    udtScript: null,
     channelOutpoint: ch.outpoint,
   });
   const other = (ch: SimChannel, s: Stack) => (ch.a === s ? ch.b : ch.a);
@@ -65,6 +66,7 @@ function buildNetwork() {
       return ch ? policy(ch) : undefined;
     },
     offeredTlcs: () => [],
+    unresolvedReceived: () => [],
     addTlc: async (channelId, t) => {
       const ch = channels.find((c) => c.id === channelId)!;
       const id = ch.nextTlc++;

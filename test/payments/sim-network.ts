@@ -19,7 +19,12 @@ import { payeeOf } from '../../src/invoice/codec.ts';
 import { createInvoiceService, type InvoiceService } from '../../src/invoice/service.ts';
 import { invoiceSchema } from '../../src/invoice/store.ts';
 import { paymentLinkSchema, TlcLinks } from '../../src/payment/links.ts';
-import { type ChannelTlcPort, type ForwardPolicy, PaymentRelay } from '../../src/payment/relay.ts';
+import {
+  type ChannelTlcPort,
+  type ForwardPolicy,
+  type IncomingTlc,
+  PaymentRelay,
+} from '../../src/payment/relay.ts';
 import { onionKeyOf } from '../../src/payment/resume.ts';
 import { PaymentService } from '../../src/payment/service.ts';
 import { PaymentStore, paymentSchema } from '../../src/payment/store.ts';
@@ -43,6 +48,11 @@ export interface Faults {
    * outcome was recorded, then the node died; 'drop' — removed, nothing recorded.
    */
   outcome?: 'recordOnly' | 'drop';
+  /**
+   * The channel commits the TLCs peers add to us, but the node dies before its relay handles
+   * them: they wait in the channel, unhandled, for the restart.
+   */
+  dropIncoming?: boolean;
 }
 
 export interface Stack {
@@ -64,6 +74,8 @@ interface SimTlc {
   amount: bigint;
   paymentHash: string;
   onionKey: string;
+  /** As the receiving side's relay takes it. */
+  incoming: IncomingTlc;
 }
 
 export interface SimChannel {
@@ -76,6 +88,8 @@ export interface SimChannel {
   nextTlc: bigint;
   /** Forwards onto this channel refused before one goes through. */
   refuse: number;
+  /** A UDT channel's type script (as send_payment names it); absent for CKB. */
+  udt?: { code_hash: string; hash_type: string; args: string };
 }
 
 export function outpoint(i: number) {
@@ -84,6 +98,8 @@ export function outpoint(i: number) {
 
 export function buildNetwork(opts: { holdTimeoutMs?: number } = {}) {
   const channels: SimChannel[] = [];
+  /** Features from node announcements; a node absent here announced none. */
+  const nodeFeatures = new Map<string, Uint8Array>();
   let paused: (() => void)[] | null = null;
   const failures: { channel: string; packet: Uint8Array }[] = [];
   const deliver = (f: () => void) => {
@@ -95,7 +111,8 @@ export function buildNetwork(opts: { holdTimeoutMs?: number } = {}) {
     tlcMinValue: 0n,
     tlcExpiryDelta: 14_400_000n,
     enabled: true,
-    udt: null,
+    udt: ch.udt ? JSON.stringify(ch.udt) : null,
+    udtScript: ch.udt ?? null,
     channelOutpoint: ch.outpoint,
   });
   const available = (ch: SimChannel, s: Stack) => {
@@ -145,6 +162,10 @@ export function buildNetwork(opts: { holdTimeoutMs?: number } = {}) {
               onionKey: t.onionKey,
             })),
         ),
+    unresolvedReceived: () =>
+      channels
+        .filter((c) => c.a === me || c.b === me)
+        .flatMap((c) => [...c.tlcs.values()].filter((t) => t.from !== me).map((t) => t.incoming)),
     addTlc: async (channelId, t) => {
       const ch = byId(channelId);
       if (ch.refuse > 0 && me !== payer()) {
@@ -153,14 +174,19 @@ export function buildNetwork(opts: { holdTimeoutMs?: number } = {}) {
       }
       if (t.amount > available(ch, me)) throw new Error('TemporaryChannelFailure');
       const id = ch.nextTlc++;
+      const incoming = { channelId, tlcId: id, ...t };
       ch.tlcs.set(id, {
         from: me,
         amount: t.amount,
         paymentHash: t.paymentHash,
         onionKey: onionKeyOf(t.onion),
+        incoming,
       });
+      // The TLC is committed now: the peer's process of this moment handles it, or — having
+      // died before its relay did — never does (its restart finds the TLC in the channel).
       const peer = other(ch, me);
-      deliver(() => void peer.relay.onIncoming({ channelId, tlcId: id, ...t }));
+      const relay = peer.faults.dropIncoming ? null : peer.relay;
+      deliver(() => void relay?.onIncoming(incoming));
       if (faults.addThenHang) return new Promise<bigint>(() => {});
       return id;
     },
@@ -198,7 +224,8 @@ export function buildNetwork(opts: { holdTimeoutMs?: number } = {}) {
             to: t!.pubkey,
             outpoint: c.outpoint,
             capacity: [...c.balance.values()].reduce((x, y) => x + y, 0n),
-            udt: null,
+            // The route request's key for a UDT: its script as JSON (what a payment asks for).
+            udt: c.udt ? JSON.stringify(c.udt) : null,
             feeRate: FEE_PPM,
             tlcExpiryDelta: 14_400_000,
             tlcMinimumValue: 0n,
@@ -228,6 +255,7 @@ export function buildNetwork(opts: { holdTimeoutMs?: number } = {}) {
         findRoute: (req) => findPath(graph, req),
         findRouteInRange: (req, low) => findPathInRange(graph, req, low),
         maxRoutableAmount: (req) => maxRoutableAmount(graph, req),
+        nodeFeatures: (node) => nodeFeatures.get(node),
       },
       tlc: {
         sendTlc: (t) => {
@@ -294,6 +322,8 @@ export function buildNetwork(opts: { holdTimeoutMs?: number } = {}) {
     balanceOf,
     startServices,
     restart,
+    /** A node announcement with these feature bytes, as every node's graph sees it. */
+    announce: (s: Stack, features: Uint8Array) => nodeFeatures.set(s.pubkey, features),
     failures,
     pause: () => {
       paused = [];

@@ -197,6 +197,65 @@ describe('paying through trampolines over simulated channels', () => {
     expect(decodeErrorPacket(packet, session.sharedSecrets)!.error.code).toBe('InvalidOnionPayload');
   });
 
+  it('pays a UDT through a trampoline, onward in the same token', async () => {
+    const { net, A, T, D, at, tb, bd } = network();
+    const udt = { code_hash: `0x${'ab'.repeat(32)}`, hash_type: 'type', args: '0x0102' };
+    for (const c of [at, tb, bd]) c.udt = udt;
+    const before = { A: net.balanceOf(A), D: net.balanceOf(D) };
+    const sent = A.payments.send({
+      target_pubkey: D.pubkey,
+      amount: AMOUNT,
+      keysend: true,
+      udt_type_script: udt,
+      trampoline_hops: [T.pubkey],
+      max_fee_amount: BUDGET,
+    });
+    await waitFor(() => A.payments.get(sent.payment_hash).status === 'Success', 'UDT payment success');
+    expect(new PaymentStore(T.db).get(sent.payment_hash)!.request.udtTypeScript).toEqual(udt);
+    expect(net.balanceOf(A)).toBe(before.A - AMOUNT - BUDGET);
+    expect(net.balanceOf(D)).toBe(before.D + AMOUNT);
+    expect(net.pendingTlcs()).toBe(0);
+  });
+
+  it('fails at the trampoline a UDT payment it has no route for in that token', async () => {
+    const { net, A, T, D, at } = network();
+    at.udt = { code_hash: `0x${'ab'.repeat(32)}`, hash_type: 'type', args: '0x0102' };
+    const before = net.balanceOf(A);
+    const sent = A.payments.send({
+      target_pubkey: D.pubkey,
+      amount: AMOUNT,
+      keysend: true,
+      udt_type_script: at.udt,
+      trampoline_hops: [T.pubkey],
+      max_fee_amount: BUDGET,
+    });
+    await waitFor(() => A.payments.get(sent.payment_hash).status === 'Failed', 'payment failed');
+    expect(A.payments.get(sent.payment_hash).failed_error).toBe('TemporaryNodeFailure');
+    expect(net.balanceOf(A)).toBe(before);
+    expect(net.pendingTlcs()).toBe(0);
+  });
+
+  it('routes only through hops that announce trampoline routing (or announced nothing)', async () => {
+    const { net, A, T, T2, D } = network();
+    const inv = invoice(D);
+    const send = () =>
+      A.payments.send({
+        invoice: inv.address,
+        trampoline_hops: [T.pubkey, T2.pubkey],
+        max_fee_amount: BUDGET,
+      });
+    // T2 announced GOSSIP_QUERIES and BASIC_MPP only.
+    net.announce(T2, new Uint8Array([0x05]));
+    expect(send).toThrow(
+      'Send payment error: Failed to build route, Feature not enabled: invalid trampoline_hops: a hop does not support trampoline routing',
+    );
+    expect(() => A.payments.get(inv.hash)).toThrow('Payment session not found');
+    // The optional bit is enough; T, which announced nothing, counts as supporting it.
+    net.announce(T2, new Uint8Array([0x25]));
+    send();
+    await waitFor(() => A.payments.get(inv.hash).status === 'Success', 'payment success');
+  });
+
   it('refuses, with the reference texts, what trampoline routing cannot do', () => {
     const { A, T, B, D, T2 } = network();
     const inv = invoice(D);
@@ -215,6 +274,9 @@ describe('paying through trampolines over simulated channels', () => {
     );
     expect(() => A.payments.send({ invoice: inv.address, trampoline_hops: [T.pubkey] })).toThrow(
       bad('max_fee_amount must be set when trampoline_hops is provided'),
+    );
+    expect(send({ trampoline_hops: [A.pubkey] })).toThrow(
+      'Send payment error: Failed to build route, Feature not enabled: invalid trampoline_hops: first hop must not be source/target',
     );
     expect(send({ trampoline_hops: [T.pubkey], allow_self_payment: true })).toThrow(
       bad('allow_self_payment cannot be enabled with trampoline routing'),
