@@ -65,9 +65,16 @@ const net = await startDevnet({
   nodes: 3,
   blockIntervalMs: 200,
   basePort: 40_000 + Math.floor(Math.random() * 10_000),
+  // A line: alice knows of bob–carol only through bob's gossip (she is not peered with carol).
   topology: {
-    peers: [['alice', 'bob']],
-    channels: [{ from: 'alice', to: 'bob', funding: 5000, udt: false, public: true }],
+    peers: [
+      ['alice', 'bob'],
+      ['bob', 'carol'],
+    ],
+    channels: [
+      { from: 'alice', to: 'bob', funding: 5000, udt: false, public: true },
+      { from: 'bob', to: 'carol', funding: 5000, udt: false, public: true },
+    ],
   },
   reset: true,
   log: () => {},
