@@ -102,9 +102,7 @@ export function wirePayments(w: PaymentWiring): {
     } else if (n.type === 'dropped') {
       void r.onDropped(channelId, t.id).catch(fail('dropped TLC relay failed'));
     } else if (n.type === 'failed' && t.offered) {
-      void r
-        .onFailed(channelId, t.id, hexToBytes(n.error, 'error'))
-        .catch(fail('failure relay failed'));
+      void r.onFailed(channelId, t.id, hexToBytes(n.error, 'error')).catch(fail('failure relay failed'));
     }
   });
   // MPP parts held past their hold time are failed back (the reference checks periodically too).
