@@ -59,10 +59,17 @@ const local = async (who: Name, peer: Name, opts: { udt?: boolean } = {}) =>
  * send_payment, retried while the route is not known yet (the seed: right after a channel is
  * ready the route may not exist; its announcements are still travelling).
  */
-async function sendRouted(from: Name, params: object) {
-  return until(`a route for ${JSON.stringify(params).slice(0, 80)}`, async () => {
+interface PaymentRecord {
+  payment_hash: string;
+  status: string;
+  fee: string;
+  failed_error: string | null;
+}
+
+async function sendRouted(from: Name, params: object): Promise<PaymentRecord> {
+  return until<PaymentRecord>(`a route for ${JSON.stringify(params).slice(0, 80)}`, async () => {
     try {
-      return await rpc[from].call('send_payment', params);
+      return await rpc[from].call<PaymentRecord>('send_payment', params);
     } catch (e) {
       if (/Failed to build route/.test((e as Error).message)) return undefined;
       throw e;
