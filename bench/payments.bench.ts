@@ -49,10 +49,13 @@ async function pay(alice: RpcClient, bob: string): Promise<number> {
       await new Promise((r) => setTimeout(r, 200));
     }
   }
+  const stuck = Date.now() + 120_000;
   for (;;) {
     const p = await alice.call('get_payment', { payment_hash });
     if (p.status === 'Success') return performance.now() - t0;
     if (p.status === 'Failed') throw new Error(`payment failed: ${p.failed_error}`);
+    // A TLC never settled would hold the run forever: name it instead.
+    if (Date.now() > stuck) throw new Error(`payment still ${p.status} after 120 s`);
     await new Promise((r) => setTimeout(r, 2));
   }
 }
