@@ -98,14 +98,12 @@ export function wirePayments(w: PaymentWiring): {
       void r.onIncoming(incomingTlc(channelId, t)).catch(fail('incoming TLC handling failed'));
     } else if (n.type === 'fulfilled' && t.offered) {
       void r
-        .onFulfilled(channelId, t.id, Buffer.from(n.preimage.replace(/^0x/, ''), 'hex'))
+        .onFulfilled(channelId, t.id, hexToBytes(n.preimage, 'preimage'))
         .catch(fail('fulfil relay failed'));
     } else if (n.type === 'dropped') {
       void r.onDropped(channelId, t.id).catch(fail('dropped TLC relay failed'));
     } else if (n.type === 'failed' && t.offered) {
-      void r
-        .onFailed(channelId, t.id, Buffer.from(n.error.replace(/^0x/, ''), 'hex'))
-        .catch(fail('failure relay failed'));
+      void r.onFailed(channelId, t.id, hexToBytes(n.error, 'error')).catch(fail('failure relay failed'));
     }
   });
   // MPP parts held past their hold time are failed back (the reference checks periodically too).
@@ -137,7 +135,7 @@ function incomingTlc(channelId: string, t: Tlc): IncomingTlc {
     paymentHash: t.paymentHash,
     expiry: t.expiry,
     hashAlgorithm: t.hashAlgorithm,
-    onion: Buffer.from(t.onion.replace(/^0x/, ''), 'hex'),
+    onion: hexToBytes(t.onion, 'onion'),
   };
 }
 

@@ -202,12 +202,22 @@ export class PaymentService {
         'Send payment error: Failed to build route, Feature not enabled: allow_self_payment is not enable, can not pay self',
       );
     }
-    if (usesMpp(request)) {
-      this.refuseDuplicate(request);
-      const { session, parts } = this.mpp.start(request);
-      return request.dryRun ? this.dryRunRecord(session, parts) : this.record(session);
+    this.refuseDuplicate(request);
+    try {
+      if (usesMpp(request)) {
+        const { session, parts } = this.mpp.start(request);
+        return request.dryRun ? this.dryRunRecord(session, parts) : this.record(session);
+      }
+      return this.start(request, this.route(request, this.now()));
+    } catch (e) {
+      // As the reference, which stores the session before building its routes: a payment no
+      // route can carry stays on record as Failed with the reason (and may be sent again).
+      if (!request.dryRun && e instanceof DomainError && e.message.startsWith('Send payment error: ')) {
+        const now = this.now();
+        this.save(sessionFailed(newSession(request, now), e.message, now));
+      }
+      throw e;
     }
-    return this.start(request, this.route(request, this.now()));
   }
 
   /**
@@ -309,6 +319,7 @@ export class PaymentService {
     return validateSendPayment(params, ctx);
   }
 
+  /** Only a Failed session with nothing in flight may be sent again. */
   private refuseDuplicate(request: PaymentRequest): void {
     const existing = this.o.store.get(request.paymentHash);
     if (

@@ -196,6 +196,19 @@ describe('TlcErr and error packets', () => {
     expect(decoded).toEqual({ error: channelFailed, hopIndex: 1 });
   });
 
+  it('decodes a packet held in a pooled Node Buffer (whose slice() is a view) without garbling it', () => {
+    // As bytes arrive from hex text in the node: Buffer.from(hex) shares Node's pool.
+    const built = buildOnion([SENDER, B_PAYLOAD, C_PAYLOAD], fill(0x42), { sessionKey: fill(0x41) });
+    const atB = createErrorPacket(channelFailed, built.sharedSecrets[0]!);
+    const copy = hex(atB);
+    const pooled = Buffer.from(copy, 'hex');
+    expect(decodeErrorPacket(pooled, built.sharedSecrets)).toEqual({ error: channelFailed, hopIndex: 0 });
+    expect(pooled.toString('hex')).toBe(copy); // the input is left as it was
+    const relayed = relayErrorPacket(pooled, fill(9));
+    expect(pooled.toString('hex')).toBe(copy);
+    expect(hex(relayed)).not.toBe(copy);
+  });
+
   it('plaintext packets pass relays unchanged and decode without secrets', () => {
     const plain = createErrorPacket({ code: 'InvalidOnionPayload', extra: null }, null);
     expect(hex(plain)).toBe(

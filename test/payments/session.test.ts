@@ -238,6 +238,13 @@ describe('payment sessions', () => {
     expect(() =>
       service.send({ target_pubkey: stranger, amount: 1_000n, payment_hash: invoiceHash(6) }),
     ).toThrow(/^Send payment error: Failed to build route, /);
+    // On record as Failed with the reason, as the reference stores it; it may be sent again.
+    const noRoute = service.get(invoiceHash(6));
+    expect(noRoute.status).toBe('Failed');
+    expect(noRoute.failed_error).toMatch(/^Send payment error: Failed to build route, /);
+    expect(() =>
+      service.send({ target_pubkey: stranger, amount: 1_000n, payment_hash: invoiceHash(6) }),
+    ).toThrow(/^Send payment error: Failed to build route, /);
     expect(() => service.send({ amount: 1n, payment_hash: hash })).toThrow('"target_pubkey is missing"');
     expect(() => service.send({ target_pubkey: C.pubkey, payment_hash: hash })).toThrow(
       '"amount is missing"',

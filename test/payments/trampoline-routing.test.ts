@@ -284,7 +284,10 @@ describe('paying through trampolines over simulated channels', () => {
     expect(send({ trampoline_hops: [T.pubkey], max_fee_amount: 100n })).toThrow(
       `Send payment error: Failed to build route, Graph other error: max_fee_amount is too low for trampoline routing: recommend_minimal_fee=${fee(AMOUNT)}, maximal_fee=${10n * fee(AMOUNT)} current_fee=100`,
     );
-    expect(() => A.payments.get(inv.hash)).toThrow('Payment session not found');
+    // Route building failed: on record as Failed with that reason, as the reference stores it.
+    const failed = A.payments.get(inv.hash);
+    expect(failed.status).toBe('Failed');
+    expect(failed.failed_error).toMatch(/max_fee_amount is too low for trampoline routing/);
   });
 });
 

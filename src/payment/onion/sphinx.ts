@@ -234,9 +234,13 @@ export function createErrorPacket(sharedSecret: Bytes, payload: Bytes): Bytes {
   return out;
 }
 
-/** Each upstream hop obfuscates the packet once more with its own shared secret. */
+/**
+ * Each upstream hop obfuscates the packet once more with its own shared secret. Always a fresh
+ * copy: a Node Buffer passes for a Uint8Array, but its `slice()` is a view, and XOR-ing a view in
+ * place garbled errors decoded from it (their node id and channel) on the sender's later passes.
+ */
 export function obfuscateErrorPacket(sharedSecret: Bytes, packet: Bytes): Bytes {
-  const out = packet.slice();
+  const out = Uint8Array.from(packet);
   xorInto(out, keystream(deriveKey('ammag', sharedSecret), out.length));
   return out;
 }
@@ -251,7 +255,7 @@ export function parseErrorPacket<T>(
   accept: (payload: Bytes) => T | null,
 ): { index: number; payload: Bytes; value: T } | null {
   if (packet.length < 32) return null;
-  let e: Bytes = packet.slice();
+  let e: Bytes = Uint8Array.from(packet);
   for (const [i, s] of sharedSecrets.entries()) {
     e = obfuscateErrorPacket(s, e);
     const payload = e.subarray(32);
