@@ -9,9 +9,10 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createRpcClient } from '../../src/rpc/client.ts';
 import { runStrand, STRAND_BIN, tempDir } from '../helpers/node-process.ts';
+import { devnetBasePort } from '../helpers/ports.ts';
 
 const dir = path.join(tempDir('strand-devnet-'), 'net');
-const basePort = 20_000 + Math.floor(Math.random() * 20_000);
+const basePort = devnetBasePort();
 let proc: ChildProcess | undefined;
 
 function startDevnet(): Promise<{ proc: ChildProcess; out: () => string }> {

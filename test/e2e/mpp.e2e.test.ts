@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DevnetDescription, type RunningDevnet, startDevnet } from '../../src/devnet/devnet.ts';
 import { createRpcClient, type RpcClient } from '../../src/rpc/client.ts';
 import { tempDir } from '../helpers/node-process.ts';
+import { devnetBasePort } from '../helpers/ports.ts';
 
 const CKB = 100_000_000n;
 const big = (hex: string) => BigInt(hex);
@@ -47,7 +48,7 @@ beforeAll(async () => {
     dir: path.join(tempDir('strand-mpp-'), 'net'),
     nodes: 4,
     blockIntervalMs: 200,
-    basePort: 30_000 + Math.floor(Math.random() * 20_000),
+    basePort: devnetBasePort(),
     topology: {
       peers: [
         ['alice', 'bob'],

@@ -14,6 +14,7 @@ import {
 } from '../../src/devnet/devnet.ts';
 import { createRpcClient, type RpcClient } from '../../src/rpc/client.ts';
 import { tempDir } from '../helpers/node-process.ts';
+import { devnetBasePort } from '../helpers/ports.ts';
 import { wsClient } from '../helpers/ws-client.ts';
 
 const CKB = 100_000_000n;
@@ -51,7 +52,7 @@ beforeAll(async () => {
     blockIntervalMs: 200,
     // Short epochs: a force close settles after one epoch (the default commitment delay).
     epochLength: 10,
-    basePort: 30_000 + Math.floor(Math.random() * 20_000),
+    basePort: devnetBasePort(),
     // The seed's case: alice funds 500 CKB, bob auto-accepts with 250.
     topology: {
       peers: [

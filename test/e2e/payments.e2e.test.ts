@@ -16,6 +16,7 @@ import { ckbHash } from '../../src/crypto/hash.ts';
 import { type DevnetNodeInfo, type RunningDevnet, startDevnet } from '../../src/devnet/devnet.ts';
 import { createRpcClient, type RpcCallError, type RpcClient } from '../../src/rpc/client.ts';
 import { tempDir } from '../helpers/node-process.ts';
+import { devnetBasePort } from '../helpers/ports.ts';
 
 const CKB = 100_000_000n;
 const big = (hex: string) => BigInt(hex);
@@ -95,7 +96,7 @@ beforeAll(async () => {
     dir: path.join(tempDir('strand-e2e-pay-'), 'net'),
     nodes: 6,
     blockIntervalMs: 200,
-    basePort: 30_000 + Math.floor(Math.random() * 20_000),
+    basePort: devnetBasePort(),
     topology: {
       peers: [
         ['alice', 'bob'],

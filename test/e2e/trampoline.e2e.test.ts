@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DevnetDescription, type RunningDevnet, startDevnet } from '../../src/devnet/devnet.ts';
 import { createRpcClient, type RpcClient } from '../../src/rpc/client.ts';
 import { tempDir } from '../helpers/node-process.ts';
+import { devnetBasePort } from '../helpers/ports.ts';
 
 const CKB = 100_000_000n;
 const big = (hex: string) => BigInt(hex);
@@ -41,7 +42,7 @@ beforeAll(async () => {
     dir: path.join(tempDir('strand-trampoline-'), 'net'),
     nodes: 3,
     blockIntervalMs: 200,
-    basePort: 30_000 + Math.floor(Math.random() * 20_000),
+    basePort: devnetBasePort(),
     topology: {
       peers: [
         ['alice', 'bob'],
