@@ -641,7 +641,10 @@ export function step(ch: Channel, ev: Event, env: MachineEnv): Step {
     if (ev.type === 'shutdown') throw new ChannelError('Messaging failed because channel is closed');
     // Refused with the state it is in (never a silent success).
     if (ev.type === 'submitFunding') return submitSignedFunding(ch, ev.tx, ev.sighashCodeHash, env);
-    if (ev.type === 'tlcBatch') return tlcBatch(ch, ev.cmds, env);
+    if (ev.type === 'tlcBatch') {
+      const error = 'Messaging failed because channel is closed';
+      return { ch, effects: [], outcomes: ev.cmds.map(() => ({ ok: false, error })) };
+    }
     return { ch, effects: [] };
   }
   const guarded = guardOutdated(ch, ev);

@@ -1,8 +1,9 @@
 /**
  * TLC rounds, pure. One round at a time per channel (the reference also allows only one unacked
- * CommitmentSigned per side): the initiator sends its updates (AddTlc / RemoveTlc) and a
- * CommitmentSigned for the peer's next commitment; the peer answers RevokeAndAck (revoking its
- * previous commitment) and its own CommitmentSigned; the initiator ends with RevokeAndAck.
+ * CommitmentSigned per side): the initiator sends its updates (AddTlc / RemoveTlc, several in one
+ * round: `tlcBatch`) and a CommitmentSigned for the peer's next commitment; the peer answers
+ * RevokeAndAck (revoking its previous commitment) and its own CommitmentSigned; the initiator
+ * ends with RevokeAndAck.
  * Updates apply to balances when announced, so both new commitments include them; the old
  * commitments are revoked by the end of the round.
  *
