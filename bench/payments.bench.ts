@@ -12,7 +12,8 @@ import { createRpcClient, type RpcClient } from '../src/rpc/client.ts';
 import { tempDir } from '../test/helpers/node-process.ts';
 
 const PAYMENTS = Number(process.env.BENCH_PAYMENTS ?? 200);
-// Payments in flight at once (both sides then start TLC rounds that collide and are serialised).
+// Payments in flight at once: the TLC updates asked for during a round go out together in the
+// next one (batching); the payer's adds and the payee's fulfils still collide now and then.
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
 
 function signingCeiling() {

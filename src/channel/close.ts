@@ -177,7 +177,7 @@ export function noTlcPending(ch: Channel): boolean {
 export function afterPendingResolved(s: Step, env: MachineEnv): Step {
   if (!resolvingPending(s.ch)) return s;
   const r = maybeClosingSigned(s.ch, env);
-  return r.ch === s.ch ? s : { ch: r.ch, effects: [...s.effects, ...r.effects] };
+  return r.ch === s.ch ? s : { ...s, ch: r.ch, effects: [...s.effects, ...r.effects] };
 }
 
 function maybeClosingSigned(ch: Channel, env: MachineEnv): Step {

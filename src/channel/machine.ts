@@ -57,7 +57,10 @@ import {
   type RemoveReason,
   removeTlc,
   signCommitment,
+  type TlcCommand,
   type TlcNotice,
+  type TlcOutcome,
+  tlcBatch,
 } from './tlc.ts';
 import {
   commitmentLockArgs,
@@ -118,6 +121,8 @@ export type Event =
   | { type: 'shutdown'; cmd: ShutdownCommand }
   | { type: 'addTlc'; cmd: AddTlcCommand }
   | { type: 'removeTlc'; id: bigint; reason: RemoveReason }
+  /** TLC commands that waited for a round to end: the updates of the next round (`tlcBatch`). */
+  | { type: 'tlcBatch'; cmds: TlcCommand[] }
   | { type: 'signCommitment' }
   | { type: 'closeConfirmed' }
   | { type: 'settled'; txHash: string }
@@ -130,6 +135,8 @@ export type Event =
 export interface Step {
   ch: Channel;
   effects: Effect[];
+  /** A `tlcBatch`: what became of each of its commands, in order. */
+  outcomes?: TlcOutcome[];
 }
 
 const b = (h: string) => hexToBytes(h);
@@ -634,6 +641,10 @@ export function step(ch: Channel, ev: Event, env: MachineEnv): Step {
     if (ev.type === 'shutdown') throw new ChannelError('Messaging failed because channel is closed');
     // Refused with the state it is in (never a silent success).
     if (ev.type === 'submitFunding') return submitSignedFunding(ch, ev.tx, ev.sighashCodeHash, env);
+    if (ev.type === 'tlcBatch') {
+      const error = 'Messaging failed because channel is closed';
+      return { ch, effects: [], outcomes: ev.cmds.map(() => ({ ok: false, error })) };
+    }
     return { ch, effects: [] };
   }
   const guarded = guardOutdated(ch, ev);
@@ -660,6 +671,8 @@ function dispatch(ch: Channel, ev: Event, env: MachineEnv): Step {
       return addTlc(ch, ev.cmd, env);
     case 'removeTlc':
       return removeTlc(ch, ev.id, ev.reason, env);
+    case 'tlcBatch':
+      return tlcBatch(ch, ev.cmds, env);
     case 'signCommitment':
       return signCommitment(ch, env);
     case 'closeConfirmed':

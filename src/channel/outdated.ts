@@ -139,6 +139,7 @@ export function guardOutdated(ch: Channel, ev: Event): Step | null {
       case 'shutdown':
       case 'addTlc':
       case 'removeTlc':
+      case 'tlcBatch':
       case 'signCommitment':
         throw new ChannelError(OUTDATED_REFUSAL);
       case 'peer': {
@@ -157,6 +158,7 @@ export function guardOutdated(ch: Channel, ev: Event): Step | null {
       case 'shutdown':
       case 'addTlc':
       case 'removeTlc':
+      case 'tlcBatch':
       case 'signCommitment':
         throw new ChannelError(RESTORED_REFUSAL);
       case 'peer':

@@ -42,7 +42,14 @@ import { aggregateXOnly, sorted2 } from './musig.ts';
 import { abortable, reestablishMessage } from './reestablish.ts';
 import { type Channel, PENDING_STATES, type ScriptData } from './state.ts';
 import { ChannelStore } from './store.ts';
-import { type AddTlcCommand, type RemoveReason, type TlcNotice, WAITING_ACK } from './tlc.ts';
+import {
+  type AddTlcCommand,
+  type RemoveReason,
+  type TlcCommand,
+  type TlcNotice,
+  WAITING_ACK,
+} from './tlc.ts';
+import { settleOutcomes, TlcQueue, type WaitingTlc } from './tlc-queue.ts';
 import { partySettlementTx, reserveFor, type ScriptInfo, SIDE_FLOOR } from './tx.ts';
 import {
   CHANNEL_CODECS,
@@ -216,8 +223,8 @@ export class ChannelService {
   private readonly watchers = new Map<string, NodeJS.Timeout>();
   private readonly unsubscribe: (() => void)[] = [];
   private readonly tlcListeners = new Set<(channelId: string, notice: TlcNotice) => void>();
-  /** Callers waiting for a channel's TLC round to end, by temporary id. */
-  private readonly idleWaiters = new Map<string, Set<() => void>>();
+  /** TLC commands waiting for a channel's round to end (the next round's batch), by temporary id. */
+  private readonly tlcQueue = new TlcQueue();
   private stopped = false;
   /** Periodic TLC expiry check; its hooks are the payments layer's (set once it is wired). */
   readonly expiry: ExpiryMonitor;
@@ -295,6 +302,7 @@ export class ChannelService {
     for (const u of this.unsubscribe.splice(0)) u();
     for (const t of this.watchers.values()) clearInterval(t);
     this.watchers.clear();
+    this.tlcQueue.rejectAll(() => new DomainError(WAITING_ACK));
     await Promise.allSettled([...this.queues.values()]);
   }
 
@@ -562,8 +570,9 @@ export class ChannelService {
 
   /**
    * Offers a TLC on a ready channel; resolves with its id once the AddTlc is on its way. While a
-   * round is in progress it waits up to `waitMs` (default 10 s) for it to end; with `waitMs: 0`
-   * it fails at once with the reference's "waiting TLC ACK" text (the dev RPC does that).
+   * round is in progress it waits up to `waitMs` (default 10 s) and goes out with the next
+   * round's batch; with `waitMs: 0` it fails at once with the reference's "waiting TLC ACK" text
+   * (the dev RPC does that).
    */
   async addTlc(
     channelId: string,
@@ -571,13 +580,8 @@ export class ChannelService {
     opts: { waitMs?: number } = {},
   ): Promise<{ tlcId: bigint }> {
     const ch0 = this.known(channelId);
-    let tlcId = -1n;
-    await this.whenIdle(ch0.tempId, opts.waitMs, () =>
-      this.command(ch0.tempId, { type: 'addTlc', cmd }, (ch) => {
-        tlcId = ch.nextTlcId.offered - 1n;
-      }),
-    );
-    return { tlcId };
+    const tlcId = await this.tlcCommand(ch0.tempId, { type: 'addTlc', cmd }, opts.waitMs);
+    return { tlcId: tlcId as bigint };
   }
 
   /** Fulfils (preimage) or fails (error packet) a TLC the peer offered us; waits like `addTlc`. */
@@ -588,41 +592,44 @@ export class ChannelService {
     opts: { waitMs?: number } = {},
   ): Promise<void> {
     const ch0 = this.known(channelId);
-    await this.whenIdle(ch0.tempId, opts.waitMs, () =>
-      this.command(ch0.tempId, { type: 'removeTlc', id: tlcId, reason }),
-    );
+    await this.tlcCommand(ch0.tempId, { type: 'removeTlc', id: tlcId, reason }, opts.waitMs);
   }
 
   /**
-   * Retries `fn` while it fails because a TLC round is in progress, woken as soon as the round
-   * ends (by `commit`), so queued payments follow each other without a polling delay.
+   * A TLC command, inside the channel's actor: run at once on an idle channel, else queued for
+   * the batch of the next round (`drainTlcs`, from `commit` when the round ends). With
+   * `waitMs: 0` a busy channel refuses it at once (the machine's WAITING_ACK).
    */
-  private async whenIdle(tempId: string, waitMs: number | undefined, fn: () => Promise<void>): Promise<void> {
-    const end = Date.now() + (waitMs ?? 10_000);
-    for (;;) {
-      try {
-        return await fn();
-      } catch (e) {
-        if (!(e instanceof DomainError) || e.message !== WAITING_ACK || Date.now() >= end || this.stopped)
-          throw e;
-        await this.roundEnd(tempId, end - Date.now());
-      }
-    }
+  private tlcCommand(tempId: string, cmd: TlcCommand, waitMs = 10_000): Promise<bigint | undefined> {
+    return new Promise((resolve, reject) => {
+      const w: WaitingTlc = { cmd, resolve, reject };
+      this.enqueue(tempId, () => {
+        const ch = this.store.get(tempId);
+        if (!ch) throw new DomainError('Messaging failed because channel is closed');
+        if (ch.round && waitMs > 0) this.tlcQueue.add(tempId, w, waitMs);
+        else this.runTlcBatch(ch, [w]);
+      }).catch(reject);
+    });
   }
 
-  private roundEnd(tempId: string, ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const waiters = this.idleWaiters.get(tempId) ?? new Set<() => void>();
-      this.idleWaiters.set(tempId, waiters);
-      const wake = () => {
-        clearTimeout(timer);
-        waiters.delete(wake);
-        resolve();
-      };
-      // A safety net: the round may also end without a commit here (the channel closing).
-      const timer = setTimeout(wake, Math.max(1, Math.min(ms, 1000)));
-      waiters.add(wake);
-    });
+  /** The round ended: everything queued meanwhile goes out as the updates of one new round. */
+  private drainTlcs(ch: Channel): void {
+    if (ch.round) return;
+    const ws = this.tlcQueue.take(ch.tempId);
+    if (ws.length) this.runTlcBatch(ch, ws);
+  }
+
+  private runTlcBatch(ch: Channel, ws: WaitingTlc[]): void {
+    let s: Step;
+    try {
+      s = step(ch, { type: 'tlcBatch', cmds: ws.map((w) => w.cmd) }, this.env);
+      this.commit(s);
+    } catch (e) {
+      const err = e instanceof ChannelError ? new DomainError(e.message) : (e as Error);
+      for (const w of ws) w.reject(err);
+      return;
+    }
+    settleOutcomes(ws, s.outcomes, () => new DomainError('Messaging failed because channel is closed'));
   }
 
   /** dev `commitment_signed`: a round without updates. */
@@ -754,7 +761,7 @@ export class ChannelService {
     this.o.onChange?.(s.ch);
     this.ackTimeout.observe(s.ch);
     for (const e of s.effects) this.perform(s.ch, e);
-    if (!s.ch.round) for (const wake of [...(this.idleWaiters.get(s.ch.tempId) ?? [])]) wake();
+    if (!s.ch.round) this.drainTlcs(s.ch);
   }
 
   private perform(ch: Channel, e: Effect): void {

@@ -1,8 +1,9 @@
 /**
  * TLC rounds, pure. One round at a time per channel (the reference also allows only one unacked
- * CommitmentSigned per side): the initiator sends its updates (AddTlc / RemoveTlc) and a
- * CommitmentSigned for the peer's next commitment; the peer answers RevokeAndAck (revoking its
- * previous commitment) and its own CommitmentSigned; the initiator ends with RevokeAndAck.
+ * CommitmentSigned per side): the initiator sends its updates (AddTlc / RemoveTlc, several in one
+ * round: `tlcBatch`) and a CommitmentSigned for the peer's next commitment; the peer answers
+ * RevokeAndAck (revoking its previous commitment) and its own CommitmentSigned; the initiator
+ * ends with RevokeAndAck.
  * Updates apply to balances when announced, so both new commitments include them; the old
  * commitments are revoked by the end of the round.
  *
@@ -107,6 +108,68 @@ export function hashPreimage(preimage: Uint8Array, algorithm: number): Uint8Arra
 
 /** `add_tlc`: announce a TLC and sign the peer's commitment that includes it. */
 export function addTlc(ch0: Channel, c: AddTlcCommand, env: MachineEnv): Step & { tlcId: bigint } {
+  const o = offer(ch0, c, env);
+  const s = startRound(o.ch, env, [o.msg], ch0);
+  return { ch: s.ch, effects: [send(o.msg), ...s.effects], tlcId: o.tlcId };
+}
+
+/** `remove_tlc`: settle (preimage) or fail a TLC the peer offered us. */
+export function removeTlc(ch0: Channel, id: bigint, reason: RemoveReason, env: MachineEnv): Step {
+  const r = settle(ch0, id, reason);
+  const s = startRound(r.ch, env, [r.msg], ch0);
+  return { ch: s.ch, effects: [send(r.msg), ...s.effects] };
+}
+
+/** One TLC command of a batch (`tlcBatch`). */
+export type TlcCommand =
+  | { type: 'addTlc'; cmd: AddTlcCommand }
+  | { type: 'removeTlc'; id: bigint; reason: RemoveReason };
+
+/** What became of one command of a batch: on its way (an AddTlc with its id), or refused. */
+export type TlcOutcome = { ok: true; tlcId?: bigint } | { ok: false; error: string };
+
+/**
+ * Several TLC commands as the updates of one round (Lightning's and the reference's batching:
+ * AddTlc / RemoveTlc × n, then a single CommitmentSigned). Each command is checked against the
+ * channel as the earlier ones of the batch left it, so the peer's in-flight limits and our
+ * balance bound the batch; a command that does not fit is refused with the error it would get
+ * alone and the others still go. No round starts when every command is refused.
+ */
+export function tlcBatch(ch0: Channel, cmds: TlcCommand[], env: MachineEnv): Step {
+  let ch = ch0;
+  const msgs: ChannelMessage[] = [];
+  const outcomes: TlcOutcome[] = [];
+  for (const c of cmds) {
+    try {
+      if (c.type === 'addTlc') {
+        const o = offer(ch, c.cmd, env);
+        ch = o.ch;
+        msgs.push(o.msg);
+        outcomes.push({ ok: true, tlcId: o.tlcId });
+      } else {
+        const r = settle(ch, c.id, c.reason);
+        ch = r.ch;
+        msgs.push(r.msg);
+        outcomes.push({ ok: true });
+      }
+    } catch (e) {
+      if (!(e instanceof ChannelError)) throw e;
+      outcomes.push({ ok: false, error: e.message });
+    }
+  }
+  if (msgs.length === 0) return { ch: ch0, effects: [], outcomes };
+  const s = startRound(ch, env, msgs, ch0);
+  return { ch: s.ch, effects: [...msgs.map(send), ...s.effects], outcomes };
+}
+
+const send = (msg: ChannelMessage): Effect => ({ type: 'send', msg });
+
+/** Checks an AddTlc command and applies it to the channel (no round started). */
+function offer(
+  ch0: Channel,
+  c: AddTlcCommand,
+  env: MachineEnv,
+): { ch: Channel; msg: ChannelMessage; tlcId: bigint } {
   if (ch0.state === 'SHUTTING_DOWN') throw shuttingDownAddError(ch0);
   idle(ch0);
   if (c.amount <= 0n) throw new ChannelError('Invalid parameter: TLC amount must be greater than 0');
@@ -121,6 +184,7 @@ export function addTlc(ch0: Channel, c: AddTlcCommand, env: MachineEnv): Step & 
   if (c.hashAlgorithm !== 0 && c.hashAlgorithm !== 1)
     throw new ChannelError('Invalid parameter: hash algorithm');
   const r = ch0.remote as PartyParams;
+  // Announced ones count: a batch is bounded by the peer's limits like TLCs offered one by one.
   const inFlight = ch0.tlcs.filter((t) => t.offered && !t.removal);
   if (BigInt(inFlight.length) >= r.maxTlcNumberInFlight)
     throw new ChannelError(`Invalid parameter: TLC number in flight exceeds ${r.maxTlcNumberInFlight}`);
@@ -144,27 +208,23 @@ export function addTlc(ch0: Channel, c: AddTlcCommand, env: MachineEnv): Step & 
     localBalance: ch0.localBalance - c.amount,
     nextTlcId: { ...ch0.nextTlcId, offered: ch0.nextTlcId.offered + 1n },
   };
-  const add: Effect = {
-    type: 'send',
-    msg: {
-      type: 'AddTlc',
-      value: {
-        channelId: b(ch.id),
-        tlcId: tlc.id,
-        amount: tlc.amount,
-        paymentHash: c.paymentHash,
-        expiry: c.expiry,
-        hashAlgorithm: c.hashAlgorithm,
-        onionPacket: c.onion,
-      },
+  const msg: ChannelMessage = {
+    type: 'AddTlc',
+    value: {
+      channelId: b(ch.id),
+      tlcId: tlc.id,
+      amount: tlc.amount,
+      paymentHash: c.paymentHash,
+      expiry: c.expiry,
+      hashAlgorithm: c.hashAlgorithm,
+      onionPacket: c.onion,
     },
   };
-  const s = startRound(ch, env, [(add as Extract<Effect, { type: 'send' }>).msg], ch0);
-  return { ch: s.ch, effects: [add, ...s.effects], tlcId: tlc.id };
+  return { ch, msg, tlcId: tlc.id };
 }
 
-/** `remove_tlc`: settle (preimage) or fail a TLC the peer offered us. */
-export function removeTlc(ch0: Channel, id: bigint, reason: RemoveReason, env: MachineEnv): Step {
+/** Checks a RemoveTlc command and applies it to the channel (no round started). */
+function settle(ch0: Channel, id: bigint, reason: RemoveReason): { ch: Channel; msg: ChannelMessage } {
   idle(ch0);
   const tlc = ch0.tlcs.find((t) => !t.offered && t.id === id);
   if (!tlc || tlc.removal || tlc.added !== 'committed')
@@ -179,19 +239,15 @@ export function removeTlc(ch0: Channel, id: bigint, reason: RemoveReason, env: M
     ch = withRemoval(ch0, tlc, { error: h(reason.error), state: 'announced' });
     ch = { ...ch, remoteBalance: ch.remoteBalance + tlc.amount };
   }
-  const msg: Effect = {
-    type: 'send',
-    msg: {
-      type: 'RemoveTlc',
-      value: {
-        channelId: b(ch.id),
-        tlcId: id,
-        reason: 'preimage' in reason ? { fulfill: reason.preimage } : { fail: reason.error },
-      },
+  const msg: ChannelMessage = {
+    type: 'RemoveTlc',
+    value: {
+      channelId: b(ch.id),
+      tlcId: id,
+      reason: 'preimage' in reason ? { fulfill: reason.preimage } : { fail: reason.error },
     },
   };
-  const s = startRound(ch, env, [(msg as Extract<Effect, { type: 'send' }>).msg], ch0);
-  return { ch: s.ch, effects: [msg, ...s.effects] };
+  return { ch, msg };
 }
 
 /** `commitment_signed` (dev): a round without updates. */
@@ -239,50 +295,66 @@ export function collide(ch: Channel): { drop: true } | { drop: false; ch: Channe
   };
 }
 
-/** After a round: our stepped-back updates go out again, one new round at a time. */
+/**
+ * After a round: our stepped-back updates go out again, all in one new round. An AddTlc goes out
+ * only under the id its owner was given; once one can no longer be offered (the TLC expired, the
+ * peer shut down, …), the AddTlcs after it would take shifted ids, so they are dropped too. The
+ * owner of a dropped AddTlc (a payment or a forward) is told, or it would wait forever.
+ */
 export function maybeRetry(s: Step, env: MachineEnv): Step {
   const retry = s.ch.retry;
   if (!retry?.length || s.ch.round) return s;
+  const start: Channel = { ...s.ch, retry: [] };
+  let ch = start;
+  const msgs: ChannelMessage[] = [];
   const dropped: Effect[] = [];
-  for (let i = 0; i < retry.length; i++) {
-    const m = dec(retry[i] as string);
-    const ch: Channel = { ...s.ch, retry: [] };
-    try {
-      const r =
-        m.type === 'AddTlc'
-          ? addTlc(
-              ch,
-              {
-                amount: m.value.amount,
-                paymentHash: m.value.paymentHash,
-                expiry: m.value.expiry,
-                hashAlgorithm: m.value.hashAlgorithm,
-                onion: m.value.onionPacket,
-              },
-              env,
-            )
-          : m.type === 'RemoveTlc'
-            ? removeTlc(
-                ch,
-                m.value.tlcId,
-                'fulfill' in m.value.reason
-                  ? { preimage: m.value.reason.fulfill }
-                  : { error: m.value.reason.fail },
-                env,
-              )
-            : null;
-      if (!r) continue;
-      return {
-        ch: { ...r.ch, retry: retry.slice(i + 1) },
-        effects: [...s.effects, ...dropped, ...r.effects],
-      };
-    } catch {
-      // No longer valid (e.g. the TLC was removed meanwhile, or the peer shut down): dropped,
-      // and an AddTlc's owner (a payment or a forward) is told, or it would wait forever.
-      if (m.type === 'AddTlc') dropped.push(droppedNotice(m.value));
+  for (const x of retry) {
+    const m = dec(x);
+    if (m.type === 'AddTlc') {
+      const o = tryOffer(ch, m.value, env);
+      if (!o) {
+        dropped.push(droppedNotice(m.value));
+        continue;
+      }
+      ch = o.ch;
+      msgs.push(o.msg);
+    } else if (m.type === 'RemoveTlc') {
+      const reason =
+        'fulfill' in m.value.reason ? { preimage: m.value.reason.fulfill } : { error: m.value.reason.fail };
+      try {
+        const r = settle(ch, m.value.tlcId, reason);
+        ch = r.ch;
+        msgs.push(r.msg);
+      } catch (e) {
+        // No longer valid (e.g. the TLC was removed meanwhile): nothing to do.
+        if (!(e instanceof ChannelError)) throw e;
+      }
     }
   }
-  return { ch: { ...s.ch, retry: [] }, effects: [...s.effects, ...dropped] };
+  if (msgs.length === 0) return { ch: start, effects: [...s.effects, ...dropped] };
+  const r = startRound(ch, env, msgs, start);
+  return { ch: r.ch, effects: [...s.effects, ...dropped, ...msgs.map(send), ...r.effects] };
+}
+
+/** Our AddTlc offered again under its own id, or null when that is no longer possible. */
+function tryOffer(ch: Channel, m: AddTlc, env: MachineEnv): ReturnType<typeof offer> | null {
+  if (ch.nextTlcId.offered !== m.tlcId) return null;
+  try {
+    return offer(
+      ch,
+      {
+        amount: m.amount,
+        paymentHash: m.paymentHash,
+        expiry: m.expiry,
+        hashAlgorithm: m.hashAlgorithm,
+        onion: m.onionPacket,
+      },
+      env,
+    );
+  } catch (e) {
+    if (!(e instanceof ChannelError)) throw e;
+    return null;
+  }
 }
 
 function droppedNotice(m: AddTlc): Effect {
@@ -305,6 +377,7 @@ export function onAddTlc(ch00: Channel, m: AddTlc, env: MachineEnv): Step {
   if (ch00.state === 'SHUTTING_DOWN' && (ch00.flags.length !== 1 || ch00.flags[0] !== 'OUR_SHUTDOWN_SENT'))
     throw shuttingDownAddError(ch00);
   ready(ch00);
+  if (replayedAdd(ch00, m)) return { ch: ch00, effects: [] };
   const c = collide(ch00);
   if (c.drop) return { ch: ch00, effects: [] };
   const ch0 = c.ch;
@@ -340,6 +413,7 @@ export function onAddTlc(ch00: Channel, m: AddTlc, env: MachineEnv): Step {
 
 export function onRemoveTlc(ch00: Channel, m: RemoveTlc): Step {
   ready(ch00);
+  if (replayedRemove(ch00, m)) return { ch: ch00, effects: [] };
   const c = collide(ch00);
   if (c.drop) return { ch: ch00, effects: [] };
   const ch0 = c.ch;
@@ -357,6 +431,23 @@ export function onRemoveTlc(ch00: Channel, m: RemoveTlc): Step {
     ch = { ...ch, localBalance: ch.localBalance + tlc.amount };
   }
   return { ch: { ...ch, round: { initiator: 'remote' } }, effects: [] };
+}
+
+/**
+ * After a reconnect the peer replays its whole unacknowledged round (`reestablish.ts`): the
+ * updates of it we already took before the cut come again and are ignored.
+ */
+function replayedAdd(ch: Channel, m: AddTlc): boolean {
+  if (ch.round?.initiator !== 'remote') return false;
+  const t = ch.tlcs.find((x) => !x.offered && x.id === m.tlcId);
+  return !!t && t.added === 'announced' && t.amount === m.amount && t.paymentHash === h(m.paymentHash);
+}
+
+function replayedRemove(ch: Channel, m: RemoveTlc): boolean {
+  if (ch.round?.initiator !== 'remote') return false;
+  const r = ch.tlcs.find((x) => x.offered && x.id === m.tlcId)?.removal;
+  if (r?.state !== 'announced') return false;
+  return 'fulfill' in m.reason ? r.preimage === h(m.reason.fulfill) : r.error === h(m.reason.fail);
 }
 
 /** A fresh nonce for our pool, advertised to the peer. */
