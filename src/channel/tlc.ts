@@ -385,9 +385,16 @@ export function onAddTlc(ch00: Channel, m: AddTlc, env: MachineEnv): Step {
     throw new ChannelError(`AddTlc: expected TLC id ${ch0.nextTlcId.received}`);
   if (m.amount <= 0n || m.amount > ch0.remoteBalance) throw new ChannelError('AddTlc: amount out of range');
   if (m.hashAlgorithm > 1) throw new ChannelError('AddTlc: unknown hash algorithm');
+  // The offerer's own checks, enforced on it: our in-flight limits and its settlement floor (a
+  // side below the floor could never be settled around, and that would hold our share too).
   const inFlight = ch0.tlcs.filter((t) => !t.offered && !t.removal);
   if (BigInt(inFlight.length) >= ch0.local.maxTlcNumberInFlight)
     throw new ChannelError('AddTlc: too many TLCs');
+  if (inFlight.reduce((sum, t) => sum + t.amount, 0n) + m.amount > ch0.local.maxTlcValueInFlight)
+    throw new ChannelError('AddTlc: TLC value in flight exceeds our limit');
+  const theirReserve = (ch0.remote as PartyParams).reserve;
+  if (!ch0.udt && ch0.remoteBalance - m.amount + theirReserve < SIDE_FLOOR)
+    throw new ChannelError('AddTlc: the TLC would take the peer below the settlement floor');
   void env;
   const tlc: Tlc = {
     id: m.tlcId,

@@ -5,7 +5,7 @@
 import { ccc } from '@ckb-ccc/core';
 import { describe, expect, it } from 'vitest';
 import type { Channel } from '../../src/channel/state.ts';
-import { addTlc } from '../../src/channel/tlc.ts';
+import { addTlc, onAddTlc } from '../../src/channel/tlc.ts';
 import { SIDE_FLOOR } from '../../src/channel/tx.ts';
 
 const CKB = 100_000_000n;
@@ -41,5 +41,37 @@ describe('the settlement floor', () => {
     // 40 + 62 = 102 CKB: 4 CKB may go, 5 may not.
     expect(() => addTlc(ch, cmd(5n * CKB), env)).toThrow(/below the 9800000000 a settlement cell needs/);
     expect(() => addTlc(ch, cmd(4n * CKB), env)).not.toThrow(/settlement cell/);
+  });
+
+  it('refuses, from the peer, a TLC over our value-in-flight limit or below its floor', () => {
+    // Only what onAddTlc reads before it takes the TLC: a ready CKB channel, no round.
+    const ch = {
+      state: 'CHANNEL_READY',
+      flags: [],
+      round: null,
+      udt: null,
+      remoteBalance: 40n * CKB,
+      remote: { reserve: 62n * CKB },
+      local: { maxTlcNumberInFlight: 125n, maxTlcValueInFlight: 10n * CKB },
+      nextTlcId: { offered: 0n, received: 0n },
+      tlcs: [],
+    } as unknown as Channel;
+    const env = { now: () => 0 } as never;
+    const add = (amount: bigint) => ({
+      channelId: new Uint8Array(32),
+      tlcId: 0n,
+      amount,
+      paymentHash: new Uint8Array(32),
+      expiry: 10n ** 15n,
+      hashAlgorithm: 0,
+      onionPacket: new Uint8Array(0),
+    });
+    expect(() => onAddTlc(ch, add(5n * CKB), env)).toThrow('AddTlc: the TLC would take the peer below');
+    expect(onAddTlc(ch, add(4n * CKB), env).ch.remoteBalance).toBe(36n * CKB);
+    const roomy = { ...ch, remoteBalance: 400n * CKB } as Channel;
+    expect(() => onAddTlc(roomy, add(11n * CKB), env)).toThrow(
+      'AddTlc: TLC value in flight exceeds our limit',
+    );
+    expect(onAddTlc(roomy, add(10n * CKB), env).ch.tlcs).toHaveLength(1);
   });
 });
