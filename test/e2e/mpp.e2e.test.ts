@@ -11,25 +11,12 @@ import { type DevnetDescription, type RunningDevnet, startDevnet } from '../../s
 import { createRpcClient, type RpcClient } from '../../src/rpc/client.ts';
 import { tempDir } from '../helpers/node-process.ts';
 import { devnetBasePort } from '../helpers/ports.ts';
-
-const CKB = 100_000_000n;
-const big = (hex: string) => BigInt(hex);
-const hex = (n: bigint) => `0x${n.toString(16)}`;
+import { big, CKB, hex, until } from './helpers.ts';
 
 let net: RunningDevnet;
 let desc: DevnetDescription;
 let alice: RpcClient;
 let dave: RpcClient;
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 90_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 300));
-  }
-}
 
 interface ChannelRecord {
   channel_outpoint: string;

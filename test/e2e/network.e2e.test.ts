@@ -16,9 +16,7 @@ import { createRpcClient, type RpcClient } from '../../src/rpc/client.ts';
 import { tempDir } from '../helpers/node-process.ts';
 import { devnetBasePort } from '../helpers/ports.ts';
 import { wsClient } from '../helpers/ws-client.ts';
-
-const CKB = 100_000_000n;
-const big = (hex: string) => BigInt(hex);
+import { big, CKB, hex, until } from './helpers.ts';
 
 let net: RunningDevnet;
 let desc: DevnetDescription;
@@ -26,16 +24,6 @@ let alice: RpcClient;
 let bob: RpcClient;
 let carol: RpcClient;
 let chain: RpcClient;
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 90_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 300));
-  }
-}
 
 async function channelWith(client: RpcClient, peerId: string) {
   const { channels } = await client.call('list_channels', { peer_id: peerId });
@@ -236,7 +224,6 @@ describe('a devnet driven over JSON-RPC', { timeout: 180_000 }, () => {
     const fee = (amount * 1000n + 999_999n) / 1_000_000n;
     expect(fee).toBe(100_000n);
     const inv = await carol.call('new_invoice', { amount: '0x5f5e100', currency: 'Fibd' });
-    const hex = (v: bigint) => `0x${v.toString(16)}`;
     const sent = await alice.call('send_payment_with_router', {
       invoice: inv.invoice_address,
       router: [

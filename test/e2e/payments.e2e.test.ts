@@ -17,10 +17,8 @@ import { type DevnetNodeInfo, type RunningDevnet, startDevnet } from '../../src/
 import { createRpcClient, type RpcCallError, type RpcClient } from '../../src/rpc/client.ts';
 import { tempDir } from '../helpers/node-process.ts';
 import { devnetBasePort } from '../helpers/ports.ts';
+import { big, CKB, hex, until as untilDefined } from './helpers.ts';
 
-const CKB = 100_000_000n;
-const big = (hex: string) => BigInt(hex);
-const hex = (v: bigint) => `0x${v.toString(16)}`;
 /** What a hop earns for forwarding `amount`: ceil(amount × ppm / 1e6). */
 const feeOf = (amount: bigint, ppm: bigint) => (amount * ppm + 999_999n) / 1_000_000n;
 const PPM = { bob: 1000n, carol: 1500n, dave: 2000n, frank: 2500n, daveUdt: 2000n };
@@ -31,15 +29,8 @@ const info = {} as Record<Name, DevnetNodeInfo>;
 const rpc = {} as Record<Name, RpcClient>;
 let udt: { code_hash: string; hash_type: string; args: string };
 
-async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+const until = <T>(what: string, fn: () => Promise<T | undefined>, ms = 60_000) =>
+  untilDefined(what, fn, ms, 200);
 
 /** `who`'s ready channel with `peer` (CKB, or the test-UDT one). */
 async function channel(who: Name, peer: Name, opts: { udt?: boolean } = {}) {

@@ -1,0 +1,20 @@
+/** What every devnet test file needs: amounts in hex and a poll until a value shows up. */
+export const CKB = 100_000_000n;
+export const big = (hex: string) => BigInt(hex);
+export const hex = (n: bigint) => `0x${n.toString(16)}`;
+
+/** Polls `fn` until it returns something other than undefined, or fails after `ms`. */
+export async function until<T>(
+  what: string,
+  fn: () => Promise<T | undefined>,
+  ms = 90_000,
+  pollMs = 300,
+): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, pollMs));
+  }
+}
