@@ -62,6 +62,7 @@ import {
   type TlcOutcome,
   tlcBatch,
 } from './tlc.ts';
+import { firstRemotePoints, tlcPubkeys } from './tlc-keys.ts';
 import {
   commitmentLockArgs,
   commitmentTx,
@@ -333,7 +334,7 @@ export function receiveOpen(
       shutdownScript: scriptData(m.shutdownScript),
       maxTlcValueInFlight: m.maxTlcValueInFlight,
       maxTlcNumberInFlight: m.maxTlcNumberInFlight,
-      points: [h(m.firstPerCommitmentPoint), h(m.secondPerCommitmentPoint)],
+      commitmentPoints: firstRemotePoints(m.firstPerCommitmentPoint, m.secondPerCommitmentPoint),
     },
     nonces: {
       mine: [],
@@ -451,18 +452,22 @@ export function buildCommitment(ch: Channel, forRemote: boolean, env: MachineEnv
     ...pending.filter(holderOffered).sort((x, y) => (x.id < y.id ? -1 : 1)),
     ...pending.filter((t) => !holderOffered(t)).sort((x, y) => (x.id < y.id ? -1 : 1)),
   ];
+  // Settlement keys: the untweaked base points; TLC keys: the TLC's own (`tlc-keys.ts`).
   const holderKeyHash = blake160(b(holder.p.tlcBasepoint));
   const otherKeyHash = blake160(b(other.p.tlcBasepoint));
   const script = settlementScript(
-    ordered.map((t) => ({
-      offeredByHolder: holderOffered(t),
-      hashAlgorithm: t.hashAlgorithm,
-      amount: t.amount,
-      paymentHash: b(t.paymentHash),
-      holderKeyHash,
-      otherKeyHash,
-      expiry: t.expiry,
-    })),
+    ordered.map((t) => {
+      const k = tlcPubkeys(ch, t);
+      return {
+        offeredByHolder: holderOffered(t),
+        hashAlgorithm: t.hashAlgorithm,
+        amount: t.amount,
+        paymentHash: b(t.paymentHash),
+        holderKeyHash: blake160(forRemote ? k.remote : k.local),
+        otherKeyHash: blake160(forRemote ? k.local : k.remote),
+        expiry: t.expiry,
+      };
+    }),
     {
       holderPkh: holderKeyHash,
       holderAmount: withReserve(holder),
@@ -816,7 +821,7 @@ function onAccept(ch0: Channel, m: AcceptChannel, env: MachineEnv): Step {
       shutdownScript: scriptData(m.shutdownScript),
       maxTlcValueInFlight: m.maxTlcValueInFlight,
       maxTlcNumberInFlight: m.maxTlcNumberInFlight,
-      points: [h(m.firstPerCommitmentPoint), h(m.secondPerCommitmentPoint)],
+      commitmentPoints: firstRemotePoints(m.firstPerCommitmentPoint, m.secondPerCommitmentPoint),
     },
     remoteBalance: m.fundingAmount,
     announcement: ch0.isPublic

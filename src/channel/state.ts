@@ -105,6 +105,14 @@ export interface Tlc {
   onion: Hex;
   /** Announced in the round in progress, or in both commitments. */
   added: 'announced' | 'committed';
+  /**
+   * The commitment numbers (L, R) when the TLC was created, and the keys derived from them that
+   * lock it in both commitments: ours and the peer's public keys (`tlc-keys.ts`). Absent on TLCs
+   * of channels from before tweaked keys, which use the base keys.
+   */
+  createdAt?: { local: bigint; remote: bigint };
+  localKey?: Hex;
+  remoteKey?: Hex;
   removal?: { preimage?: Hex; error?: Hex; state: 'announced' | 'committed' };
 }
 
@@ -144,7 +152,13 @@ export interface Channel {
   /** Present when the opener's part is funded externally (both sides know it from channel_flags). */
   external?: ExternalFunding;
   /** Absent until the peer's Open/Accept arrived. */
-  remote?: PartyParams & { points: Hex[] };
+  remote?: PartyParams & {
+    /**
+     * The peer's latest per-commitment points, numbered (Open/Accept: 1 and 2; each RevokeAndAck
+     * the next). Absent in channels stored before TLC keys were tweaked.
+     */
+    commitmentPoints?: { n: bigint; point: Hex }[];
+  };
   /**
    * MuSig2 nonce pools, in the order advertised. A session where we complete (or, for the close,
    * sign with a pre-advertised nonce) takes the head of `mine`; a session where the peer does takes

@@ -39,6 +39,7 @@ import {
   serializeChannel,
   type Tlc,
 } from './state.ts';
+import { newTlcKeys, type TlcKeyFields, withRemotePoint } from './tlc-keys.ts';
 import { commitmentTxSize, feeOf, le128, revocationMessage, SIDE_FLOOR } from './tx.ts';
 import {
   type AddTlc,
@@ -201,6 +202,7 @@ function offer(
     hashAlgorithm: c.hashAlgorithm,
     onion: h(c.onion),
     added: 'announced',
+    ...tlcKeysOrFail(ch0),
   };
   const ch: Channel = {
     ...ch0,
@@ -221,6 +223,14 @@ function offer(
     },
   };
   return { ch, msg, tlcId: tlc.id };
+}
+
+/** The keys of a TLC created now (`tlc-keys.ts`). */
+function tlcKeysOrFail(ch: Channel): TlcKeyFields {
+  const k = newTlcKeys(ch, () => keysOf(ch));
+  if (!k)
+    throw new ChannelError(`no per-commitment point of the peer for number ${ch.commitmentNumbers.local}`);
+  return k;
 }
 
 /** Checks a RemoveTlc command and applies it to the channel (no round started). */
@@ -405,6 +415,7 @@ export function onAddTlc(ch00: Channel, m: AddTlc, env: MachineEnv): Step {
     hashAlgorithm: m.hashAlgorithm,
     onion: h(m.onionPacket),
     added: 'announced',
+    ...tlcKeysOrFail(ch0),
   };
   return {
     ch: {
@@ -532,7 +543,9 @@ export function onCommitmentSignedReady(
   const raa: RevokeAndAck = {
     channelId: b(ch.id),
     revocationPartialSignature: s.partial,
-    nextPerCommitmentPoint: commitmentPoint(k.commitmentSeed, ch.commitmentNumbers.remote + 1n),
+    // The point of our commitment number R as it now stands (the reference's
+    // `get_current_local_commitment_point`): the peer files it under its L after this message.
+    nextPerCommitmentPoint: commitmentPoint(k.commitmentSeed, ch.commitmentNumbers.remote),
     nextRevocationNonce: s.nonce,
   };
   const raaMsg: ChannelMessage = { type: 'RevokeAndAck', value: raa };
@@ -579,19 +592,17 @@ export function onRevokeAndAck(ch0: Channel, m: RevokeAndAck, env: MachineEnv): 
     if (e instanceof SignatureError) throw new ChannelError('invalid revocation signature from the peer');
     throw e;
   }
-  let ch: Channel = {
-    ...ch0,
-    nonces: { ...ch0.nonces, mine: ch0.nonces.mine.slice(1) },
-    revocation: { version: revoked, signature: h(sig), args: h(theirs.args) },
-    commitmentNumbers: { ...ch0.commitmentNumbers, local: ch0.commitmentNumbers.local + 1n },
-    remote: {
-      ...(ch0.remote as PartyParams & { points: string[] }),
-      points: [
-        ...(ch0.remote as PartyParams & { points: string[] }).points,
-        h(m.nextPerCommitmentPoint),
-      ].slice(-4),
+  const L = ch0.commitmentNumbers.local + 1n;
+  let ch: Channel = withRemotePoint(
+    {
+      ...ch0,
+      nonces: { ...ch0.nonces, mine: ch0.nonces.mine.slice(1) },
+      revocation: { version: revoked, signature: h(sig), args: h(theirs.args) },
+      commitmentNumbers: { ...ch0.commitmentNumbers, local: L },
     },
-  } as Channel;
+    L,
+    m.nextPerCommitmentPoint,
+  );
   const ad = advertise(ch);
   ch = ad.ch;
   if (ch.round?.initiator === 'local') {

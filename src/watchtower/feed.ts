@@ -7,11 +7,12 @@
  */
 import { ccc } from '@ckb-ccc/core';
 import type { ChainClient } from '../chain/index.ts';
-import { deriveChannelKeys } from '../channel/keys.ts';
+import { type ChannelKeys, deriveChannelKeys } from '../channel/keys.ts';
 import { buildCommitment, type MachineEnv, toScript } from '../channel/machine.ts';
 import { loadChannelScripts } from '../channel/service.ts';
 import { type Channel, hasFlag, type PartyParams, type ScriptData } from '../channel/state.ts';
 import { ChannelStore } from '../channel/store.ts';
+import { tlcPubkeys, tlcSecret } from '../channel/tlc-keys.ts';
 import type { Db } from '../store/db.ts';
 import type { WatchLogger } from './watcher.ts';
 
@@ -23,7 +24,7 @@ function scriptJson(s: ScriptData) {
 }
 
 /** Settlement data as the watchtower takes it: amounts (with reserves) and pending TLCs, local = ours. */
-function settlementOf(ch: Channel, tlcKey: Uint8Array) {
+function settlementOf(ch: Channel, k: ChannelKeys) {
   const r = ch.remote as PartyParams;
   const reserve = (p: PartyParams) => (ch.udt ? 0n : p.reserve);
   const pending = ch.tlcs.filter((t) => !t.removal);
@@ -36,8 +37,9 @@ function settlementOf(ch: Channel, tlcKey: Uint8Array) {
       payment_amount: q(t.amount),
       payment_hash: t.paymentHash,
       expiry: q(t.expiry),
-      local_key: noPrefix(ccc.hexFrom(tlcKey)),
-      remote_key: noPrefix(r.tlcBasepoint),
+      // Each TLC's own keys (`tlc-keys.ts`): our secret, the peer's public key.
+      local_key: noPrefix(ccc.hexFrom(tlcSecret(k, t))),
+      remote_key: noPrefix(ccc.hexFrom(tlcPubkeys(ch, t).remote)),
     })),
   };
 }
@@ -53,7 +55,7 @@ export function watchParamsOf(ch: Channel, env: MachineEnv) {
     remote_settlement_key: noPrefix(r.tlcBasepoint),
     local_funding_pubkey: noPrefix(ch.local.fundingPubkey),
     remote_funding_pubkey: noPrefix(r.fundingPubkey),
-    settlement_data: settlementOf(ch, k.tlcBaseKey),
+    settlement_data: settlementOf(ch, k),
   };
   const rev = ch.revocation;
   let revocation = null;
@@ -78,7 +80,7 @@ export function watchParamsOf(ch: Channel, env: MachineEnv) {
         output: ccc.hexFrom(output.toBytes()),
         output_data: ccc.hexFrom(ccc.bytesConcat(len, data)),
       },
-      settlement_data: settlementOf(ch, k.tlcBaseKey),
+      settlement_data: settlementOf(ch, k),
     };
   }
   return { create, revocation };

@@ -6,6 +6,7 @@ import { ccc } from '@ckb-ccc/core';
 import { deriveChannelKeys, pubOf } from '../channel/keys.ts';
 import { buildCommitment, type MachineEnv, toScript } from '../channel/machine.ts';
 import { type Channel, hasFlag } from '../channel/state.ts';
+import { tlcSecret } from '../channel/tlc-keys.ts';
 import { settlementScript } from '../channel/tx.ts';
 import { committedView } from '../channel/views.ts';
 import { blake160 } from '../crypto/hash.ts';
@@ -69,6 +70,7 @@ function ownSettlement(ch: Channel, env: MachineEnv): SettlementKeys {
   // Derived on first use: most passes never settle anything, and derivation is EC work.
   let derived: ReturnType<typeof deriveChannelKeys> | undefined;
   const k = () => (derived ??= deriveChannelKeys(bytes(ch.seed)));
+  let tlcSecrets: Uint8Array[] | undefined;
   return {
     // The state as it stands: in a quiet channel it is what the latest commitments hold (their
     // version aside); the hash check against the args rejects anything else.
@@ -86,8 +88,11 @@ function ownSettlement(ch: Channel, env: MachineEnv): SettlementKeys {
     get partyKey() {
       return k().tlcBaseKey;
     },
+    // Every TLC of the channel as it stands or as the last round left it, each with its own key
+    // (`tlc-keys.ts`), and the base key for TLCs of channels from before tweaked keys.
     get tlcKeys() {
-      return [k().tlcBaseKey];
+      tlcSecrets ??= [k().tlcBaseKey, ...ch.tlcs.filter((t) => t.createdAt).map((t) => tlcSecret(k(), t))];
+      return tlcSecrets;
     },
     settleOwnParty: false,
     payTo: toScript(ch.local.shutdownScript),

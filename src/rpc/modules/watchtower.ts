@@ -79,6 +79,11 @@ function toSettlement(s: z.output<typeof settlementData>): SettlementData {
   return { localAmount: s.local_amount, remoteAmount: s.remote_amount, tlcs };
 }
 
+/** Settlement data as a caller sends it (JSON) → what the watchtower keeps; throws on bad input. */
+export function settlementDataFromJson(v: unknown): SettlementData {
+  return toSettlement(settlementData.parse(v));
+}
+
 function toRevocation(r: z.output<typeof revocationData>): RevocationData {
   const sig = checkSignature(r.aggregated_signature);
   if (sig) throw new DomainError(`invalid aggregated_signature: ${sig}`);

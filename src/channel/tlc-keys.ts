@@ -1,0 +1,84 @@
+/**
+ * Per-TLC keys, as the reference derives them (`fiber-channel-protocol.md` §2 "TLC keys"): a TLC
+ * created (offered or received) when the commitment numbers were `(L, R)` is locked in both
+ * commitments to
+ * - our key: `tlc_base_key + H(our_point(R))`,
+ * - the peer's key: `their_tlc_basepoint + H(their_point(L))`,
+ * where `their_point(L)` is the per-commitment point the peer gave for number L (Open/Accept give
+ * 1 and 2, each RevokeAndAck the next). Both sides agree because a TLC is only created between
+ * rounds, when one side's L is the other's R. A key thus serves one TLC only: signing a claim of
+ * one TLC says nothing about another.
+ *
+ * The two public keys are computed once, when the TLC is created, and kept with it; the secret is
+ * derived again from the channel seed when a claim is signed (`tlcSecret`).
+ *
+ * Channels stored before Strand tweaked TLC keys have no numbered point list: their TLCs keep
+ * the untweaked base keys (both sides of such a channel run the same rule).
+ */
+import { bytesToHex, hexToBytes } from '../codec/hex.ts';
+import { type ChannelKeys, commitmentPoint, tweakPubkey, tweakSecret } from './keys.ts';
+import type { Channel, Hex, PartyParams, Tlc } from './state.ts';
+
+const b = (x: string) => hexToBytes(x);
+const h = (x: Uint8Array): Hex => bytesToHex(x);
+
+/** How many of the peer's latest points are kept: a new TLC needs only the current L's. */
+const KEEP_POINTS = 4;
+
+export type TlcKeyFields = Pick<Tlc, 'createdAt' | 'localKey' | 'remoteKey'>;
+
+/** The peer's per-commitment point for number n, or null when we do not hold it. */
+export function remotePointAt(ch: Channel, n: bigint): Uint8Array | null {
+  const p = ch.remote?.commitmentPoints?.find((x) => x.n === n);
+  return p ? b(p.point) : null;
+}
+
+/** The peer's first two points, numbered 1 and 2 (from OpenChannel / AcceptChannel). */
+export function firstRemotePoints(first: Uint8Array, second: Uint8Array): { n: bigint; point: Hex }[] {
+  return [
+    { n: 1n, point: h(first) },
+    { n: 2n, point: h(second) },
+  ];
+}
+
+/** The channel once the peer's RevokeAndAck gave its point for number `n` (our L after it). */
+export function withRemotePoint(ch: Channel, n: bigint, point: Uint8Array): Channel {
+  const r = ch.remote;
+  if (!r?.commitmentPoints) return ch; // a channel from before tweaked keys: none kept
+  const commitmentPoints = [...r.commitmentPoints.filter((x) => x.n !== n), { n, point: h(point) }].slice(
+    -KEEP_POINTS,
+  );
+  return { ...ch, remote: { ...r, commitmentPoints } };
+}
+
+/**
+ * The key fields of a TLC created now, or `null` when the peer's point for the current L is
+ * missing (a protocol fault of the peer's). Empty for a channel from before tweaked keys.
+ */
+export function newTlcKeys(ch: Channel, keysOf: () => ChannelKeys): TlcKeyFields | null {
+  const r = ch.remote as PartyParams & Pick<NonNullable<Channel['remote']>, 'commitmentPoints'>;
+  if (!r.commitmentPoints) return {};
+  const { local: L, remote: R } = ch.commitmentNumbers;
+  const theirPoint = remotePointAt(ch, L);
+  if (!theirPoint) return null;
+  const keys = keysOf();
+  return {
+    createdAt: { local: L, remote: R },
+    localKey: h(tweakPubkey(keys.tlcBasepoint, commitmentPoint(keys.commitmentSeed, R))),
+    remoteKey: h(tweakPubkey(b(r.tlcBasepoint), theirPoint)),
+  };
+}
+
+/** Our and the peer's public keys for a TLC (the base points for a TLC from before tweaking). */
+export function tlcPubkeys(ch: Channel, t: Tlc): { local: Uint8Array; remote: Uint8Array } {
+  return {
+    local: b(t.localKey ?? ch.local.tlcBasepoint),
+    remote: b(t.remoteKey ?? (ch.remote as PartyParams).tlcBasepoint),
+  };
+}
+
+/** Our secret key for a TLC: what signs its claim on chain. */
+export function tlcSecret(keys: ChannelKeys, t: Pick<Tlc, 'createdAt'>): Uint8Array {
+  if (!t.createdAt) return keys.tlcBaseKey;
+  return tweakSecret(keys.tlcBaseKey, commitmentPoint(keys.commitmentSeed, t.createdAt.remote));
+}
