@@ -223,6 +223,7 @@ export class ChannelService {
   private readonly watchers = new Map<string, NodeJS.Timeout>();
   private readonly unsubscribe: (() => void)[] = [];
   private readonly tlcListeners = new Set<(channelId: string, notice: TlcNotice) => void>();
+  private readonly tlcRecorders = new Set<(channelId: string, notice: TlcNotice) => void>();
   /** TLC commands waiting for a channel's round to end (the next round's batch), by temporary id. */
   private readonly tlcQueue = new TlcQueue();
   private stopped = false;
@@ -662,6 +663,17 @@ export class ChannelService {
     return () => this.tlcListeners.delete(listener);
   }
 
+  /**
+   * Subscribes a recorder of TLC news that must not be lost: it runs inside the SQLite
+   * transaction that saves the channel state the news comes from, so that both are on disk or
+   * neither (a removed TLC's preimage exists nowhere else once the round is saved). It must only
+   * write to the node's database, synchronously; acting on the news is for `onTlc`.
+   */
+  onTlcRecord(recorder: (channelId: string, notice: TlcNotice) => void): () => void {
+    this.tlcRecorders.add(recorder);
+    return () => this.tlcRecorders.delete(recorder);
+  }
+
   private announcementInfo(ch: Channel): AnnouncementInfo {
     const r = ch.remote as NonNullable<Channel['remote']>;
     return {
@@ -753,7 +765,12 @@ export class ChannelService {
 
   /** Persist, then act: nothing leaves the node before the state it depends on is committed. */
   private commit(s: Step): void {
-    this.store.save(s.ch);
+    const notices = s.effects.flatMap((e) => (e.type === 'tlc' ? [e.notice] : []));
+    if (notices.length && this.tlcRecorders.size)
+      this.store.saveWith(s.ch, () => {
+        for (const r of this.tlcRecorders) for (const n of notices) r(s.ch.id, n);
+      });
+    else this.store.save(s.ch);
     if (s.ch.external) {
       if (s.ch.state === 'CLOSED' || s.ch.state === 'CHANNEL_READY') this.funderReserved.delete(s.ch.tempId);
       this.externalWatch.observe(s.ch);

@@ -49,6 +49,14 @@ export class ChannelStore {
     this.upsert.run(ch.tempId, ch.id, ch.peer, ch.state, ch.createdAt, serializeChannel(ch));
   }
 
+  /** Saves the channel and whatever `alsoWrite` writes in one transaction: both or neither. */
+  saveWith(ch: Channel, alsoWrite: () => void): void {
+    this.db.transaction(() => {
+      this.save(ch);
+      alsoWrite();
+    })();
+  }
+
   get(id: string): Channel | undefined {
     const row = this.byAnyId.get(id, id) as { data: string } | undefined;
     return row ? deserializeChannel(row.data) : undefined;

@@ -92,6 +92,11 @@ export function wirePayments(w: PaymentWiring): {
   // Sessions and outcomes a stop (or a crash) cut short, before any channel event arrives.
   r.resume();
   const fail = (what: string) => (err: unknown) => w.log.error({ err: (err as Error).message }, what);
+  const stopRecording = w.channels.onTlcRecord((channelId, n) => {
+    if (!n.tlc.offered) return;
+    if (n.type === 'fulfilled') r.recordOutcome(channelId, n.tlc.id, { preimage: hexToBytes(n.preimage) });
+    else if (n.type === 'failed') r.recordOutcome(channelId, n.tlc.id, { errorPacket: hexToBytes(n.error) });
+  });
   const stop = w.channels.onTlc((channelId, n) => {
     const t = n.tlc;
     if (n.type === 'received' && !t.offered) {
@@ -115,6 +120,7 @@ export function wirePayments(w: PaymentWiring): {
     stop: () => {
       clearInterval(holdTimer);
       stop();
+      stopRecording();
     },
   };
 }

@@ -179,8 +179,19 @@ export class PaymentRelay {
   private onOutcome(channelId: string, tlcId: bigint, outcome: TlcOutcome): Promise<void> {
     const link = this.o.links.get(channelId, tlcId);
     if (!link) return Promise.resolve();
-    this.o.links.recordOutcome(channelId, tlcId, outcome);
+    // Usually recorded already, with the channel state that removed the TLC (`recordOutcome`).
+    if (!this.o.links.hasOutcome(channelId, tlcId)) this.o.links.recordOutcome(channelId, tlcId, outcome);
     return this.deliver(channelId, tlcId, link, outcome);
+  }
+
+  /**
+   * Records the outcome of an outgoing TLC of ours (a payment attempt or a forward) in the
+   * transaction that saves the channel state which removed it: a crash between the two would
+   * otherwise lose a preimage that exists nowhere else — a forward paid downstream and never
+   * claimed upstream. Only writes; `onFulfilled` / `onFailed` act on it after.
+   */
+  recordOutcome(channelId: string, tlcId: bigint, outcome: TlcOutcome): void {
+    if (this.o.links.get(channelId, tlcId)) this.o.links.recordOutcome(channelId, tlcId, outcome);
   }
 
   private async deliver(channelId: string, tlcId: bigint, link: TlcLink, outcome: TlcOutcome): Promise<void> {

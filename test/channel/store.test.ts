@@ -1,0 +1,62 @@
+/**
+ * The channel store on a real SQLite file: a channel state saved together with what depends on
+ * it (the outcome of a TLC its round removed) is on disk with it or not at all.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Channel } from '../../src/channel/state.ts';
+import { ChannelStore, channelSchema } from '../../src/channel/store.ts';
+import { paymentLinkSchema, TlcLinks } from '../../src/payment/links.ts';
+import { type Db, openDatabase } from '../../src/store/db.ts';
+
+let dir: string;
+let db: Db;
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strand-store-'));
+  db = openDatabase(path.join(dir, 'strand.db'), [channelSchema, paymentLinkSchema]);
+});
+afterEach(() => {
+  db.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+// Only what the store reads to index a row; the rest is opaque JSON to it.
+const channel = (state: Channel['state'], tlcs: bigint[]) =>
+  ({
+    tempId: '0x01',
+    id: '0x02',
+    peer: 'peer',
+    state,
+    createdAt: 1,
+    tlcs: tlcs.map((id) => ({ id })),
+  }) as unknown as Channel;
+
+describe('channel store', () => {
+  it('saves a state and the outcome of the TLC it removed together, or neither', () => {
+    const store = new ChannelStore(db);
+    const links = new TlcLinks(db);
+    store.save(channel('CHANNEL_READY', [0n]));
+    const preimage = { preimage: new Uint8Array(32).fill(9) };
+    // The second write fails: the state that removed the TLC is not saved either.
+    expect(() =>
+      store.saveWith(channel('CHANNEL_READY', []), () => {
+        links.recordOutcome('0x02', 0n, preimage);
+        throw new Error('disk full');
+      }),
+    ).toThrow('disk full');
+    expect(store.get('0x02')?.tlcs).toHaveLength(1);
+    expect(links.hasOutcome('0x02', 0n)).toBe(false);
+    // Both succeed: both are there, as a reopened database shows.
+    store.saveWith(channel('CHANNEL_READY', []), () => links.recordOutcome('0x02', 0n, preimage));
+    db.close();
+    db = openDatabase(path.join(dir, 'strand.db'), [channelSchema, paymentLinkSchema]);
+    expect(new ChannelStore(db).get('0x02')?.tlcs).toHaveLength(0);
+    const [o] = new TlcLinks(db).outcomes();
+    expect([o?.channelId, o?.tlcId]).toEqual(['0x02', 0n]);
+    expect(Buffer.from((o?.outcome as { preimage: Uint8Array }).preimage).toString('hex')).toBe(
+      '09'.repeat(32),
+    );
+  });
+});
