@@ -51,6 +51,7 @@ import {
 } from './tlc.ts';
 import { settleOutcomes, TlcQueue, type WaitingTlc } from './tlc-queue.ts';
 import { partySettlementTx, reserveFor, type ScriptInfo, SIDE_FLOOR } from './tx.ts';
+import { udtShareSettled } from './udt-settled.ts';
 import {
   CHANNEL_CODECS,
   type ChannelMessage,
@@ -1108,6 +1109,7 @@ export class ChannelService {
       delayEpoch: ch.delayEpoch,
     };
     if (ch.flags.includes('LOCAL_STATE_OUTDATED')) return this.outdatedSettled(ch);
+    if (ch.udt) return this.udtSettled(ch);
     if (ch.flags.includes('UNCOOPERATIVE_REMOTE')) return this.settleRemote(ch, base);
     const commitment = ccc.Transaction.fromBytes(ch.latestCommitmentTx);
     const { script } = buildCommitment(ch, false, this.env);
@@ -1121,6 +1123,16 @@ export class ChannelService {
       holder: true,
     });
     return this.o.chain.sendTransaction(tx);
+  }
+
+  /** A UDT channel's share is the watchtower's to settle (`udt-settled.ts`): done once it is out. */
+  private async udtSettled(ch: Channel): Promise<string | null> {
+    const peers = ch.flags.includes('UNCOOPERATIVE_REMOTE');
+    const hash = peers ? ch.shutdownTxHash : ch.latestCommitmentTxHash;
+    if (!hash) return null;
+    const { args } = buildCommitment(ch, peers, this.env);
+    const done = await udtShareSettled(this.o.chain, this.o.scripts.commitmentLock, hash, args, !peers);
+    return done ? hash : null;
   }
 
   /**

@@ -5,6 +5,7 @@
  * the settlement script the contract will require of the continuation cell.
  */
 import { ccc } from '@ckb-ccc/core';
+import { XW } from '../channel/tx.ts';
 import { blake160 } from '../crypto/hash.ts';
 
 export const TLC_LEN = 85;
@@ -94,6 +95,7 @@ export interface SettleInput {
   script: Uint8Array;
   /** The cell's lock args (57 bytes). */
   args: Uint8Array;
+  /** What the cell holds: its capacity, or for a UDT cell its token amount. */
   capacity: bigint;
   role: Role;
   /** Our key for the party unlock; null = leave our share to someone else. */
@@ -120,7 +122,14 @@ export interface SettleAction {
   /** What we take out of the cell. */
   amount: bigint;
   /** The continuation cell, when something stays locked. */
+  /** `capacity`: what stays in it (shannons, or tokens for a UDT cell). */
   continuation: { capacity: bigint; args: Uint8Array } | null;
+}
+
+/** The settlement witness: `XW ‖ 01 ‖ script ‖ t ‖ p ‖ sig65 [‖ preimage]` (one unlock entry). */
+export function settlementWitness(script: Uint8Array, a: SettleAction, sig: Uint8Array): ccc.Hex {
+  const entry = ccc.bytesConcat([a.t, a.preimage ? 1 : 0], sig, a.preimage ?? new Uint8Array(0));
+  return ccc.hexFrom(ccc.bytesConcat(XW, [1], script, entry));
 }
 
 const le128 = (b: Uint8Array) => ccc.numLeFromBytes(b.subarray(0, 16));
@@ -149,7 +158,9 @@ export function nextSettlement(x: SettleInput): SettleAction | null {
         : null;
     // A continuation below its occupied capacity cannot exist: the other side must go first.
     if (continuation && continuation.capacity < x.continuationOccupied) return null;
-    return { t, key, amount: take, continuation, ...rest };
+    // Without a continuation the contract checks no output: whatever the cell still holds (a TLC
+    // its offerer abandoned, say) is taken rather than left to the miners as fee.
+    return { t, key, amount: continuation ? take : x.capacity, continuation, ...rest };
   };
   for (const [k, e] of p.tlcs.entries()) {
     const offeredByHolder = ((e[0] as number) & 1) === 1;

@@ -13,14 +13,21 @@ import { cccA } from '@ckb-ccc/core/advanced';
 import type { ChainClient, Wallet } from '../chain/index.ts';
 import { scriptToJson } from '../chain/index.ts';
 import { pubOf } from '../channel/keys.ts';
-import { CKB, fundingLockScript, revocationWitness, type ScriptInfo, txMessage, XW } from '../channel/tx.ts';
+import { CKB, fundingLockScript, revocationWitness, type ScriptInfo, txMessage } from '../channel/tx.ts';
 import { bytesToHex } from '../codec/hex.ts';
 import { blake160 } from '../crypto/hash.ts';
 import { signRecoverable } from '../crypto/secp256k1.ts';
 import { isPeersCommitment, parseCommitmentArgs, preimagesInWitness } from './chain-data.ts';
-import { nextSettlement, type Role, type SettleAction, scriptAfterWitness } from './settle.ts';
+import {
+  nextSettlement,
+  type Role,
+  type SettleAction,
+  scriptAfterWitness,
+  settlementWitness,
+} from './settle.ts';
 import type { WatchtowerStore } from './store.ts';
 import type { CommitmentCell, SettlementKeys, WatchTarget } from './targets.ts';
+import { udtCellOf, udtSettlementOutputs } from './udt-settlement.ts';
 
 export interface WatchLogger {
   info(obj: object, msg?: string): void;
@@ -188,10 +195,7 @@ export function createWatchtower(o: WatchtowerOptions): Watchtower {
     a: SettleAction,
     payTo: ccc.Script | null,
   ): Promise<string> {
-    const witness = (sig: Uint8Array) =>
-      ccc.hexFrom(
-        ccc.bytesConcat(XW, [1], script, [a.t, a.preimage ? 1 : 0], sig, a.preimage ?? new Uint8Array(0)),
-      );
+    const witness = (sig: Uint8Array) => settlementWitness(script, a, sig);
     const cont = a.continuation;
     // What we take: a cell of its own at the owner's script when that is not our wallet and the
     // amount can stand as a cell; otherwise it joins the wallet's change.
@@ -228,6 +232,43 @@ export function createWatchtower(o: WatchtowerOptions): Watchtower {
     // The expiry path proves the time with an absolute-timestamp since on a fee input.
     if (a.feeSince && tx.inputs[1]) (tx.inputs[1] as ccc.CellInput).since = a.feeSince;
     tx.witnesses[0] = witness(signRecoverable(txMessage(tx), a.key));
+    o.wallet.sign(tx);
+    try {
+      return await o.chain.sendTransaction(tx);
+    } catch (e) {
+      o.wallet.release(tx);
+      throw e;
+    }
+  }
+
+  /** A settlement of a UDT commitment cell (`udt-settlement.ts`), the wallet paying what it must. */
+  async function sendUdtSettlement(
+    t: WatchTarget,
+    cell: { outPoint: ccc.OutPointLike; output: ccc.CellOutput },
+    script: Uint8Array,
+    a: SettleAction,
+    payTo: ccc.Script | null,
+  ): Promise<string> {
+    const plan = udtSettlementOutputs({
+      cell: cell.output,
+      action: a,
+      to: payTo ?? o.wallet.lockScript,
+    });
+    const tx = ccc.Transaction.from({
+      version: 0,
+      cellDeps: [...o.scripts.commitmentLock.cellDeps, ...t.udtCellDeps],
+      inputs: [{ previousOutput: cell.outPoint, since: a.since }],
+      outputs: plan.outputs.map((x) => ({ ...x, capacity: x.fromWallet })),
+      outputsData: plan.data,
+      witnesses: [settlementWitness(script, a, new Uint8Array(65))],
+    });
+    // The wallet covers only its part of each output (and the fee); the cell pays the rest.
+    await o.wallet.fund(tx);
+    plan.outputs.forEach((x, i) => {
+      (tx.outputs[i] as ccc.CellOutput).capacity = x.capacity;
+    });
+    if (a.feeSince && tx.inputs[1]) (tx.inputs[1] as ccc.CellInput).since = a.feeSince;
+    tx.witnesses[0] = settlementWitness(script, a, signRecoverable(txMessage(tx), a.key));
     o.wallet.sign(tx);
     try {
       return await o.chain.sendTransaction(tx);
@@ -280,7 +321,6 @@ export function createWatchtower(o: WatchtowerOptions): Watchtower {
         if (st && st.tx_status.status !== 'rejected') continue;
         inflight.delete(op);
       }
-      if (c.output.type) continue; // UDT commitment cells: not settled by the watchtower yet
       const cellArgs = ccc.bytesFrom(c.output.lock.args);
       const script = await scriptOf(s, { txHash: c.out_point.tx_hash, args: cellArgs }, peers);
       if (!script) continue;
@@ -288,16 +328,23 @@ export function createWatchtower(o: WatchtowerOptions): Watchtower {
       const output = ccc.CellOutput.from({
         capacity: BigInt(c.output.capacity),
         lock: prefix.clone(),
+        type: c.output.type
+          ? { codeHash: c.output.type.code_hash, hashType: c.output.type.hash_type, args: c.output.type.args }
+          : undefined,
       });
       output.lock.args = ccc.hexFrom(cellArgs);
+      // A UDT cell settles tokens (the amount in its data); its capacity stays with the cells.
+      const udt = output.type ? udtCellOf(output, ccc.bytesFrom(c.output_data ?? '0x')) : null;
+      if (output.type && !udt) continue;
       const action = nextSettlement({
         script,
         args: cellArgs,
-        capacity: output.capacity,
+        capacity: udt ? udt.amount : output.capacity,
         role,
-        // Our own fresh commitment without TLCs is the channel layer's to settle; anything else
-        // (TLCs pending, or a cell already partly settled) is ours.
-        partyKey: peers || s.settleOwnParty || cellArgs[56] !== 0 || script[0] !== 0 ? s.partyKey : null,
+        // Our own fresh CKB commitment without TLCs is the channel layer's to settle; anything
+        // else (TLCs pending, a cell already partly settled, tokens) is ours.
+        partyKey:
+          peers || s.settleOwnParty || cellArgs[56] !== 0 || script[0] !== 0 || udt ? s.partyKey : null,
         tlcKey: (e) => s.tlcKeys.find((k) => eq(blake160(pubOf(k)), e.subarray(slot[0], slot[1]))) ?? null,
         preimage: (h20) => {
           const hx = bytesToHex(h20);
@@ -305,16 +352,15 @@ export function createWatchtower(o: WatchtowerOptions): Watchtower {
           return p ? (typeof p === 'string' ? ccc.bytesFrom(p) : p) : null;
         },
         nowSec: now,
-        continuationOccupied: BigInt(output.occupiedSize) * CKB,
+        // A UDT continuation keeps capacity from the cell (udt-settlement.ts), not from the tokens.
+        continuationOccupied: udt ? 0n : BigInt(output.occupiedSize) * CKB,
       });
       if (!action) continue;
       try {
-        const hash = await sendSettlement(
-          { outPoint: { txHash: c.out_point.tx_hash, index: c.out_point.index }, output },
-          script,
-          action,
-          s.payTo,
-        );
+        const cell = { outPoint: { txHash: c.out_point.tx_hash, index: c.out_point.index }, output };
+        const hash = udt
+          ? await sendUdtSettlement(t, cell, script, action, s.payTo)
+          : await sendSettlement(cell, script, action, s.payTo);
         inflight.set(op, hash);
         log.info(
           { channel_id: t.channelId, tx_hash: hash, unlock: action.t, amount: String(action.amount) },

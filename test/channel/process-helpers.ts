@@ -78,6 +78,7 @@ export async function startChannelNode(
   fiber: Record<string, unknown> = {},
   dir?: string,
   ckb: Record<string, unknown> = {},
+  modules = ['info', 'peer', 'channel', 'dev', 'graph'],
 ): Promise<NodeProcess> {
   const home = dir ?? tempDir();
   if (!dir) {
@@ -90,7 +91,7 @@ export async function startChannelNode(
     dir: home,
     config: {
       fiber: { chain: 'dev', listening_addr: '/ip4/127.0.0.1/tcp/0', ...fiber },
-      rpc: { listening_addr: '127.0.0.1:0', enabled_modules: ['info', 'peer', 'channel', 'dev', 'graph'] },
+      rpc: { listening_addr: '127.0.0.1:0', enabled_modules: modules },
       services: ['fiber', 'rpc', 'ckb'],
       ckb: { rpc_url: rpcUrl, ...ckb },
     },

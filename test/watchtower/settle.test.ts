@@ -136,6 +136,22 @@ describe('next settlement', () => {
     expect(nextSettlement(input({ script: none, args, role: 'other', capacity: 400n * CKB }))).toBeNull();
   });
 
+  it('the last share takes what an abandoned TLC left in the cell rather than leave it as fee', () => {
+    // The other side offered a TLC, let it expire without reclaiming it, and settled its share:
+    // the holder's share is the last one, and nothing after it checks outputs.
+    const c = cell(false, 1, [400n * CKB, 250n * CKB]);
+    const settledOther = scriptAfter(parseSettlementScript(c.script)!, null, 0xff);
+    const args = commitmentLockArgs([pubOf(key(3)), pubOf(key(4))], 1n | (1n << 40n), 7n, settledOther);
+    args[56] = 1;
+    const a = nextSettlement(
+      input({ script: settledOther, args, role: 'holder', capacity: 500n * CKB, nowSec: EXPIRY_MS / 1000n }),
+    )!;
+    expect(a.t).toBe(0xfe);
+    expect(a.continuation).toBeNull();
+    // Its 400 and the abandoned 100: not 400 with 100 left to the miners.
+    expect(a.amount).toBe(500n * CKB);
+  });
+
   it('refuses a continuation below its occupied capacity', () => {
     const c = cell(true, 0, [400n * CKB, 50n * CKB]);
     const a = nextSettlement(

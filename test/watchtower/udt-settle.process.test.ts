@@ -1,0 +1,148 @@
+/**
+ * Force close of a UDT channel with a pending TLC (real processes): A funds 600 tokens, pays B 100,
+ * offers B a 50-token TLC, then force-closes. B's watchtower, told the preimage, claims the TLC by
+ * preimage and then B's share; A's takes A's share after the delay. Each settlement keeps the
+ * tokens in UDT cells (the continuation with what is left, ours with what we take): checked on
+ * chain, token by token, and both channels stop waiting for settlement.
+ */
+import { ccc } from '@ckb-ccc/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ChainClient, createChainClient } from '../../src/chain/client.ts';
+import { ckbHash } from '../../src/crypto/hash.ts';
+import {
+  connect,
+  type DevchainProcess,
+  rpc,
+  startChannelNode,
+  startDevchain,
+  until,
+} from '../channel/process-helpers.ts';
+import type { NodeProcess } from '../helpers/node-process.ts';
+import { hex, openReady, payByTlc } from './breach-helpers.ts';
+
+let chain: DevchainProcess;
+let a: NodeProcess;
+let b: NodeProcess;
+let aInfo: any;
+let bInfo: any;
+let udt: { code_hash: string; hash_type: string; args: string };
+
+beforeAll(async () => {
+  chain = await startDevchain([1, 2], 5000, 200, 10, 1000);
+  const client = createChainClient({ rpcUrl: chain.url });
+  const scripts = await client.call<any>('get_dev_scripts');
+  udt = scripts.test_udt.script;
+  const whitelist = [
+    { name: 'TEST', script: udt, cell_deps: scripts.test_udt.cell_deps, auto_accept_amount: 1 },
+  ];
+  const fiber = { watchtower_check_interval_seconds: 1 };
+  const modules = ['info', 'peer', 'channel', 'dev', 'watchtower'];
+  a = await startChannelNode(1, chain.url, fiber, undefined, { udt_whitelist: whitelist }, modules);
+  b = await startChannelNode(2, chain.url, fiber, undefined, { udt_whitelist: whitelist }, modules);
+  ({ aInfo, bInfo } = await connect(a, b));
+}, 120_000);
+
+afterAll(async () => {
+  if (process.env.DEBUG_WT) console.log(a?.output().slice(-5000), b?.output().slice(-5000));
+  await a?.stop();
+  await b?.stop();
+  await chain?.stop();
+});
+
+/** Test tokens in the live cells of `lock`. */
+async function tokens(client: ChainClient, lock: unknown): Promise<bigint> {
+  const r = await client.getCells(
+    { script: lock, script_type: 'lock', script_search_mode: 'exact', filter: { script: udt } } as never,
+    'asc',
+    100,
+  );
+  return r.objects.reduce(
+    (s, c) => s + ccc.numLeFromBytes(ccc.bytesFrom(c.output_data ?? '0x').slice(0, 16)),
+    0n,
+  );
+}
+
+describe('settlement of a UDT channel after a force close', () => {
+  it('the TLC goes to B by preimage, each side gets its tokens, none is lost', async () => {
+    const id = await openReady(a, b, {
+      pubkey: bInfo.pubkey,
+      funding_amount: hex(600n),
+      funding_udt_type_script: udt,
+      public: false,
+    });
+    await payByTlc(a, b, id, 100n, '08');
+    const preimage = `0x${'55'.repeat(32)}`;
+    const paymentHash = ccc.hexFrom(ckbHash(ccc.bytesFrom(preimage)));
+    await rpc(a, 'add_tlc', {
+      channel_id: id,
+      amount: hex(50n),
+      payment_hash: paymentHash,
+      expiry: hex(BigInt(Date.now() + 3_600_000)),
+    });
+    await until(
+      'TLC committed on both sides',
+      async () => [await rpc(a, 'list_channels', {}), await rpc(b, 'list_channels', {})],
+      ([x, y]) =>
+        y.channels[0]?.pending_tlcs[0]?.status?.Inbound === 'Committed' &&
+        x.channels[0]?.pending_tlcs[0]?.status?.Outbound === 'Committed',
+    );
+    expect(await rpc(b, 'create_preimage', { payment_hash: paymentHash, preimage })).toBeNull();
+
+    const client = createChainClient({ rpcUrl: chain.url });
+    const aLock = aInfo.default_funding_lock_script;
+    const bLock = bInfo.default_funding_lock_script;
+    const [aBefore, bBefore] = [await tokens(client, aLock), await tokens(client, bLock)];
+    const closing = await rpc(a, 'list_channels', {});
+    const commitmentHash = closing.channels[0].latest_commitment_transaction_hash as string;
+    await rpc(a, 'shutdown_channel', { channel_id: id, force: true });
+    const commitment = (await until(
+      'commitment committed',
+      () => client.getTransaction(commitmentHash),
+      (x) => x?.tx_status.status === 'committed',
+    )) as any;
+    expect(ccc.numLeFromBytes(ccc.bytesFrom(commitment.transaction.outputs_data[0]))).toBe(600n);
+    const lock = commitment.transaction.outputs[0].lock;
+    const prefix = { ...lock, args: lock.args.slice(0, 2 + 72) };
+
+    await until(
+      'all settled',
+      () => client.getCells({ script: prefix, script_type: 'lock', script_search_mode: 'prefix' }, 'asc', 10),
+      (x) => x.objects.length === 0,
+      90_000,
+    );
+    const rows = await client.call<any>('get_transactions', [
+      { script: prefix, script_type: 'lock', script_search_mode: 'prefix' },
+      'asc',
+      '0x64',
+    ]);
+    const spends = [
+      ...new Set(rows.objects.filter((r: any) => r.io_type === 'input').map((r: any) => r.tx_hash)),
+    ];
+    const unlocks: number[] = [];
+    for (const h of spends) {
+      const tx = (await client.getTransaction(h as string)) as any;
+      const w = ccc.bytesFrom(tx.transaction.witnesses[0]);
+      const c = w[17] as number;
+      unlocks.push(w[17 + 1 + 85 * c + 72] as number);
+      // Every output carrying the commitment's tokens keeps the UDT type.
+      const data = tx.transaction.outputs_data.map((d: string) => ccc.bytesFrom(d));
+      tx.transaction.outputs.forEach((o: any, i: number) => {
+        if ((data[i] as Uint8Array).length >= 16 && o.lock.code_hash === lock.code_hash)
+          expect(o.type).toEqual(udt);
+      });
+    }
+    expect(unlocks.sort((x, y) => x - y)).toEqual([0, 0xfe, 0xff]);
+    // B: its 100 and the 50 of the TLC; A: the rest of its 600. Not a token burnt.
+    expect((await tokens(client, bLock)) - bBefore).toBe(150n);
+    expect((await tokens(client, aLock)) - aBefore).toBe(450n);
+    // Both channels see their share out.
+    for (const n of [a, b])
+      await until(
+        'settlement seen by the channel',
+        () => rpc(n, 'list_channels', { include_closed: true }),
+        (x) =>
+          x.channels[0]?.state.state_name === 'CLOSED' &&
+          !x.channels[0].state.state_flags.includes('WAITING_ONCHAIN_SETTLEMENT'),
+      );
+  }, 240_000);
+});
