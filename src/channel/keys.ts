@@ -86,8 +86,28 @@ export function commitmentSecret(commitmentSeed: Uint8Array, n: bigint): Uint8Ar
   return s;
 }
 
+/**
+ * A small memo for curve results asked for again and again: a round's RevokeAndAck sends point R,
+ * and every TLC created before the next round tweaks a key by that same point (about 1 ms each).
+ */
+function memo<T>(limit: number): (key: string, make: () => T) => T {
+  const m = new Map<string, T>();
+  return (key, make) => {
+    const hit = m.get(key);
+    if (hit !== undefined) return hit;
+    const v = make();
+    if (m.size >= limit) m.delete(m.keys().next().value as string);
+    m.set(key, v);
+    return v;
+  };
+}
+
+const hexOf = (b: Uint8Array) => Buffer.from(b).toString('hex');
+const pointMemo = memo<Uint8Array>(256);
+const tweakMemo = memo<Uint8Array>(256);
+
 export function commitmentPoint(commitmentSeed: Uint8Array, n: bigint): Uint8Array {
-  return pubOf(commitmentSecret(commitmentSeed, n));
+  return pointMemo(`${hexOf(commitmentSeed)}:${n}`, () => pubOf(commitmentSecret(commitmentSeed, n))).slice();
 }
 
 /** `priv + H(point)` mod n. */
@@ -97,8 +117,10 @@ export function tweakSecret(sk: Uint8Array, point: Uint8Array): Uint8Array {
 
 /** `pub + H(point)·G`. */
 export function tweakPubkey(pk: Uint8Array, point: Uint8Array): Uint8Array {
-  const t = bytesToBig(ckbHash(point)) % N;
-  return secp256k1.Point.fromBytes(pk).add(secp256k1.Point.BASE.multiply(t)).toBytes(true);
+  return tweakMemo(`${hexOf(pk)}:${hexOf(point)}`, () => {
+    const t = bytesToBig(ckbHash(point)) % N;
+    return secp256k1.Point.fromBytes(pk).add(secp256k1.Point.BASE.multiply(t)).toBytes(true);
+  }).slice();
 }
 
 /** The temporary channel id the opener chooses: `H(tlc_basepoint ‖ 33 zero bytes)`. */
