@@ -131,6 +131,17 @@ export function createWatchtower(o: WatchtowerOptions): Watchtower {
     }
   }
 
+  /** Signs the wallet's inputs and sends; a refused tx gives its inputs back to the wallet. */
+  async function signAndSend(tx: ccc.Transaction): Promise<string> {
+    o.wallet.sign(tx);
+    try {
+      return await o.chain.sendTransaction(tx);
+    } catch (e) {
+      o.wallet.release(tx);
+      throw e;
+    }
+  }
+
   /** The revocation tx: the whole commitment cell to us, the fee from the wallet (§5.7). */
   async function sendRevocation(
     t: WatchTarget,
@@ -154,13 +165,7 @@ export function createWatchtower(o: WatchtowerOptions): Watchtower {
     (tx.outputs[0] as ccc.CellOutput).capacity = 0n;
     await o.wallet.fund(tx);
     (tx.outputs[0] as ccc.CellOutput).capacity = capacity;
-    o.wallet.sign(tx);
-    try {
-      return await o.chain.sendTransaction(tx);
-    } catch (e) {
-      o.wallet.release(tx);
-      throw e;
-    }
+    return signAndSend(tx);
   }
 
   /** Settlement txs sent and not yet seen committed, by the cell they spend. */
@@ -232,13 +237,7 @@ export function createWatchtower(o: WatchtowerOptions): Watchtower {
     // The expiry path proves the time with an absolute-timestamp since on a fee input.
     if (a.feeSince && tx.inputs[1]) (tx.inputs[1] as ccc.CellInput).since = a.feeSince;
     tx.witnesses[0] = witness(signRecoverable(txMessage(tx), a.key));
-    o.wallet.sign(tx);
-    try {
-      return await o.chain.sendTransaction(tx);
-    } catch (e) {
-      o.wallet.release(tx);
-      throw e;
-    }
+    return signAndSend(tx);
   }
 
   /** A settlement of a UDT commitment cell (`udt-settlement.ts`), the wallet paying what it must. */
@@ -269,13 +268,7 @@ export function createWatchtower(o: WatchtowerOptions): Watchtower {
     });
     if (a.feeSince && tx.inputs[1]) (tx.inputs[1] as ccc.CellInput).since = a.feeSince;
     tx.witnesses[0] = settlementWitness(script, a, signRecoverable(txMessage(tx), a.key));
-    o.wallet.sign(tx);
-    try {
-      return await o.chain.sendTransaction(tx);
-    } catch (e) {
-      o.wallet.release(tx);
-      throw e;
-    }
+    return signAndSend(tx);
   }
 
   /**
