@@ -54,8 +54,9 @@ describe('channel store', () => {
     db = openDatabase(path.join(dir, 'strand.db'), [channelSchema, paymentLinkSchema]);
     expect(new ChannelStore(db).get('0x02')?.tlcs).toHaveLength(0);
     const [o] = new TlcLinks(db).outcomes();
-    expect([o?.channelId, o?.tlcId]).toEqual(['0x02', 0n]);
-    expect(Buffer.from((o?.outcome as { preimage: Uint8Array }).preimage).toString('hex')).toBe(
+    if (!o) throw new Error('no outcome recorded');
+    expect([o.channelId, o.tlcId]).toEqual(['0x02', 0n]);
+    expect(Buffer.from((o.outcome as { preimage: Uint8Array }).preimage).toString('hex')).toBe(
       '09'.repeat(32),
     );
   });
