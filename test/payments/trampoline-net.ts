@@ -52,7 +52,13 @@ export async function sendToTrampoline(
   D: Stack,
   hash: string,
   outpoint: string,
-  o: { amount: bigint; finalAmount?: bigint; attemptId?: string; records?: Map<number, Uint8Array> },
+  o: {
+    amount: bigint;
+    finalAmount?: bigint;
+    attemptId?: string;
+    records?: Map<number, Uint8Array>;
+    maxParts?: bigint;
+  },
 ) {
   const plan = planTrampoline({
     hops: [T.pubkey],
@@ -64,6 +70,7 @@ export async function sendToTrampoline(
     hashAlgorithm: 0,
     paymentPreimage: null,
     customRecords: o.records ?? null,
+    maxParts: o.maxParts ?? null,
   });
   const inner = buildTrampolineOnion(
     [T.pubkey, D.pubkey].map((k) => hexToBytes(k)),
