@@ -40,6 +40,7 @@ import {
 } from './session.ts';
 import type { PaymentStore } from './store.ts';
 import {
+  lastErrorCodeOf,
   localForwardingFee,
   planTrampoline,
   type TrampolineContext,
@@ -787,6 +788,7 @@ function sessionChange(s: PaymentSession): unknown {
     created_at: s.createdAt,
     last_updated_at: s.lastUpdatedAt,
     last_error: s.failedError,
+    last_error_code: lastErrorCodeOf(s),
     try_limit: s.tryLimit,
     request: {
       target_pubkey: s.request.targetPubkey,

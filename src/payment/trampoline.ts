@@ -192,18 +192,26 @@ export function localForwardingFee(amount: bigint, rate: bigint): bigint {
 export class TrampolineBudgetError extends DomainError {}
 
 /**
+ * The session's `last_error_code` as the reference keeps it: the code of a failure no route could
+ * fix, or FeeInsufficient when a trampoline's budget did not cover its own fee; null otherwise.
+ */
+export function lastErrorCodeOf(
+  s: Pick<PaymentSession, 'lastErrorCode' | 'failedError'>,
+): TlcErrorCodeName | null {
+  const code = s.lastErrorCode;
+  if (code && code in TLC_ERROR_CODES) return code as TlcErrorCodeName;
+  return s.failedError === TRAMPOLINE_FEE_INSUFFICIENT ? 'FeeInsufficient' : null;
+}
+
+/**
  * The code a trampoline fails its incoming TLC with once its own payment failed (the reference's
- * `on_payment_actor_stopped`): the session's `last_error_code` — a failure no route could fix, or
- * FeeInsufficient when its budget did not cover its own fee — else TemporaryNodeFailure (no route,
- * every route failed, out of tries).
+ * `on_payment_actor_stopped`): the session's last error code, else TemporaryNodeFailure (no
+ * route, every route failed, out of tries).
  */
 export function trampolineFailureCode(
   s: Pick<PaymentSession, 'lastErrorCode' | 'failedError'>,
 ): TlcErrorCodeName {
-  const code = s.lastErrorCode;
-  if (code && code in TLC_ERROR_CODES) return code as TlcErrorCodeName;
-  if (s.failedError === TRAMPOLINE_FEE_INSUFFICIENT) return 'FeeInsufficient';
-  return 'TemporaryNodeFailure';
+  return lastErrorCodeOf(s) ?? 'TemporaryNodeFailure';
 }
 
 /**

@@ -14,6 +14,10 @@ import {
   estimateTrampolineFee,
   planTrampoline,
   splitTrampolineFees,
+  TRAMPOLINE_FEE_INSUFFICIENT,
+  trampolineBudgetLeft,
+  trampolineFailureCode,
+  trampolineForwardAcceptable,
 } from '../../src/payment/trampoline.ts';
 import { fee, waitFor } from './sim-network.ts';
 import { AMOUNT, BUDGET, invoice, network, sendToTrampoline } from './trampoline-net.ts';
@@ -65,6 +69,53 @@ describe('trampoline rules', () => {
     expect(checkTrampolineForward(AMOUNT + 2_500_000n, forward)).toBe('FeeInsufficient');
     expect(checkTrampolineFinal(AMOUNT, AMOUNT, AMOUNT)).toBe(true);
     expect(checkTrampolineFinal(AMOUNT, AMOUNT + 1n, AMOUNT)).toBe(false);
+  });
+});
+
+describe("a trampoline's own payment", () => {
+  it('spends its budget on its own fee first, then the route (the reference texts otherwise)', () => {
+    expect(trampolineBudgetLeft(100n, 30n, 50n)).toBe(20n);
+    expect(trampolineBudgetLeft(100n, 100n, 0n)).toBe(0n);
+    expect(() => trampolineBudgetLeft(100n, 101n, 0n)).toThrow(TRAMPOLINE_FEE_INSUFFICIENT);
+    expect(() => trampolineBudgetLeft(100n, 30n, 71n)).toThrow(
+      'Send payment error: max_fee_amount is too low for selected route',
+    );
+  });
+
+  it("fails upstream with the session's last error code, else TemporaryNodeFailure", () => {
+    expect(
+      trampolineFailureCode({ lastErrorCode: 'InvoiceCancelled', failedError: 'InvoiceCancelled' }),
+    ).toBe('InvoiceCancelled');
+    expect(trampolineFailureCode({ failedError: TRAMPOLINE_FEE_INSUFFICIENT })).toBe('FeeInsufficient');
+    // Retryable failures leave no code: out of tries, or no route left.
+    expect(trampolineFailureCode({ failedError: 'TemporaryChannelFailure' })).toBe('TemporaryNodeFailure');
+    expect(trampolineFailureCode({ failedError: 'Send payment error: Failed to build route, x' })).toBe(
+      'TemporaryNodeFailure',
+    );
+    expect(trampolineFailureCode({ lastErrorCode: 'not a code', failedError: null })).toBe(
+      'TemporaryNodeFailure',
+    );
+  });
+
+  it("accepts a Forward payload the reference's payment builder would", () => {
+    const ok = {
+      type: 'Forward' as const,
+      nextNodeId: new Uint8Array(33),
+      amountToForward: AMOUNT,
+      hashAlgorithm: 0 as const,
+      buildMaxFeeAmount: BUDGET,
+      tlcExpiryDelta: 86_400_000n,
+      tlcExpiryLimit: 1_209_600_000n,
+      maxParts: null,
+    };
+    expect(trampolineForwardAcceptable(ok)).toBe(true);
+    expect(trampolineForwardAcceptable({ ...ok, maxParts: 24n })).toBe(true);
+    expect(trampolineForwardAcceptable({ ...ok, maxParts: 25n })).toBe(false);
+    expect(trampolineForwardAcceptable({ ...ok, maxParts: 0n })).toBe(false);
+    expect(trampolineForwardAcceptable({ ...ok, amountToForward: 0n })).toBe(false);
+    expect(trampolineForwardAcceptable({ ...ok, tlcExpiryDelta: 9_599_999n })).toBe(false);
+    expect(trampolineForwardAcceptable({ ...ok, tlcExpiryLimit: 86_399_999n })).toBe(false);
+    expect(trampolineForwardAcceptable({ ...ok, tlcExpiryLimit: 1_209_600_001n })).toBe(false);
   });
 });
 
