@@ -128,7 +128,7 @@ describe('failures past a trampoline reach the sender as the reference sends the
     const decoded = decodeErrorPacket(net.failures.at(-1)!.packet, sent.sharedSecrets);
     expect(decoded?.error.code).toBe('TemporaryNodeFailure');
     expect(decoded?.error.extra).toMatchObject({ type: 'NodeFailed' });
-    expect(bytesToHex((decoded?.error.extra as { nodeId: Uint8Array }).nodeId, false)).toBe(T.pubkey);
+    expect(bytesToHex((decoded!.error.extra as { nodeId: Uint8Array }).nodeId, false)).toBe(T.pubkey);
     expect(new PaymentStore(T.db).get(inv.hash)).toBeUndefined();
   });
 });

@@ -140,7 +140,7 @@ describe('MPP through a trampoline over simulated channels', () => {
     for (const [i, sent] of [first, second].entries()) {
       const decoded = decodeErrorPacket(net.failures[i]!.packet, sent.sharedSecrets);
       expect(decoded?.error.code).toBe('FeeInsufficient');
-      expect(bytesToHex((decoded?.error.extra as { nodeId: Uint8Array }).nodeId, false)).toBe(T.pubkey);
+      expect(bytesToHex((decoded!.error.extra as { nodeId: Uint8Array }).nodeId, false)).toBe(T.pubkey);
     }
     // T started no payment of its own; nothing moved.
     expect(new PaymentStore(T.db).get(inv.hash)).toBeUndefined();
