@@ -16,6 +16,7 @@ import {
   mppStatus,
   mppTryLimit,
   type PartRouter,
+  type PlanInput,
   PlannedChannels,
   type PlannedPart,
   partAmount,
@@ -56,6 +57,8 @@ export interface MppHost {
   sessionRoute(a: Attempt, amount: bigint): SessionRouteNode[];
   /** Forgets an attempt id whose outcome has arrived. */
   forget(attemptId: string): void;
+  /** A trampoline's own payment: how each part spends its budget (see `trampolineBudgetLeft`). */
+  budgetLeft?(r: PaymentRequest): PlanInput['budgetLeft'];
 }
 
 export class MppSessions {
@@ -112,7 +115,9 @@ export class MppSessions {
       },
     };
     const paid = feePaid(s);
+    const budgetLeft = this.h.budgetLeft?.(r);
     return planParts(parts, {
+      ...(budgetLeft ? { budgetLeft } : {}),
       source,
       remain,
       maxFee: r.maxFeeAmount > paid ? r.maxFeeAmount - paid : 0n,
@@ -170,7 +175,9 @@ export class MppSessions {
     next = { ...next, failedError: reason, fee: feePaid(next) };
     const othersInflight = next.attempts.some((a) => a.status === 'Inflight');
     if (!retryable) {
-      this.h.save(othersInflight ? next : sessionFailed(next, reason, this.h.now()));
+      this.h.save(
+        othersInflight ? next : { ...sessionFailed(next, reason, this.h.now()), lastErrorCode: reason },
+      );
       return;
     }
     await this.topUp(next);

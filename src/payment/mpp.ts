@@ -31,10 +31,12 @@ export function mppRecordEntry(paymentSecret: Uint8Array, totalAmount: bigint): 
 
 /**
  * The reference's `allow_mpp()`: the invoice allows it, more than one part, not keysend. A
- * payment through trampolines goes as one part here (its MPP record still names the total).
+ * payment through trampolines goes as one part here (its MPP record still names the total, and
+ * the trampoline is told `max_parts`); a trampoline's own payment onward is split when the sender
+ * allowed it (its request's `allowMpp` and `maxParts` come from the Forward payload).
  */
 export function usesMpp(r: PaymentRequest): boolean {
-  return !!r.allowMpp && r.maxParts > 1n && !r.keysend && !r.trampolineHops?.length && !r.trampoline;
+  return !!r.allowMpp && r.maxParts > 1n && !r.keysend && !r.trampolineHops?.length;
 }
 
 export function mppTryLimit(maxParts: bigint): number {
@@ -150,6 +152,11 @@ export interface PlanInput {
   selfPay: boolean;
   /** Channels the active parts use. */
   stats: PlannedChannels;
+  /**
+   * A trampoline's own payment: what the budget has left after this node's fee on a part's first
+   * channel and the part's route fee; throws the reference's texts when it does not cover them.
+   */
+  budgetLeft?: (maxFee: bigint, route: RouterHop[], routeFee: bigint) => bigint;
 }
 
 export interface PlannedPart {
@@ -202,11 +209,12 @@ export function planParts(router: PartRouter, p: PlanInput): PlannedPart[] {
     const { route, amount } = found!;
     if (amount > remain) throw sendError('Route amount exceeds remaining amount');
     const fee = route[0]!.amountReceived - amount;
-    if (fee > maxFee) throw sendError('max_fee_amount is too low for selected route');
+    if (p.budgetLeft) maxFee = p.budgetLeft(maxFee, route, fee);
+    else if (fee > maxFee) throw sendError('max_fee_amount is too low for selected route');
+    else maxFee -= fee;
     stats.add(p.source, route);
     parts.push({ route, amount, fee });
     remain -= amount;
-    maxFee -= fee;
     target = singleMax !== null && singleMax < remain ? singleMax : remain;
     // The reference gives up early when the parts left could not carry the rest at this size.
     if (remain > 0n && remain > amount * BigInt(maxParts - parts.length)) break;

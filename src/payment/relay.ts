@@ -14,14 +14,19 @@ import type { HeldTlc, TlcLink, TlcLinks, TlcOutcome } from './links.ts';
 import { MPP_HOLD_TIMEOUT_MS } from './mpp.ts';
 import { decodeMppRecord, MPP_RECORD_KEY, TRAMPOLINE_RECORD_KEY } from './onion/hop-data.ts';
 import { createErrorPacket, OnionError, peelOnion, relayErrorPacket } from './onion/packet.ts';
-import { TLC_ERROR_CODES, type TlcErr, type TlcErrorCodeName } from './onion/tlc-error.ts';
+import type { TlcErr, TlcErrorCodeName } from './onion/tlc-error.ts';
 import { peelTrampolineOnion } from './onion/trampoline.ts';
 import { type PaymentRequest, preimageMatches } from './request.ts';
 import { type AttemptFate, attemptFate, onionKeyOf, receivedFate } from './resume.ts';
 import type { OutgoingTlc, PaymentService } from './service.ts';
 import type { Attempt, PaymentSession } from './session.ts';
 import { decideTlcSet } from './tlc-set.ts';
-import { checkTrampolineFinal, checkTrampolineForward } from './trampoline.ts';
+import {
+  checkTrampolineFinal,
+  checkTrampolineForward,
+  trampolineFailureCode,
+  trampolineForwardAcceptable,
+} from './trampoline.ts';
 
 type UdtTypeScript = NonNullable<PaymentRequest['udtTypeScript']>;
 
@@ -336,7 +341,7 @@ export class PaymentRelay {
       if (s.status === 'Success' && s.preimage) {
         await this.o.channels.fulfilTlc(ctx.prevChannelId, ctx.prevTlcId, hexToBytes(s.preimage));
       } else {
-        const code = tlcErrorCodeOf(s.failedError);
+        const code = trampolineFailureCode(s);
         this.o.logger?.info({ payment_hash: s.paymentHash, code }, 'trampoline payment failed');
         await this.o.channels.failTlc(
           ctx.prevChannelId,
@@ -576,6 +581,7 @@ export class PaymentRelay {
     const problem = checkTrampolineForward(payload.amount, p);
     if (problem) return nodeFail(problem);
     if (!peeled.next) return nodeFail('InvalidOnionPayload');
+    if (!trampolineForwardAcceptable(p)) return nodeFail('TemporaryNodeFailure');
     try {
       this.o.payments.forwardTrampoline({
         paymentHash: tlc.paymentHash,
@@ -585,6 +591,7 @@ export class PaymentRelay {
         finalTlcExpiryDelta: p.tlcExpiryDelta,
         tlcExpiryLimit: p.tlcExpiryLimit,
         hashAlgorithm: p.hashAlgorithm,
+        maxParts: p.maxParts,
         // Onward in the asset that came in (the reference takes the previous channel's UDT).
         udtTypeScript: this.o.channels.policyOf(tlc.channelId)?.udtScript ?? null,
         context: {
@@ -595,9 +602,10 @@ export class PaymentRelay {
         },
       });
     } catch (e) {
+      // A session for this hash already there (the reference's `start_payment_actor` refusing).
       const msg = (e as Error).message;
       this.o.logger?.info({ payment_hash: tlc.paymentHash, err: msg }, 'trampoline payment not started');
-      return nodeFail(/fee insufficient/i.test(msg) ? 'FeeInsufficient' : 'TemporaryNodeFailure');
+      return nodeFail('TemporaryNodeFailure');
     }
   }
 
@@ -766,12 +774,6 @@ export class PaymentRelay {
     this.o.logger?.info({ payment_hash: tlc.paymentHash, code: error.code }, 'failing incoming TLC');
     await this.o.channels.failTlc(tlc.channelId, tlc.tlcId, createErrorPacket(error, sharedSecret));
   }
-}
-
-/** A session's last error as a TlcErrorCode (its name), TemporaryNodeFailure otherwise. */
-function tlcErrorCodeOf(error: string | null): TlcErrorCodeName {
-  if (error && error in TLC_ERROR_CODES) return error as TlcErrorCodeName;
-  return error && /fee insufficient/i.test(error) ? 'FeeInsufficient' : 'TemporaryNodeFailure';
 }
 
 function asCode(e: unknown): TlcErrorCodeName {

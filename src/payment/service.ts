@@ -40,10 +40,13 @@ import {
 } from './session.ts';
 import type { PaymentStore } from './store.ts';
 import {
+  lastErrorCodeOf,
+  localForwardingFee,
   planTrampoline,
   type TrampolineContext,
   TrampolinePlanError,
   type TrampolinePlanInput,
+  trampolineBudgetLeft,
   trampolineHopsUnsupported,
   trampolineOnion,
 } from './trampoline.ts';
@@ -192,6 +195,10 @@ export class PaymentService {
       judgeFailure: (s, a, f) => this.judgeFailure(s, a, f),
       sessionRoute: (a, amount) => this.sessionRoute(a, amount),
       forget: (id) => this.attempts.delete(id),
+      budgetLeft: (r) =>
+        r.trampoline
+          ? (maxFee, route, routeFee) => trampolineBudgetLeft(maxFee, this.localFee(route), routeFee)
+          : undefined,
     });
   }
 
@@ -242,7 +249,9 @@ export class PaymentService {
   /**
    * A trampoline's own payment for an incoming TLC (the reference's `forward_trampoline_packet`):
    * to `next` for `amount` within the `budget` the sender gave, the rest of the inner onion on
-   * its last hop. Throws when it cannot start (no route, a session for the hash in flight).
+   * its last hop (on every part, when the sender allowed `maxParts` > 1). One no route can carry
+   * is on record as Failed at once, which fails the incoming TLC (`onTrampolineEnd`). Throws
+   * only when it cannot start: a session for the hash already there.
    */
   forwardTrampoline(f: {
     paymentHash: string;
@@ -252,9 +261,11 @@ export class PaymentService {
     finalTlcExpiryDelta: bigint;
     tlcExpiryLimit: bigint;
     hashAlgorithm: 0 | 1;
+    maxParts?: bigint | null;
     udtTypeScript?: PaymentRequest['udtTypeScript'];
     context: Omit<TrampolineContext, 'upstreamSettled'>;
   }): PaymentRecord {
+    const parts = f.maxParts ?? 1n;
     const request: PaymentRequest = {
       targetPubkey: f.next,
       amount: f.amount,
@@ -263,8 +274,8 @@ export class PaymentService {
       finalTlcExpiryDelta: f.finalTlcExpiryDelta,
       tlcExpiryLimit: f.tlcExpiryLimit,
       maxFeeAmount: f.budget,
-      maxParts: 1n,
-      allowMpp: false,
+      maxParts: parts,
+      allowMpp: parts > 1n,
       keysend: false,
       udtTypeScript: f.udtTypeScript ?? null,
       allowSelfPayment: false,
@@ -276,7 +287,18 @@ export class PaymentService {
       timeout: null,
       trampoline: { ...f.context, upstreamSettled: false },
     };
-    return this.start(request, this.route(request, this.now()));
+    this.refuseDuplicate(request);
+    try {
+      if (usesMpp(request)) return this.record(this.mpp.start(request).session);
+      return this.start(request, this.route(request, this.now()));
+    } catch (e) {
+      if (!(e instanceof DomainError && e.message.startsWith('Send payment error: '))) throw e;
+      // As the reference's trampoline, whose payment session starts and then fails.
+      const now = this.now();
+      const failed = sessionFailed(newSession(request, now), e.message, now);
+      this.save(failed);
+      return this.record(failed);
+    }
   }
 
   /** Tells `listener` of each trampoline session that ended, to settle its incoming TLC. */
@@ -483,8 +505,12 @@ export class PaymentService {
           );
         } else {
           const atTarget = decoded.hopIndex === attempt.route.length - 1;
+          // An error naming no node (a trampoline's failure past it, among others) stops the
+          // payment, as the router's judgement does (`judgeFailure` in graph/history.ts).
           retryable =
-            !(atTarget && FINAL_ERRORS.has(reason)) && reason !== 'IncorrectOrUnknownPaymentDetails';
+            decoded.error.extra !== null &&
+            !(atTarget && FINAL_ERRORS.has(reason)) &&
+            reason !== 'IncorrectOrUnknownPaymentDetails';
           this.penalise(attempt, decoded.error.extra);
         }
       }
@@ -561,20 +587,24 @@ export class PaymentService {
       hashAlgorithm: r.hashAlgorithm === 'sha256' ? 1 : 0,
       paymentPreimage: r.preimage ? hexToBytes(r.preimage) : null,
       customRecords: recordsOf(r),
+      // The reference's `allow_mpp()` of the sender's request: the trampoline may split.
+      maxParts: r.allowMpp && r.maxParts > 1n && !r.keysend ? r.maxParts : null,
     };
   }
 
   /**
-   * A trampoline's own payment: the route's fees and this node's fee on its first channel
-   * (`apply_trampoline_forwarding_fee`) must fit the budget the sender gave it.
+   * A trampoline's own payment: this node's fee on its first channel
+   * (`apply_trampoline_forwarding_fee`), then the route's fees, must fit the budget it was given.
    */
   private checkTrampolineBudget(r: PaymentRequest, route: RouterHop[]): void {
+    if (route.length) trampolineBudgetLeft(r.maxFeeAmount, this.localFee(route), routeFee(route, r.amount));
+  }
+
+  /** Our fee on the first channel of `route`, at our rate there. */
+  private localFee(route: RouterHop[]): bigint {
     const first = route[0];
-    if (!first) return;
-    const rate = this.o.localFeeRate?.(first.channelOutpoint) ?? 0n;
-    const local = (first.amountReceived * rate + 999_999n) / 1_000_000n;
-    if (routeFee(route, r.amount) + local > r.maxFeeAmount)
-      throw new DomainError('Send payment error: Trampoline forwarding fee insufficient');
+    if (!first) return 0n;
+    return localForwardingFee(first.amountReceived, this.o.localFeeRate?.(first.channelOutpoint) ?? 0n);
   }
 
   /** What the last hop of an attempt's onion carries. */
@@ -758,6 +788,7 @@ function sessionChange(s: PaymentSession): unknown {
     created_at: s.createdAt,
     last_updated_at: s.lastUpdatedAt,
     last_error: s.failedError,
+    last_error_code: lastErrorCodeOf(s),
     try_limit: s.tryLimit,
     request: {
       target_pubkey: s.request.targetPubkey,

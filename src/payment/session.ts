@@ -39,6 +39,12 @@ export interface PaymentSession {
   attempts: Attempt[];
   tryLimit: number;
   preimage: string | null;
+  /**
+   * The reference's `last_error_code`: the TlcErrorCode of the failure that ended the session for
+   * good (one no other route could fix). Retryable failures never set it; a trampoline fails its
+   * incoming TLC with it (see `trampolineFailureCode`).
+   */
+  lastErrorCode?: string | null;
 }
 
 /** Reference: 5 tries for a single-path payment. */
@@ -103,7 +109,7 @@ export function attemptFailed(
     a.id === attemptId ? { ...a, status: 'Failed' as const, error } : a,
   );
   return final
-    ? { ...s, status: 'Failed', attempts, failedError: error, lastUpdatedAt: now }
+    ? { ...s, status: 'Failed', attempts, failedError: error, lastErrorCode: error, lastUpdatedAt: now }
     : { ...s, status: 'Created', attempts, failedError: error, lastUpdatedAt: now };
 }
 

@@ -8,22 +8,40 @@
  *   (`amount_to_forward`) and with what budget (`build_max_fee_amount`, the budget split evenly);
  * - each hop's expiry delta is the final delta plus 4 h per trampoline after it;
  * - a trampoline accepts only an incoming amount exceeding `amount_to_forward` by exactly its
- *   budget, then pays the next node itself, within that budget.
+ *   budget, then pays the next node itself, within that budget (less its own fee on its first
+ *   channel);
+ * - when that payment fails, the incoming TLC fails with the session's `last_error_code` (or
+ *   TemporaryNodeFailure) and no erring node: the sender cannot tell where past the trampoline it
+ *   failed, so it stops (the reference's `record_payment_fail` on a node outside the route);
+ * - MPP: the sender pays the trampoline in one part and tells it `max_parts`; the trampoline
+ *   splits its own payment to the next node, each part carrying the inner onion, and the final
+ *   node gathers the parts by the MPP record of the inner Final payload. A trampoline takes one
+ *   incoming TLC per payment (the reference's "single previous tlc"): parts of a trampoline payment
+ *   are not gathered, and one paying less than the amount and budget is refused.
  */
 
+import { DomainError } from '../codec/errors.ts';
 import { hexToBytes } from '../codec/hex.ts';
 import { DEFAULT_TLC_EXPIRY_DELTA } from '../graph/pathfind.ts';
+import { MAX_PARTS_LIMIT } from './mpp.ts';
 import type { HashAlgorithm } from './onion/hop-data.ts';
-import type { TlcErrorCodeName } from './onion/tlc-error.ts';
+import { TLC_ERROR_CODES, type TlcErrorCodeName } from './onion/tlc-error.ts';
 import {
   buildTrampolineOnion,
   type TrampolineForwardPayload,
   type TrampolineHopPayload,
 } from './onion/trampoline.ts';
+// A cycle (request.ts checks trampoline_hops here), harmless: only used inside functions.
+import { MAX_TLC_EXPIRY_LIMIT, MIN_TLC_EXPIRY_DELTA } from './request.ts';
+import type { PaymentSession } from './session.ts';
 
 export const MAX_TRAMPOLINE_HOPS = 5;
 /** The fee rate (ppm) the reference assumes per trampoline when it estimates the budget. */
 export const TRAMPOLINE_DEFAULT_FEE_RATE = 1000n;
+/** The reference's text when a trampoline's own fee on its first channel exceeds its budget. */
+export const TRAMPOLINE_FEE_INSUFFICIENT = 'Send payment error: Trampoline forwarding fee insufficient';
+/** The reference's text when the route's fees exceed what the budget has left. */
+export const FEE_TOO_LOW_FOR_ROUTE = 'Send payment error: max_fee_amount is too low for selected route';
 
 /** A failure to plan the route, as the reference's `PathFindError::Other` (its text). */
 export class TrampolinePlanError extends Error {}
@@ -85,6 +103,8 @@ export interface TrampolinePlanInput {
   hashAlgorithm: HashAlgorithm;
   paymentPreimage: Uint8Array | null;
   customRecords: Map<number, Uint8Array> | null;
+  /** Told to each trampoline when the payment may be split there (an MPP invoice), else null. */
+  maxParts?: bigint | null;
 }
 
 export interface TrampolinePlan {
@@ -116,7 +136,7 @@ export function planTrampoline(p: TrampolinePlanInput): TrampolinePlan {
       buildMaxFeeAmount: fees[i]!,
       tlcExpiryDelta: trampolineExpiryDelta(p.finalTlcExpiryDelta, n - i - 1, p.tlcExpiryLimit),
       tlcExpiryLimit: p.tlcExpiryLimit,
-      maxParts: null,
+      maxParts: p.maxParts ?? null,
     }),
   );
   payloads.push({
@@ -150,6 +170,66 @@ export function checkTrampolineForward(
   if (incomingAmount <= f.amountToForward) return 'FeeInsufficient';
   if (incomingAmount - f.amountToForward !== f.buildMaxFeeAmount) return 'InvalidOnionPayload';
   return null;
+}
+
+/**
+ * A trampoline's own payment: what each route (each part) leaves of the budget after this node's
+ * fee on its first channel and the route's fees — the reference's `apply_trampoline_forwarding_fee`
+ * then its fee check. Throws the reference's texts when the budget does not cover them.
+ */
+export function trampolineBudgetLeft(budget: bigint, localFee: bigint, routeFee: bigint): bigint {
+  if (localFee > budget) throw new TrampolineBudgetError(TRAMPOLINE_FEE_INSUFFICIENT);
+  if (routeFee > budget - localFee) throw new TrampolineBudgetError(FEE_TOO_LOW_FOR_ROUTE);
+  return budget - localFee - routeFee;
+}
+
+/** This node's fee (ppm `rate`, rounded up) on `amount` leaving over its first channel. */
+export function localForwardingFee(amount: bigint, rate: bigint): bigint {
+  return feeAt(amount, rate);
+}
+
+/** A trampoline's budget does not cover its route (message: the reference's text). */
+export class TrampolineBudgetError extends DomainError {}
+
+/**
+ * The session's `last_error_code` as the reference keeps it: the code of a failure no route could
+ * fix, or FeeInsufficient when a trampoline's budget did not cover its own fee; null otherwise.
+ */
+export function lastErrorCodeOf(
+  s: Pick<PaymentSession, 'lastErrorCode' | 'failedError'>,
+): TlcErrorCodeName | null {
+  const code = s.lastErrorCode;
+  if (code && code in TLC_ERROR_CODES) return code as TlcErrorCodeName;
+  return s.failedError === TRAMPOLINE_FEE_INSUFFICIENT ? 'FeeInsufficient' : null;
+}
+
+/**
+ * The code a trampoline fails its incoming TLC with once its own payment failed (the reference's
+ * `on_payment_actor_stopped`): the session's last error code, else TemporaryNodeFailure (no
+ * route, every route failed, out of tries).
+ */
+export function trampolineFailureCode(
+  s: Pick<PaymentSession, 'lastErrorCode' | 'failedError'>,
+): TlcErrorCodeName {
+  return lastErrorCodeOf(s) ?? 'TemporaryNodeFailure';
+}
+
+/**
+ * At a trampoline, after the amount checks: whether the Forward payload makes a payment request
+ * the reference's builder accepts (`SendPaymentDataBuilder::build`, whose refusal is a
+ * TemporaryNodeFailure): a positive amount, the expiry delta and limit in range, 1..24 parts.
+ */
+export function trampolineForwardAcceptable(f: TrampolineForwardPayload): boolean {
+  const delta = f.tlcExpiryDelta;
+  const limit = f.tlcExpiryLimit;
+  return (
+    f.amountToForward > 0n &&
+    delta >= MIN_TLC_EXPIRY_DELTA &&
+    delta <= MAX_TLC_EXPIRY_LIMIT &&
+    limit >= delta &&
+    limit <= MAX_TLC_EXPIRY_LIMIT &&
+    (f.maxParts === null || (f.maxParts >= 1n && f.maxParts <= MAX_PARTS_LIMIT))
+  );
 }
 
 /**

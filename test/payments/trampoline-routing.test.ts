@@ -6,10 +6,7 @@
  * the fees; the reference's guards and texts hold.
  */
 import { describe, expect, it } from 'vitest';
-import { bytesToHex, hexToBytes } from '../../src/codec/hex.ts';
-import { TRAMPOLINE_RECORD_KEY } from '../../src/payment/onion/hop-data.ts';
 import { decodeErrorPacket } from '../../src/payment/onion/packet.ts';
-import { peelTrampolineOnion } from '../../src/payment/onion/trampoline.ts';
 import { PaymentStore } from '../../src/payment/store.ts';
 import {
   checkTrampolineFinal,
@@ -17,40 +14,13 @@ import {
   estimateTrampolineFee,
   planTrampoline,
   splitTrampolineFees,
+  TRAMPOLINE_FEE_INSUFFICIENT,
+  trampolineBudgetLeft,
+  trampolineFailureCode,
+  trampolineForwardAcceptable,
 } from '../../src/payment/trampoline.ts';
-import { buildNetwork, CKB, fee, type Stack, waitFor } from './sim-network.ts';
-
-const AMOUNT = 10n * CKB;
-const BUDGET = 5_000_000n; // the default 5‰ cap of 10 CKB
-
-/**
- * A–T–B–D, and T2 beside T (T–T2, T2–B) for two trampolines. A's graph holds only its channel
- * to T: it has no route to D of its own.
- */
-function network() {
-  const net = buildNetwork();
-  const A = net.addStack('A', 1);
-  const T = net.addStack('T', 2);
-  const B = net.addStack('B', 3);
-  const D = net.addStack('D', 4);
-  const T2 = net.addStack('T2', 5);
-  const at = net.connect(A, T, 1, 100n * CKB, 0n);
-  const tb = net.connect(T, B, 2, 100n * CKB, 0n);
-  const bd = net.connect(B, D, 3, 100n * CKB, 0n);
-  const tt2 = net.connect(T, T2, 4, 100n * CKB, 0n);
-  const t2b = net.connect(T2, B, 5, 100n * CKB, 0n);
-  for (const c of [tb, bd, tt2, t2b]) A.hidden.add(c.outpoint);
-  return { net, A, T, B, D, T2, at, tb, bd, tt2, t2b };
-}
-
-function invoice(D: Stack, amount = AMOUNT) {
-  const { invoiceAddress, invoice } = D.invoices.newInvoice({
-    amount,
-    currency: 'Fibd',
-    allowTrampolineRouting: true,
-  });
-  return { address: invoiceAddress, hash: bytesToHex(invoice.data.paymentHash) };
-}
+import { fee, waitFor } from './sim-network.ts';
+import { AMOUNT, BUDGET, invoice, network, sendToTrampoline } from './trampoline-net.ts';
 
 describe('trampoline rules', () => {
   it('splits the budget evenly, the first hops taking the remainder; a zero share is refused', () => {
@@ -99,6 +69,53 @@ describe('trampoline rules', () => {
     expect(checkTrampolineForward(AMOUNT + 2_500_000n, forward)).toBe('FeeInsufficient');
     expect(checkTrampolineFinal(AMOUNT, AMOUNT, AMOUNT)).toBe(true);
     expect(checkTrampolineFinal(AMOUNT, AMOUNT + 1n, AMOUNT)).toBe(false);
+  });
+});
+
+describe("a trampoline's own payment", () => {
+  it('spends its budget on its own fee first, then the route (the reference texts otherwise)', () => {
+    expect(trampolineBudgetLeft(100n, 30n, 50n)).toBe(20n);
+    expect(trampolineBudgetLeft(100n, 100n, 0n)).toBe(0n);
+    expect(() => trampolineBudgetLeft(100n, 101n, 0n)).toThrow(TRAMPOLINE_FEE_INSUFFICIENT);
+    expect(() => trampolineBudgetLeft(100n, 30n, 71n)).toThrow(
+      'Send payment error: max_fee_amount is too low for selected route',
+    );
+  });
+
+  it("fails upstream with the session's last error code, else TemporaryNodeFailure", () => {
+    expect(
+      trampolineFailureCode({ lastErrorCode: 'InvoiceCancelled', failedError: 'InvoiceCancelled' }),
+    ).toBe('InvoiceCancelled');
+    expect(trampolineFailureCode({ failedError: TRAMPOLINE_FEE_INSUFFICIENT })).toBe('FeeInsufficient');
+    // Retryable failures leave no code: out of tries, or no route left.
+    expect(trampolineFailureCode({ failedError: 'TemporaryChannelFailure' })).toBe('TemporaryNodeFailure');
+    expect(trampolineFailureCode({ failedError: 'Send payment error: Failed to build route, x' })).toBe(
+      'TemporaryNodeFailure',
+    );
+    expect(trampolineFailureCode({ lastErrorCode: 'not a code', failedError: null })).toBe(
+      'TemporaryNodeFailure',
+    );
+  });
+
+  it("accepts a Forward payload the reference's payment builder would", () => {
+    const ok = {
+      type: 'Forward' as const,
+      nextNodeId: new Uint8Array(33),
+      amountToForward: AMOUNT,
+      hashAlgorithm: 0 as const,
+      buildMaxFeeAmount: BUDGET,
+      tlcExpiryDelta: 86_400_000n,
+      tlcExpiryLimit: 1_209_600_000n,
+      maxParts: null,
+    };
+    expect(trampolineForwardAcceptable(ok)).toBe(true);
+    expect(trampolineForwardAcceptable({ ...ok, maxParts: 24n })).toBe(true);
+    expect(trampolineForwardAcceptable({ ...ok, maxParts: 25n })).toBe(false);
+    expect(trampolineForwardAcceptable({ ...ok, maxParts: 0n })).toBe(false);
+    expect(trampolineForwardAcceptable({ ...ok, amountToForward: 0n })).toBe(false);
+    expect(trampolineForwardAcceptable({ ...ok, tlcExpiryDelta: 9_599_999n })).toBe(false);
+    expect(trampolineForwardAcceptable({ ...ok, tlcExpiryLimit: 86_399_999n })).toBe(false);
+    expect(trampolineForwardAcceptable({ ...ok, tlcExpiryLimit: 1_209_600_001n })).toBe(false);
   });
 });
 
@@ -167,14 +184,18 @@ describe('paying through trampolines over simulated channels', () => {
     expect(net.balanceOf(D)).toBe(before + AMOUNT);
   });
 
-  it('fails back, readable by the sender, when the trampoline finds no route within its budget', async () => {
+  it('fails back, readable by the sender, when every route the trampoline tries fails', async () => {
     const { net, A, T, D, bd } = network();
     bd.refuse = 1_000; // the only way to D is closed
     const inv = invoice(D);
     const before = net.balanceOf(A);
     A.payments.send({ invoice: inv.address, trampoline_hops: [T.pubkey], max_fee_amount: BUDGET });
     await waitFor(() => A.payments.get(inv.hash).status === 'Failed', 'payment failed');
-    expect(A.payments.get(inv.hash).failed_error).toBe('TemporaryChannelFailure');
+    // T's failures were all retryable, so its session has no last error code: the reference's
+    // TemporaryNodeFailure, naming no node, and A does not try again.
+    expect(A.payments.get(inv.hash).failed_error).toBe('TemporaryNodeFailure');
+    expect(new PaymentStore(A.db).get(inv.hash)!.attempts).toHaveLength(1);
+    expect(new PaymentStore(T.db).get(inv.hash)!.attempts.length).toBeGreaterThan(1);
     expect(new PaymentStore(T.db).get(inv.hash)!.request.trampoline?.upstreamSettled).toBe(true);
     expect(net.balanceOf(A)).toBe(before);
     expect(net.pendingTlcs()).toBe(0);
@@ -183,7 +204,6 @@ describe('paying through trampolines over simulated channels', () => {
   it('refuses a budget that does not match, at the trampoline (InvalidOnionPayload)', async () => {
     const { net, A, T, D, at } = network();
     const inv = invoice(D);
-    // A plans with one budget but its route delivers one shannon less to T.
     const sent = A.payments.send({
       invoice: inv.address,
       trampoline_hops: [T.pubkey],
@@ -191,7 +211,8 @@ describe('paying through trampolines over simulated channels', () => {
       dry_run: true,
     });
     expect(BigInt(sent.fee)).toBe(BUDGET);
-    const session = await sendTampered(A, T, D, inv.hash, at.outpoint);
+    // A plans with one budget but its TLC delivers one shannon less to T.
+    const session = await sendToTrampoline(A, T, D, inv.hash, at.outpoint, { amount: AMOUNT + BUDGET - 1n });
     await waitFor(() => net.failures.length > 0, 'the refusal');
     const packet = net.failures.at(-1)!.packet;
     expect(decodeErrorPacket(packet, session.sharedSecrets)!.error.code).toBe('InvalidOnionPayload');
@@ -293,46 +314,3 @@ describe('paying through trampolines over simulated channels', () => {
     expect(failed.failed_error).toMatch(/max_fee_amount is too low for trampoline routing/);
   });
 });
-
-/**
- * Sends A's TLC to T by hand: a correct inner onion, but an outer amount one shannon short of
- * `amount + budget` — what a dishonest or mistaken sender would do.
- */
-async function sendTampered(A: Stack, T: Stack, D: Stack, hash: string, outpoint: string) {
-  const { buildTrampolineOnion } = await import('../../src/payment/onion/trampoline.ts');
-  const { buildPaymentHops } = await import('../../src/payment/onion/route-hops.ts');
-  const { buildOnion } = await import('../../src/payment/onion/packet.ts');
-  const plan = planTrampoline({
-    hops: [T.pubkey],
-    target: D.pubkey,
-    finalAmount: AMOUNT,
-    maxFeeAmount: BUDGET,
-    finalTlcExpiryDelta: 86_400_000n,
-    tlcExpiryLimit: 1_209_600_000n,
-    hashAlgorithm: 0,
-    paymentPreimage: null,
-    customRecords: null,
-  });
-  const inner = buildTrampolineOnion(
-    [T.pubkey, D.pubkey].map((k) => hexToBytes(k)),
-    plan.payloads,
-    hexToBytes(hash),
-  ).packet;
-  expect(peelTrampolineOnion(inner, T.sk, hexToBytes(hash)).payload.type).toBe('Forward');
-  const amount = plan.amountToFirst - 1n;
-  const hops = buildPaymentHops(
-    [{ target: T.pubkey, channelOutpoint: outpoint, amountReceived: amount, incomingTlcExpiry: 115_200_000 }],
-    { amount, finalTlcExpiryDelta: 115_200_000, customRecords: new Map([[TRAMPOLINE_RECORD_KEY, inner]]) },
-  );
-  const onion = buildOnion(hops, hexToBytes(hash));
-  await A.relay.outbox().sendTlc({
-    attemptId: 'tampered',
-    paymentHash: hash,
-    channelOutpoint: outpoint,
-    amount: hops[0]!.amount,
-    expiry: hops[0]!.expiry,
-    hashAlgorithm: 0,
-    onionPacket: onion.packet,
-  });
-  return { sharedSecrets: onion.sharedSecrets };
-}
