@@ -55,7 +55,7 @@ describe('channel store', () => {
     expect(new ChannelStore(db).get('0x02')?.tlcs).toHaveLength(0);
     const [o] = new TlcLinks(db).outcomes();
     expect([o?.channelId, o?.tlcId]).toEqual(['0x02', 0n]);
-    expect(Buffer.from((o?.outcome as { preimage: Uint8Array }).preimage).toString('hex')).toBe(
+    expect(Buffer.from((o!.outcome as { preimage: Uint8Array }).preimage).toString('hex')).toBe(
       '09'.repeat(32),
     );
   });
