@@ -186,6 +186,7 @@ const u128 = (v: bigint, w: string) => uintLe(v, 16, w);
 const rd64 = (b: Bytes, w: string) => readUintLe(b, 8, w);
 const rd128 = (b: Bytes, w: string) => readUintLe(b, 16, w);
 
+/** A field we encode must have its exact size (a P2pError; the reader's check is `fixed`). */
 function exactSize(b: Bytes, size: number, what: string): Bytes {
   if (b.length !== size) throw new P2pError('Malformed', `${what} must be ${size} bytes`);
   return b;
