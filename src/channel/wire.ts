@@ -17,6 +17,7 @@ import {
   readUintLe,
   table,
   u32le,
+  uintLe,
 } from '../codec/molecule.ts';
 import { malformed, P2pError } from '../p2p/errors.ts';
 import type { FiberMessage, FiberMessageKind } from '../p2p/fiber-message.ts';
@@ -171,18 +172,13 @@ export type ChannelMessage = {
 
 // ---- primitives -------------------------------------------------------------------------------
 
-function uintLe(v: bigint, bytes: number, what: string): Bytes {
+/** A number field we encode: out of range is a P2pError, as every defect of what we send. */
+function uintField(v: bigint, bytes: number, what: string): Bytes {
   if (v < 0n || v >> BigInt(8 * bytes) !== 0n) throw new P2pError('Malformed', `${what} out of range`);
-  const out = new Uint8Array(bytes);
-  let x = v;
-  for (let i = 0; i < bytes; i++) {
-    out[i] = Number(x & 0xffn);
-    x >>= 8n;
-  }
-  return out;
+  return uintLe(v, bytes);
 }
-const u64 = (v: bigint, w: string) => uintLe(v, 8, w);
-const u128 = (v: bigint, w: string) => uintLe(v, 16, w);
+const u64 = (v: bigint, w: string) => uintField(v, 8, w);
+const u128 = (v: bigint, w: string) => uintField(v, 16, w);
 const rd64 = (b: Bytes, w: string) => readUintLe(b, 8, w);
 const rd128 = (b: Bytes, w: string) => readUintLe(b, 16, w);
 
@@ -408,7 +404,7 @@ const updateTlcInfo: Codec<UpdateTlcInfo> = {
     concat(
       exactSize(v.channelId, 32, 'channel_id'),
       u64(v.timestamp, 'timestamp'),
-      uintLe(BigInt(v.channelFlags), 4, 'channel_flags'),
+      uintField(BigInt(v.channelFlags), 4, 'channel_flags'),
       u64(v.tlcExpiryDelta, 'tlc_expiry_delta'),
       u128(v.tlcMinimumValue, 'tlc_minimum_value'),
       u128(v.tlcFeeProportionalMillionths, 'tlc_fee_proportional_millionths'),
