@@ -5,18 +5,22 @@
  * Every decode failure is a P2pError('Malformed'), never another exception.
  */
 import { ccc } from '@ckb-ccc/core';
+import {
+  concat,
+  fixed,
+  fixvec,
+  MoleculeError,
+  readCompatibleTable,
+  readFixvec,
+  readTable,
+  readU32le,
+  readUintLe,
+  table,
+  u32le,
+  uintLe,
+} from '../codec/molecule.ts';
 import { malformed, P2pError } from '../p2p/errors.ts';
 import type { FiberMessage, FiberMessageKind } from '../p2p/fiber-message.ts';
-import {
-  concatBytes,
-  decodeFixed,
-  decodeFixvec,
-  decodeTable,
-  encodeFixvec,
-  encodeTable,
-  readU32le,
-  u32le,
-} from '../p2p/mol.ts';
 
 export type Bytes = Uint8Array;
 
@@ -168,28 +172,18 @@ export type ChannelMessage = {
 
 // ---- primitives -------------------------------------------------------------------------------
 
-function uintLe(v: bigint, bytes: number, what: string): Bytes {
+/** A number field we encode: out of range is a P2pError, as every defect of what we send. */
+function uintField(v: bigint, bytes: number, what: string): Bytes {
   if (v < 0n || v >> BigInt(8 * bytes) !== 0n) throw new P2pError('Malformed', `${what} out of range`);
-  const out = new Uint8Array(bytes);
-  let x = v;
-  for (let i = 0; i < bytes; i++) {
-    out[i] = Number(x & 0xffn);
-    x >>= 8n;
-  }
-  return out;
+  return uintLe(v, bytes);
 }
-function readUintLe(b: Bytes, what: string, bytes: number): bigint {
-  decodeFixed(b, bytes, what);
-  let v = 0n;
-  for (let i = bytes - 1; i >= 0; i--) v = (v << 8n) | BigInt(b[i] as number);
-  return v;
-}
-const u64 = (v: bigint, w: string) => uintLe(v, 8, w);
-const u128 = (v: bigint, w: string) => uintLe(v, 16, w);
-const rd64 = (b: Bytes, w: string) => readUintLe(b, w, 8);
-const rd128 = (b: Bytes, w: string) => readUintLe(b, w, 16);
+const u64 = (v: bigint, w: string) => uintField(v, 8, w);
+const u128 = (v: bigint, w: string) => uintField(v, 16, w);
+const rd64 = (b: Bytes, w: string) => readUintLe(b, 8, w);
+const rd128 = (b: Bytes, w: string) => readUintLe(b, 16, w);
 
-function fixed(b: Bytes, size: number, what: string): Bytes {
+/** A field we encode must have its exact size (a P2pError; the reader's check is `fixed`). */
+function exactSize(b: Bytes, size: number, what: string): Bytes {
   if (b.length !== size) throw new P2pError('Malformed', `${what} must be ${size} bytes`);
   return b;
 }
@@ -198,10 +192,10 @@ function encScript(s: ccc.ScriptLike): Bytes {
   return ccc.Script.from(s).toBytes();
 }
 function decScript(b: Bytes, what: string): ccc.Script {
-  const f = decodeTable(b, 3, what);
-  decodeFixed(f[0]!, 32, `${what}.code_hash`);
-  decodeFixed(f[1]!, 1, `${what}.hash_type`);
-  decodeFixvec(f[2]!, `${what}.args`);
+  const f = readCompatibleTable(b, what, 3);
+  fixed(f[0]!, 32, `${what}.code_hash`);
+  fixed(f[1]!, 1, `${what}.hash_type`);
+  readFixvec(f[2]!, `${what}.args`);
   try {
     return ccc.Script.fromBytes(b);
   } catch (e) {
@@ -234,9 +228,9 @@ interface Codec<T> {
 
 const openChannel: Codec<OpenChannel> = {
   encode: (v) =>
-    encodeTable([
-      fixed(v.chainHash, 32, 'chain_hash'),
-      fixed(v.channelId, 32, 'channel_id'),
+    table([
+      exactSize(v.chainHash, 32, 'chain_hash'),
+      exactSize(v.channelId, 32, 'channel_id'),
       v.fundingUdtTypeScript ? encScript(v.fundingUdtTypeScript) : new Uint8Array(0),
       u128(v.fundingAmount, 'funding_amount'),
       encScript(v.shutdownScript),
@@ -246,23 +240,23 @@ const openChannel: Codec<OpenChannel> = {
       u128(v.maxTlcValueInFlight, 'max_tlc_value_in_flight'),
       u64(v.maxTlcNumberInFlight, 'max_tlc_number_in_flight'),
       u64(v.commitmentDelayEpoch, 'commitment_delay_epoch'),
-      fixed(v.fundingPubkey, 33, 'funding_pubkey'),
-      fixed(v.tlcBasepoint, 33, 'tlc_basepoint'),
-      fixed(v.firstPerCommitmentPoint, 33, 'first_per_commitment_point'),
-      fixed(v.secondPerCommitmentPoint, 33, 'second_per_commitment_point'),
+      exactSize(v.fundingPubkey, 33, 'funding_pubkey'),
+      exactSize(v.tlcBasepoint, 33, 'tlc_basepoint'),
+      exactSize(v.firstPerCommitmentPoint, 33, 'first_per_commitment_point'),
+      exactSize(v.secondPerCommitmentPoint, 33, 'second_per_commitment_point'),
       encOpt(
-        v.channelAnnouncementNonce && fixed(v.channelAnnouncementNonce, 66, 'channel_announcement_nonce'),
+        v.channelAnnouncementNonce && exactSize(v.channelAnnouncementNonce, 66, 'channel_announcement_nonce'),
       ),
-      fixed(v.nextCommitmentNonce, 66, 'next_commitment_nonce'),
-      fixed(v.nextRevocationNonce, 66, 'next_revocation_nonce'),
+      exactSize(v.nextCommitmentNonce, 66, 'next_commitment_nonce'),
+      exactSize(v.nextRevocationNonce, 66, 'next_revocation_nonce'),
       new Uint8Array([v.channelFlags & 0xff]),
     ]),
   decode: (b) => {
-    const f = decodeTable(b, 19, 'OpenChannel');
+    const f = readCompatibleTable(b, 'OpenChannel', 19);
     const w = (i: number) => f[i]!;
     return {
-      chainHash: decodeFixed(w(0), 32, 'chain_hash').slice(),
-      channelId: decodeFixed(w(1), 32, 'channel_id').slice(),
+      chainHash: fixed(w(0), 32, 'chain_hash').slice(),
+      channelId: fixed(w(1), 32, 'channel_id').slice(),
       fundingUdtTypeScript: w(2).length === 0 ? null : decScript(w(2), 'funding_udt_type_script'),
       fundingAmount: rd128(w(3), 'funding_amount'),
       shutdownScript: decScript(w(4), 'shutdown_script'),
@@ -272,78 +266,75 @@ const openChannel: Codec<OpenChannel> = {
       maxTlcValueInFlight: rd128(w(8), 'max_tlc_value_in_flight'),
       maxTlcNumberInFlight: rd64(w(9), 'max_tlc_number_in_flight'),
       commitmentDelayEpoch: rd64(w(10), 'commitment_delay_epoch'),
-      fundingPubkey: decodeFixed(w(11), 33, 'funding_pubkey').slice(),
-      tlcBasepoint: decodeFixed(w(12), 33, 'tlc_basepoint').slice(),
-      firstPerCommitmentPoint: decodeFixed(w(13), 33, 'first_per_commitment_point').slice(),
-      secondPerCommitmentPoint: decodeFixed(w(14), 33, 'second_per_commitment_point').slice(),
+      fundingPubkey: fixed(w(11), 33, 'funding_pubkey').slice(),
+      tlcBasepoint: fixed(w(12), 33, 'tlc_basepoint').slice(),
+      firstPerCommitmentPoint: fixed(w(13), 33, 'first_per_commitment_point').slice(),
+      secondPerCommitmentPoint: fixed(w(14), 33, 'second_per_commitment_point').slice(),
       channelAnnouncementNonce:
-        w(15).length === 0 ? null : decodeFixed(w(15), 66, 'channel_announcement_nonce').slice(),
-      nextCommitmentNonce: decodeFixed(w(16), 66, 'next_commitment_nonce').slice(),
-      nextRevocationNonce: decodeFixed(w(17), 66, 'next_revocation_nonce').slice(),
-      channelFlags: decodeFixed(w(18), 1, 'channel_flags')[0] as number,
+        w(15).length === 0 ? null : fixed(w(15), 66, 'channel_announcement_nonce').slice(),
+      nextCommitmentNonce: fixed(w(16), 66, 'next_commitment_nonce').slice(),
+      nextRevocationNonce: fixed(w(17), 66, 'next_revocation_nonce').slice(),
+      channelFlags: fixed(w(18), 1, 'channel_flags')[0] as number,
     };
   },
 };
 
 const acceptChannel: Codec<AcceptChannel> = {
   encode: (v) =>
-    encodeTable([
-      fixed(v.channelId, 32, 'channel_id'),
+    table([
+      exactSize(v.channelId, 32, 'channel_id'),
       u128(v.fundingAmount, 'funding_amount'),
       encScript(v.shutdownScript),
       u64(v.reservedCkbAmount, 'reserved_ckb_amount'),
       u128(v.maxTlcValueInFlight, 'max_tlc_value_in_flight'),
       u64(v.maxTlcNumberInFlight, 'max_tlc_number_in_flight'),
-      fixed(v.fundingPubkey, 33, 'funding_pubkey'),
-      fixed(v.tlcBasepoint, 33, 'tlc_basepoint'),
-      fixed(v.firstPerCommitmentPoint, 33, 'first_per_commitment_point'),
-      fixed(v.secondPerCommitmentPoint, 33, 'second_per_commitment_point'),
+      exactSize(v.fundingPubkey, 33, 'funding_pubkey'),
+      exactSize(v.tlcBasepoint, 33, 'tlc_basepoint'),
+      exactSize(v.firstPerCommitmentPoint, 33, 'first_per_commitment_point'),
+      exactSize(v.secondPerCommitmentPoint, 33, 'second_per_commitment_point'),
       encOpt(
-        v.channelAnnouncementNonce && fixed(v.channelAnnouncementNonce, 66, 'channel_announcement_nonce'),
+        v.channelAnnouncementNonce && exactSize(v.channelAnnouncementNonce, 66, 'channel_announcement_nonce'),
       ),
-      fixed(v.nextCommitmentNonce, 66, 'next_commitment_nonce'),
-      fixed(v.nextRevocationNonce, 66, 'next_revocation_nonce'),
+      exactSize(v.nextCommitmentNonce, 66, 'next_commitment_nonce'),
+      exactSize(v.nextRevocationNonce, 66, 'next_revocation_nonce'),
     ]),
   decode: (b) => {
-    const f = decodeTable(b, 13, 'AcceptChannel');
+    const f = readCompatibleTable(b, 'AcceptChannel', 13);
     const w = (i: number) => f[i]!;
     return {
-      channelId: decodeFixed(w(0), 32, 'channel_id').slice(),
+      channelId: fixed(w(0), 32, 'channel_id').slice(),
       fundingAmount: rd128(w(1), 'funding_amount'),
       shutdownScript: decScript(w(2), 'shutdown_script'),
       reservedCkbAmount: rd64(w(3), 'reserved_ckb_amount'),
       maxTlcValueInFlight: rd128(w(4), 'max_tlc_value_in_flight'),
       maxTlcNumberInFlight: rd64(w(5), 'max_tlc_number_in_flight'),
-      fundingPubkey: decodeFixed(w(6), 33, 'funding_pubkey').slice(),
-      tlcBasepoint: decodeFixed(w(7), 33, 'tlc_basepoint').slice(),
-      firstPerCommitmentPoint: decodeFixed(w(8), 33, 'first_per_commitment_point').slice(),
-      secondPerCommitmentPoint: decodeFixed(w(9), 33, 'second_per_commitment_point').slice(),
+      fundingPubkey: fixed(w(6), 33, 'funding_pubkey').slice(),
+      tlcBasepoint: fixed(w(7), 33, 'tlc_basepoint').slice(),
+      firstPerCommitmentPoint: fixed(w(8), 33, 'first_per_commitment_point').slice(),
+      secondPerCommitmentPoint: fixed(w(9), 33, 'second_per_commitment_point').slice(),
       channelAnnouncementNonce:
-        w(10).length === 0 ? null : decodeFixed(w(10), 66, 'channel_announcement_nonce').slice(),
-      nextCommitmentNonce: decodeFixed(w(11), 66, 'next_commitment_nonce').slice(),
-      nextRevocationNonce: decodeFixed(w(12), 66, 'next_revocation_nonce').slice(),
+        w(10).length === 0 ? null : fixed(w(10), 66, 'channel_announcement_nonce').slice(),
+      nextCommitmentNonce: fixed(w(11), 66, 'next_commitment_nonce').slice(),
+      nextRevocationNonce: fixed(w(12), 66, 'next_revocation_nonce').slice(),
     };
   },
 };
 
 const txSignatures: Codec<TxSignatures> = {
-  encode: (v) =>
-    encodeTable([fixed(v.channelId, 32, 'channel_id'), encodeTable(v.witnesses.map((w) => encodeFixvec(w)))]),
+  encode: (v) => table([exactSize(v.channelId, 32, 'channel_id'), table(v.witnesses.map((w) => fixvec(w)))]),
   decode: (b) => {
-    const f = decodeTable(b, 2, 'TxSignatures');
+    const f = readCompatibleTable(b, 'TxSignatures', 2);
     return {
-      channelId: decodeFixed(f[0]!, 32, 'channel_id').slice(),
-      witnesses: decodeTable(f[1]!, 0, 'TxSignatures.witnesses').map((w) =>
-        decodeFixvec(w, 'witness').slice(),
-      ),
+      channelId: fixed(f[0]!, 32, 'channel_id').slice(),
+      witnesses: readTable(f[1]!, 'TxSignatures.witnesses').map((w) => readFixvec(w, 'witness').slice()),
     };
   },
 };
 
 const txUpdate: Codec<TxUpdate> = {
-  encode: (v) => encodeTable([fixed(v.channelId, 32, 'channel_id'), v.tx.toBytes()]),
+  encode: (v) => table([exactSize(v.channelId, 32, 'channel_id'), v.tx.toBytes()]),
   decode: (b) => {
-    const f = decodeTable(b, 2, 'TxUpdate');
+    const f = readCompatibleTable(b, 'TxUpdate', 2);
     let tx: ccc.Transaction;
     try {
       tx = ccc.Transaction.fromBytes(f[1]!);
@@ -353,12 +344,13 @@ const txUpdate: Codec<TxUpdate> = {
     // ccc is lenient; re-encoding must give the same bytes or the input was not canonical.
     if (Buffer.compare(tx.toBytes(), f[1]!) !== 0)
       throw malformed('TxUpdate.tx: not a canonical Transaction');
-    return { channelId: decodeFixed(f[0]!, 32, 'channel_id').slice(), tx };
+    return { channelId: fixed(f[0]!, 32, 'channel_id').slice(), tx };
   },
 };
 
 const txComplete: Codec<TxComplete> = {
-  encode: (v) => concatBytes(fixed(v.channelId, 32, 'channel_id'), fixed(v.nextCommitmentNonce, 66, 'nonce')),
+  encode: (v) =>
+    concat(exactSize(v.channelId, 32, 'channel_id'), exactSize(v.nextCommitmentNonce, 66, 'nonce')),
   decode: (b) => {
     const [c, n] = splitStruct(b, [32, 66], 'TxComplete');
     return { channelId: c!, nextCommitmentNonce: n! };
@@ -366,35 +358,35 @@ const txComplete: Codec<TxComplete> = {
 };
 
 const txAbort: Codec<TxAbort> = {
-  encode: (v) => encodeTable([fixed(v.channelId, 32, 'channel_id'), encodeFixvec(v.message)]),
+  encode: (v) => table([exactSize(v.channelId, 32, 'channel_id'), fixvec(v.message)]),
   decode: (b) => {
-    const f = decodeTable(b, 2, 'TxAbort');
+    const f = readCompatibleTable(b, 'TxAbort', 2);
     return {
-      channelId: decodeFixed(f[0]!, 32, 'channel_id').slice(),
-      message: decodeFixvec(f[1]!, 'TxAbort.message').slice(),
+      channelId: fixed(f[0]!, 32, 'channel_id').slice(),
+      message: readFixvec(f[1]!, 'TxAbort.message').slice(),
     };
   },
 };
 
 const txInitRbf: Codec<TxInitRBF> = {
-  encode: (v) => encodeTable([fixed(v.channelId, 32, 'channel_id'), u64(v.feeRate, 'fee_rate')]),
+  encode: (v) => table([exactSize(v.channelId, 32, 'channel_id'), u64(v.feeRate, 'fee_rate')]),
   decode: (b) => {
-    const f = decodeTable(b, 2, 'TxInitRBF');
-    return { channelId: decodeFixed(f[0]!, 32, 'channel_id').slice(), feeRate: rd64(f[1]!, 'fee_rate') };
+    const f = readCompatibleTable(b, 'TxInitRBF', 2);
+    return { channelId: fixed(f[0]!, 32, 'channel_id').slice(), feeRate: rd64(f[1]!, 'fee_rate') };
   },
 };
 
 const txAckRbf: Codec<TxAckRBF> = {
-  encode: (v) => encodeTable([fixed(v.channelId, 32, 'channel_id')]),
-  decode: (b) => ({ channelId: decodeFixed(decodeTable(b, 1, 'TxAckRBF')[0]!, 32, 'channel_id').slice() }),
+  encode: (v) => table([exactSize(v.channelId, 32, 'channel_id')]),
+  decode: (b) => ({ channelId: fixed(readCompatibleTable(b, 'TxAckRBF', 1)[0]!, 32, 'channel_id').slice() }),
 };
 
 const commitmentSigned: Codec<CommitmentSigned> = {
   encode: (v) =>
-    concatBytes(
-      fixed(v.channelId, 32, 'channel_id'),
-      fixed(v.fundingTxPartialSignature, 32, 'partial_signature'),
-      fixed(v.nextCommitmentNonce, 66, 'nonce'),
+    concat(
+      exactSize(v.channelId, 32, 'channel_id'),
+      exactSize(v.fundingTxPartialSignature, 32, 'partial_signature'),
+      exactSize(v.nextCommitmentNonce, 66, 'nonce'),
     ),
   decode: (b) => {
     const [c, s, n] = splitStruct(b, [32, 32, 66], 'CommitmentSigned');
@@ -403,16 +395,16 @@ const commitmentSigned: Codec<CommitmentSigned> = {
 };
 
 const channelReady: Codec<ChannelReady> = {
-  encode: (v) => fixed(v.channelId, 32, 'channel_id').slice(),
+  encode: (v) => exactSize(v.channelId, 32, 'channel_id').slice(),
   decode: (b) => ({ channelId: splitStruct(b, [32], 'ChannelReady')[0]! }),
 };
 
 const updateTlcInfo: Codec<UpdateTlcInfo> = {
   encode: (v) =>
-    concatBytes(
-      fixed(v.channelId, 32, 'channel_id'),
+    concat(
+      exactSize(v.channelId, 32, 'channel_id'),
       u64(v.timestamp, 'timestamp'),
-      uintLe(BigInt(v.channelFlags), 4, 'channel_flags'),
+      uintField(BigInt(v.channelFlags), 4, 'channel_flags'),
       u64(v.tlcExpiryDelta, 'tlc_expiry_delta'),
       u128(v.tlcMinimumValue, 'tlc_minimum_value'),
       u128(v.tlcFeeProportionalMillionths, 'tlc_fee_proportional_millionths'),
@@ -432,25 +424,25 @@ const updateTlcInfo: Codec<UpdateTlcInfo> = {
 
 const addTlc: Codec<AddTlc> = {
   encode: (v) =>
-    encodeTable([
-      fixed(v.channelId, 32, 'channel_id'),
+    table([
+      exactSize(v.channelId, 32, 'channel_id'),
       u64(v.tlcId, 'tlc_id'),
       u128(v.amount, 'amount'),
-      fixed(v.paymentHash, 32, 'payment_hash'),
+      exactSize(v.paymentHash, 32, 'payment_hash'),
       u64(v.expiry, 'expiry'),
       new Uint8Array([v.hashAlgorithm & 0xff]),
-      encodeFixvec(v.onionPacket),
+      fixvec(v.onionPacket),
     ]),
   decode: (b) => {
-    const f = decodeTable(b, 7, 'AddTlc');
+    const f = readCompatibleTable(b, 'AddTlc', 7);
     return {
-      channelId: decodeFixed(f[0]!, 32, 'channel_id').slice(),
+      channelId: fixed(f[0]!, 32, 'channel_id').slice(),
       tlcId: rd64(f[1]!, 'tlc_id'),
       amount: rd128(f[2]!, 'amount'),
-      paymentHash: decodeFixed(f[3]!, 32, 'payment_hash').slice(),
+      paymentHash: fixed(f[3]!, 32, 'payment_hash').slice(),
       expiry: rd64(f[4]!, 'expiry'),
-      hashAlgorithm: decodeFixed(f[5]!, 1, 'hash_algorithm')[0] as number,
-      onionPacket: decodeFixvec(f[6]!, 'onion_packet').slice(),
+      hashAlgorithm: fixed(f[5]!, 1, 'hash_algorithm')[0] as number,
+      onionPacket: readFixvec(f[6]!, 'onion_packet').slice(),
     };
   },
 };
@@ -459,23 +451,23 @@ const removeTlc: Codec<RemoveTlc> = {
   encode: (v) => {
     const reason =
       'fulfill' in v.reason
-        ? concatBytes(u32le(0), fixed(v.reason.fulfill, 32, 'payment_preimage'))
-        : concatBytes(u32le(1), encodeTable([encodeFixvec(v.reason.fail)]));
-    return encodeTable([fixed(v.channelId, 32, 'channel_id'), u64(v.tlcId, 'tlc_id'), reason]);
+        ? concat(u32le(0), exactSize(v.reason.fulfill, 32, 'payment_preimage'))
+        : concat(u32le(1), table([fixvec(v.reason.fail)]));
+    return table([exactSize(v.channelId, 32, 'channel_id'), u64(v.tlcId, 'tlc_id'), reason]);
   },
   decode: (b) => {
-    const f = decodeTable(b, 3, 'RemoveTlc');
+    const f = readCompatibleTable(b, 'RemoveTlc', 3);
     const r = f[2]!;
     if (r.length < 4) throw malformed('RemoveTlc.reason: shorter than its union header');
     const id = readU32le(r, 0);
     const body = r.subarray(4);
     let reason: RemoveTlcReason;
-    if (id === 0) reason = { fulfill: decodeFixed(body, 32, 'payment_preimage').slice() };
+    if (id === 0) reason = { fulfill: fixed(body, 32, 'payment_preimage').slice() };
     else if (id === 1)
-      reason = { fail: decodeFixvec(decodeTable(body, 1, 'TlcErrPacket')[0]!, 'onion_packet').slice() };
+      reason = { fail: readFixvec(readCompatibleTable(body, 'TlcErrPacket', 1)[0]!, 'onion_packet').slice() };
     else throw malformed(`RemoveTlc.reason: unknown union item ${id}`);
     return {
-      channelId: decodeFixed(f[0]!, 32, 'channel_id').slice(),
+      channelId: fixed(f[0]!, 32, 'channel_id').slice(),
       tlcId: rd64(f[1]!, 'tlc_id'),
       reason,
     };
@@ -484,11 +476,11 @@ const removeTlc: Codec<RemoveTlc> = {
 
 const revokeAndAck: Codec<RevokeAndAck> = {
   encode: (v) =>
-    concatBytes(
-      fixed(v.channelId, 32, 'channel_id'),
-      fixed(v.revocationPartialSignature, 32, 'partial_signature'),
-      fixed(v.nextPerCommitmentPoint, 33, 'next_per_commitment_point'),
-      fixed(v.nextRevocationNonce, 66, 'nonce'),
+    concat(
+      exactSize(v.channelId, 32, 'channel_id'),
+      exactSize(v.revocationPartialSignature, 32, 'partial_signature'),
+      exactSize(v.nextPerCommitmentPoint, 33, 'next_per_commitment_point'),
+      exactSize(v.nextRevocationNonce, 66, 'nonce'),
     ),
   decode: (b) => {
     const [c, s, p, n] = splitStruct(b, [32, 32, 33, 66], 'RevokeAndAck');
@@ -503,11 +495,11 @@ const revokeAndAck: Codec<RevokeAndAck> = {
 
 const shutdown: Codec<Shutdown> = {
   encode: (v) =>
-    encodeTable([fixed(v.channelId, 32, 'channel_id'), u64(v.feeRate, 'fee_rate'), encScript(v.closeScript)]),
+    table([exactSize(v.channelId, 32, 'channel_id'), u64(v.feeRate, 'fee_rate'), encScript(v.closeScript)]),
   decode: (b) => {
-    const f = decodeTable(b, 3, 'Shutdown');
+    const f = readCompatibleTable(b, 'Shutdown', 3);
     return {
-      channelId: decodeFixed(f[0]!, 32, 'channel_id').slice(),
+      channelId: fixed(f[0]!, 32, 'channel_id').slice(),
       feeRate: rd64(f[1]!, 'fee_rate'),
       closeScript: decScript(f[2]!, 'close_script'),
     };
@@ -516,7 +508,7 @@ const shutdown: Codec<Shutdown> = {
 
 const closingSigned: Codec<ClosingSigned> = {
   encode: (v) =>
-    concatBytes(fixed(v.channelId, 32, 'channel_id'), fixed(v.partialSignature, 32, 'partial_signature')),
+    concat(exactSize(v.channelId, 32, 'channel_id'), exactSize(v.partialSignature, 32, 'partial_signature')),
   decode: (b) => {
     const [c, s] = splitStruct(b, [32, 32], 'ClosingSigned');
     return { channelId: c!, partialSignature: s! };
@@ -525,15 +517,15 @@ const closingSigned: Codec<ClosingSigned> = {
 
 const reestablish: Codec<ReestablishChannel> = {
   encode: (v) =>
-    encodeTable([
-      fixed(v.channelId, 32, 'channel_id'),
+    table([
+      exactSize(v.channelId, 32, 'channel_id'),
       u64(v.localCommitmentNumber, 'local_commitment_number'),
       u64(v.remoteCommitmentNumber, 'remote_commitment_number'),
     ]),
   decode: (b) => {
-    const f = decodeTable(b, 3, 'ReestablishChannel');
+    const f = readCompatibleTable(b, 'ReestablishChannel', 3);
     return {
-      channelId: decodeFixed(f[0]!, 32, 'channel_id').slice(),
+      channelId: fixed(f[0]!, 32, 'channel_id').slice(),
       localCommitmentNumber: rd64(f[1]!, 'local_commitment_number'),
       remoteCommitmentNumber: rd64(f[2]!, 'remote_commitment_number'),
     };
@@ -542,19 +534,19 @@ const reestablish: Codec<ReestablishChannel> = {
 
 const announcementSignatures: Codec<AnnouncementSignatures> = {
   encode: (v) =>
-    encodeTable([
-      fixed(v.channelId, 32, 'channel_id'),
-      fixed(v.channelOutpoint, 36, 'channel_outpoint'),
-      fixed(v.nodeSignature, 64, 'node_signature'),
-      fixed(v.partialSignature, 32, 'partial_signature'),
+    table([
+      exactSize(v.channelId, 32, 'channel_id'),
+      exactSize(v.channelOutpoint, 36, 'channel_outpoint'),
+      exactSize(v.nodeSignature, 64, 'node_signature'),
+      exactSize(v.partialSignature, 32, 'partial_signature'),
     ]),
   decode: (b) => {
-    const f = decodeTable(b, 4, 'AnnouncementSignatures');
+    const f = readCompatibleTable(b, 'AnnouncementSignatures', 4);
     return {
-      channelId: decodeFixed(f[0]!, 32, 'channel_id').slice(),
-      channelOutpoint: decodeFixed(f[1]!, 36, 'channel_outpoint').slice(),
-      nodeSignature: decodeFixed(f[2]!, 64, 'node_signature').slice(),
-      partialSignature: decodeFixed(f[3]!, 32, 'partial_signature').slice(),
+      channelId: fixed(f[0]!, 32, 'channel_id').slice(),
+      channelOutpoint: fixed(f[1]!, 36, 'channel_outpoint').slice(),
+      nodeSignature: fixed(f[2]!, 64, 'node_signature').slice(),
+      partialSignature: fixed(f[3]!, 32, 'partial_signature').slice(),
     };
   },
 };
@@ -598,6 +590,7 @@ export function decodeChannelBody<K extends ChannelMessageKind>(
     return (CHANNEL_CODECS[kind] as Codec<ChannelMessageBodies[K]>).decode(body);
   } catch (e) {
     if (e instanceof P2pError) throw e;
+    if (e instanceof MoleculeError) throw malformed(e.message);
     throw malformed(`${kind}: ${(e as Error).message}`);
   }
 }

@@ -1,9 +1,12 @@
 /**
- * A strict molecule reader/writer, used for the gossip messages (`gossip.mol`) and the onion payloads
- * and error packets (`fiber.mol`). Strict the way the reference's generated readers are by
+ * The one molecule reader/writer: gossip messages (`gossip.mol`), onion payloads and error packets
+ * (`fiber.mol`), channel messages and the transport structures (secio Propose/Exchange, tentacle
+ * ProtocolInfo, FiberMessage Init). Strict the way the reference's generated readers are by
  * default: a table must have exactly the fields of its schema, offsets must be ordered and in
- * range, fixvec counts must match, structs must have their exact size. Every failure is a
- * `MoleculeError` — hostile bytes never raise anything else.
+ * range, fixvec counts must match, structs must have their exact size. `readCompatibleTable` is
+ * their "compatible" mode, for the tables a newer peer may extend. Every failure is a
+ * `MoleculeError` — hostile bytes never raise anything else (the P2P layer turns it into its own
+ * Malformed error, `p2p/errors.ts`).
  */
 import { StrandError } from './errors.ts';
 
@@ -88,18 +91,36 @@ export function table(fields: Bytes[]): Bytes {
 
 /** Reads a dynvec or table; `fields` = exact field count for a table, undefined for a dynvec. */
 export function readTable(buf: Bytes, what: string, fields?: number): Bytes[] {
+  return readFields(buf, what, (count) => {
+    if (fields !== undefined && count !== fields) fail(what, `expected ${fields} fields, got ${count}`);
+  });
+}
+
+/**
+ * Reads a table in molecule's "compatible" mode (as tentacle and the reference read their
+ * transport and channel messages): at least `fields` fields; more, from a newer schema, are
+ * allowed (returned after the known ones, for the caller to ignore).
+ */
+export function readCompatibleTable(buf: Bytes, what: string, fields: number): Bytes[] {
+  return readFields(buf, what, (count) => {
+    if (count < fields) fail(what, `expected ${fields} fields, got ${count}`);
+  });
+}
+
+/** A table's or dynvec's items, once `checkCount` accepts how many there are. */
+function readFields(buf: Bytes, what: string, checkCount: (count: number) => void): Bytes[] {
   if (buf.length < 4) fail(what, 'shorter than its size header');
   const total = readU32le(buf, 0);
   if (total !== buf.length) fail(what, `size ${total} disagrees with ${buf.length} bytes`);
   if (total === 4) {
-    if (fields !== undefined && fields > 0) fail(what, `expected ${fields} fields, got 0`);
+    checkCount(0);
     return [];
   }
   if (total < 8) fail(what, 'truncated header');
   const first = readU32le(buf, 4);
   if (first % 4 !== 0 || first < 8 || first > total) fail(what, `bad first offset ${first}`);
   const count = first / 4 - 1;
-  if (fields !== undefined && count !== fields) fail(what, `expected ${fields} fields, got ${count}`);
+  checkCount(count);
   const out: Bytes[] = [];
   let start = first;
   for (let i = 0; i < count; i++) {
@@ -109,6 +130,23 @@ export function readTable(buf: Bytes, what: string, fields?: number): Bytes[] {
     start = end;
   }
   return out;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+const utf8Encoder = new TextEncoder();
+
+/** A string as molecule carries it: a fixvec of its UTF-8 bytes. */
+export function utf8String(s: string): Bytes {
+  return fixvec(utf8Encoder.encode(s));
+}
+
+export function readUtf8String(buf: Bytes, what: string): string {
+  const raw = readFixvec(buf, what);
+  try {
+    return utf8.decode(raw);
+  } catch {
+    fail(what, 'not valid UTF-8');
+  }
 }
 
 export function option(inner: Bytes | null | undefined): Bytes {

@@ -3,6 +3,7 @@
  * uncaught exception); the session that received it is dropped and the reason logged.
  */
 import { StrandError } from '../codec/errors.ts';
+import { MoleculeError } from '../codec/molecule.ts';
 
 export type P2pErrorKind =
   /** Bytes that do not parse (molecule, yamux header, frame length). */
@@ -43,4 +44,14 @@ export class P2pError extends StrandError {
 
 export function malformed(what: string): P2pError {
   return new P2pError('Malformed', what);
+}
+
+/** Runs a molecule decoder: its `MoleculeError` becomes this layer's Malformed, with the same text. */
+export function decodeOrMalformed<T>(decode: () => T): T {
+  try {
+    return decode();
+  } catch (e) {
+    if (e instanceof MoleculeError) throw malformed(e.message);
+    throw e;
+  }
 }

@@ -7,17 +7,18 @@
  * still decode, as `{type, raw}`, so a handler can be plugged in before its codec exists.
  */
 import { bytesToHex } from '../codec/hex.ts';
-import { malformed, P2pError } from './errors.ts';
 import {
-  concatBytes,
-  decodeFixed,
-  decodeFixvec,
-  decodeTable,
-  encodeFixvec,
-  encodeTable,
+  concat,
+  fixed,
+  fixvec,
+  MoleculeError,
+  readCompatibleTable,
+  readFixvec,
   readU32le,
+  table,
   u32le,
-} from './mol.ts';
+} from '../codec/molecule.ts';
+import { malformed, P2pError } from './errors.ts';
 
 export const FIBER_MESSAGE_KINDS = [
   'Init',
@@ -63,13 +64,13 @@ export interface FiberMessageBodies {
 export const initCodec: MessageCodec<Init> = {
   encode: (v) => {
     if (v.chainHash.length !== 32) throw new P2pError('Malformed', 'Init.chain_hash must be 32 bytes');
-    return encodeTable([encodeFixvec(v.features), v.chainHash]);
+    return table([fixvec(v.features), v.chainHash]);
   },
   decode: (b) => {
-    const f = decodeTable(b, 2, 'Init');
+    const f = readCompatibleTable(b, 'Init', 2);
     return {
-      features: decodeFixvec(f[0]!, 'Init.features').slice(),
-      chainHash: decodeFixed(f[1]!, 32, 'Init.chain_hash').slice(),
+      features: readFixvec(f[0]!, 'Init.features').slice(),
+      chainHash: fixed(f[1]!, 32, 'Init.chain_hash').slice(),
     };
   },
 };
@@ -93,7 +94,7 @@ export function encodeFiberMessage(msg: FiberMessage): Uint8Array {
     'raw' in msg
       ? msg.raw
       : (CODECS[msg.type as Known] as MessageCodec<unknown>).encode((msg as { value: unknown }).value);
-  return concatBytes(u32le(id), body);
+  return concat(u32le(id), body);
 }
 
 /** Decodes one message; every failure is a P2pError('Malformed'), never another exception. */
@@ -109,6 +110,7 @@ export function decodeFiberMessage(bytes: Uint8Array): FiberMessage {
     return { type, value: codec.decode(body) } as FiberMessage;
   } catch (e) {
     if (e instanceof P2pError) throw e;
+    if (e instanceof MoleculeError) throw malformed(e.message);
     throw malformed(`FiberMessage.${type}: ${(e as Error).message}`);
   }
 }

@@ -3,8 +3,8 @@
  * one length-delimited `ProtocolInfo{name, support_versions}`; the acceptor answers with the
  * name it received and the chosen version, or no version when it does not speak the protocol.
  */
-import { malformed } from './errors.ts';
-import { decodeString, decodeTable, encodeString, encodeTable } from './mol.ts';
+import { readCompatibleTable, readTable, readUtf8String, table, utf8String } from '../codec/molecule.ts';
+import { decodeOrMalformed, malformed } from './errors.ts';
 
 export interface ProtocolInfo {
   name: string;
@@ -25,17 +25,19 @@ export function protocolName(id: number): string {
 }
 
 export function encodeProtocolInfo(p: ProtocolInfo): Uint8Array {
-  return encodeTable([encodeString(p.name), encodeTable(p.supportVersions.map(encodeString))]);
+  return table([utf8String(p.name), table(p.supportVersions.map(utf8String))]);
 }
 
 export function decodeProtocolInfo(buf: Uint8Array): ProtocolInfo {
-  const f = decodeTable(buf, 2, 'ProtocolInfo');
-  const versions = decodeTable(f[1]!, 0, 'ProtocolInfo.support_versions');
-  if (versions.length > 64) throw malformed('ProtocolInfo: too many versions');
-  return {
-    name: decodeString(f[0]!, 'ProtocolInfo.name'),
-    supportVersions: versions.map((v, i) => decodeString(v, `ProtocolInfo.support_versions[${i}]`)),
-  };
+  return decodeOrMalformed(() => {
+    const f = readCompatibleTable(buf, 'ProtocolInfo', 2);
+    const versions = readTable(f[1]!, 'ProtocolInfo.support_versions');
+    if (versions.length > 64) throw malformed('ProtocolInfo: too many versions');
+    return {
+      name: readUtf8String(f[0]!, 'ProtocolInfo.name'),
+      supportVersions: versions.map((v, i) => readUtf8String(v, `ProtocolInfo.support_versions[${i}]`)),
+    };
+  });
 }
 
 /**

@@ -5,184 +5,35 @@
  */
 import { ccc } from '@ckb-ccc/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { deriveChannelKeys, tempChannelId } from '../../src/channel/keys.ts';
+import { deriveChannelKeys } from '../../src/channel/keys.ts';
 import {
   acceptChannel,
   buildCommitment,
   ChannelError,
   checkOpenChannel,
-  type Effect,
-  type Event,
-  type MachineEnv,
-  openChannel,
-  receiveOpen,
-  scriptData,
   step,
 } from '../../src/channel/machine.ts';
 import { aggregateXOnly, sorted2 } from '../../src/channel/musig.ts';
 import { reestablishMessage } from '../../src/channel/reestablish.ts';
-import type { Channel } from '../../src/channel/state.ts';
-import { CKB, reserveFor, revocationWitness } from '../../src/channel/tx.ts';
-import type { ChannelMessage } from '../../src/channel/wire.ts';
-import { bytesToHex } from '../../src/codec/hex.ts';
+import { CKB, revocationWitness } from '../../src/channel/tx.ts';
 import { ckbHash } from '../../src/crypto/hash.ts';
 import { verifySchnorr } from '../../src/crypto/secp256k1.ts';
 import { signSighashAll } from '../../src/crypto/sighash.ts';
 import { cellsOf, KEY_A, KEY_B, lockOf, openTestChain, type TestChain } from '../devchain/helpers.ts';
+import { pairHarness, type Side } from './pair-harness.ts';
 
 let t: TestChain;
+let h: ReturnType<typeof pairHarness>;
+/** The same pair, for reconnects: a peer's message the machine refuses is dropped, as the service does. */
+let lenient: ReturnType<typeof pairHarness>;
 beforeEach(() => {
   t = openTestChain();
+  h = pairHarness(t);
+  lenient = pairHarness(t, undefined, { likeService: true });
 });
 afterEach(() => t.close());
 
-const env = (): MachineEnv => ({
-  chainHash: t.chain.genesisHash,
-  fundingLock: t.chain.scripts.funding_lock,
-  commitmentLock: t.chain.scripts.commitment_lock,
-  now: () => 1_700_000_000_000,
-});
-
-interface Side {
-  name: 'A' | 'B';
-  key: Uint8Array;
-  ch?: Channel;
-  inbox: ChannelMessage[];
-  own: Set<string>;
-}
-
-/** Plays effects: messages to the other side's inbox, funding and signing with the side's key. */
-function perform(me: Side, other: Side, effects: Effect[], events: Event[]): void {
-  for (const e of effects) {
-    switch (e.type) {
-      case 'send':
-        other.inbox.push(e.msg);
-        break;
-      case 'fund': {
-        const tx = e.tx.clone();
-        const cell = cellsOf(t.chain, lockOf(me.key)).find(
-          (c) => !me.own.has(c.outPoint.txHash + c.outPoint.index),
-        )!;
-        me.own.add(cell.outPoint.txHash + cell.outPoint.index);
-        for (const d of t.chain.scripts.secp256k1_blake160_sighash_all.cellDeps) {
-          const dep = ccc.CellDep.from(d);
-          if (!tx.cellDeps.some((x) => x.eq(dep))) tx.cellDeps.push(dep);
-        }
-        tx.inputs.push(ccc.CellInput.from({ previousOutput: cell.outPoint, since: 0n }));
-        if (tx.outputs.length > 0 && me.name === 'B') tx.outputs[0]!.capacity += e.contribution;
-        tx.addOutput({ lock: lockOf(me.key), capacity: cell.output.capacity - e.contribution - 5000n }, '0x');
-        events.push({ type: 'funded', tx });
-        break;
-      }
-      case 'signFunding': {
-        const tx = e.tx.clone();
-        const mine = tx.inputs
-          .map((i, n) => (me.own.has(i.previousOutput.txHash + i.previousOutput.index) ? n : -1))
-          .filter((n) => n >= 0);
-        signSighashAll(tx, mine, me.key);
-        events.push({ type: 'fundingSigned', tx });
-        break;
-      }
-      case 'broadcast':
-        try {
-          t.chain.sendTransaction(e.tx);
-        } catch (err) {
-          if (!/Duplicated|already/.test((err as Error).message)) throw err;
-        }
-        break;
-      default:
-        break;
-    }
-  }
-}
-
-function run(a: Side, b: Side): void {
-  for (let guard = 0; guard < 100; guard++) {
-    let moved = false;
-    for (const [me, other] of [
-      [a, b],
-      [b, a],
-    ] as const) {
-      const msg = me.inbox.shift();
-      if (!msg || !me.ch) continue;
-      moved = true;
-      const events: Event[] = [{ type: 'peer', msg }];
-      while (events.length) {
-        const r = step(me.ch, events.shift()!, env());
-        me.ch = r.ch;
-        perform(me, other, r.effects, events);
-      }
-    }
-    if (!moved) return;
-  }
-}
-
-function feed(me: Side, other: Side, ev: Event) {
-  const events = [ev];
-  while (events.length) {
-    const r = step(me.ch!, events.shift()!, env());
-    me.ch = r.ch;
-    perform(me, other, r.effects, events);
-  }
-}
-
-function openPairUntil(k: number) {
-  return openPair(500n * CKB, 250n * CKB, k);
-}
-
-function openPair(openAmount: bigint, acceptAmount: bigint, budget?: number, isPublic = false) {
-  const A: Side = { name: 'A', key: KEY_A, inbox: [], own: new Set() };
-  const B: Side = { name: 'B', key: KEY_B, inbox: [], own: new Set() };
-  const reserve = reserveFor(lockOf(KEY_A));
-  const seedA = new Uint8Array(32).fill(0x11);
-  const o = openChannel(
-    {
-      peer: 'B',
-      seed: seedA,
-      tempId: bytesToHex(tempChannelId(deriveChannelKeys(seedA).tlcBasepoint)),
-      isPublic,
-      fundingAmount: openAmount - reserve,
-      reserve,
-      shutdownScript: scriptData(lockOf(KEY_A)),
-      udt: null,
-      fundingFeeRate: 1000n,
-      commitmentFeeRate: 1000n,
-      delayEpoch: 0x0000010000000001n,
-      maxTlcValueInFlight: (1n << 128n) - 1n,
-      maxTlcNumberInFlight: 125n,
-      tlcExpiryDelta: 14_400_000n,
-      tlcMinValue: 0n,
-      tlcFeeProportionalMillionths: 1000n,
-    },
-    env(),
-  );
-  A.ch = o.ch;
-  const open = o.effects[0] as Extract<Effect, { type: 'send' }>;
-  if (open.msg.type !== 'OpenChannel') throw new Error('expected OpenChannel');
-  expect(checkOpenChannel(open.msg.value, env())).toBeNull();
-  B.ch = receiveOpen(
-    open.msg.value,
-    { peer: 'A', seed: new Uint8Array(32).fill(0x22), shutdownScript: scriptData(lockOf(KEY_B)), reserve },
-    env(),
-    { tlcExpiryDelta: 14_400_000n, tlcMinValue: 0n, tlcFeeProportionalMillionths: 1000n },
-  );
-  const acc = acceptChannel(B.ch, { fundingAmount: acceptAmount - reserve });
-  B.ch = acc.ch;
-  perform(B, A, acc.effects, []);
-  if (budget === undefined) run(A, B);
-  else runSome(A, B, budget);
-  return { A, B };
-}
-
-function readyPair() {
-  const { A, B } = openPair(500n * CKB, 250n * CKB);
-  for (let i = 0; i < 5; i++) t.chain.generateBlock();
-  feed(A, B, { type: 'fundingConfirmed' });
-  feed(B, A, { type: 'fundingConfirmed' });
-  run(A, B);
-  expect(A.ch!.state).toBe('CHANNEL_READY');
-  return { A, B };
-}
+const env = () => h.env();
 
 const withDeps = (hex: string) => {
   const tx = ccc.Transaction.fromBytes(hex);
@@ -192,10 +43,10 @@ const withDeps = (hex: string) => {
 
 describe('TLC rounds between two machines', () => {
   it('add and fulfil move the balances; both commitments stay valid; the old one is revocable', () => {
-    const { A, B } = readyPair();
-    const oldA = A.ch!.latestCommitmentTx!;
+    const { A, B } = h.readyPair();
+    const oldA = A.ch.latestCommitmentTx!;
     const preimage = new Uint8Array(32).fill(9);
-    feed(A, B, {
+    h.feed(A, B, {
       type: 'addTlc',
       cmd: {
         amount: 100n * CKB,
@@ -205,30 +56,30 @@ describe('TLC rounds between two machines', () => {
         onion: new Uint8Array(0),
       },
     });
-    run(A, B);
-    expect(A.ch!.round ?? null).toBeNull();
-    expect(B.ch!.round ?? null).toBeNull();
-    expect([A.ch!.localBalance, A.ch!.remoteBalance]).toEqual([338n * CKB, 188n * CKB]);
-    expect(B.ch!.tlcs.map((x) => [x.id, x.offered, x.added])).toEqual([[0n, false, 'committed']]);
-    expect(A.ch!.commitmentNumbers).toEqual({ local: 3n, remote: 3n });
+    h.run(A, B);
+    expect(A.ch.round ?? null).toBeNull();
+    expect(B.ch.round ?? null).toBeNull();
+    expect([A.ch.localBalance, A.ch.remoteBalance]).toEqual([338n * CKB, 188n * CKB]);
+    expect(B.ch.tlcs.map((x) => [x.id, x.offered, x.added])).toEqual([[0n, false, 'committed']]);
+    expect(A.ch.commitmentNumbers).toEqual({ local: 3n, remote: 3n });
     // A wrong preimage is refused; the right one settles the TLC to B.
     expect(() =>
-      step(B.ch!, { type: 'removeTlc', id: 0n, reason: { preimage: new Uint8Array(32) } }, env()),
+      step(B.ch, { type: 'removeTlc', id: 0n, reason: { preimage: new Uint8Array(32) } }, env()),
     ).toThrow(/does not match/);
-    feed(B, A, { type: 'removeTlc', id: 0n, reason: { preimage } });
-    run(A, B);
-    expect([A.ch!.localBalance, A.ch!.remoteBalance]).toEqual([338n * CKB, 288n * CKB]);
-    expect([B.ch!.localBalance, B.ch!.remoteBalance]).toEqual([288n * CKB, 338n * CKB]);
-    expect(A.ch!.tlcs).toEqual([]);
-    expect(A.ch!.localBalance + A.ch!.remoteBalance).toBe(626n * CKB);
+    h.feed(B, A, { type: 'removeTlc', id: 0n, reason: { preimage } });
+    h.run(A, B);
+    expect([A.ch.localBalance, A.ch.remoteBalance]).toEqual([338n * CKB, 288n * CKB]);
+    expect([B.ch.localBalance, B.ch.remoteBalance]).toEqual([288n * CKB, 338n * CKB]);
+    expect(A.ch.tlcs).toEqual([]);
+    expect(A.ch.localBalance + A.ch.remoteBalance).toBe(626n * CKB);
     // Pools stay mirrored and never run dry.
-    expect(A.ch!.nonces.mine.map((n) => n.public)).toEqual(B.ch!.nonces.theirs);
-    expect(B.ch!.nonces.mine.map((n) => n.public)).toEqual(A.ch!.nonces.theirs);
+    expect(A.ch.nonces.mine.map((n) => n.public)).toEqual(B.ch.nonces.theirs);
+    expect(B.ch.nonces.mine.map((n) => n.public)).toEqual(A.ch.nonces.theirs);
     // A publishes its revoked first commitment; B sweeps it with the revocation it holds.
     const old = withDeps(oldA);
     const oldHash = t.chain.sendTransaction(old);
     t.chain.generateBlock();
-    const rev = B.ch!.revocation!;
+    const rev = B.ch.revocation!;
     expect(rev.version).toBeGreaterThanOrEqual(1n);
     const out = ccc.CellOutput.from({ capacity: old.outputs[0]!.capacity, lock: lockOf(KEY_B) });
     // The revocation output is signed as is; the fee comes from one of B's own cells.
@@ -249,7 +100,7 @@ describe('TLC rounds between two machines', () => {
       outputsData: ['0x', '0x'],
       witnesses: [
         revocationWitness(
-          [B.ch!.local.fundingPubkey, A.ch!.local.fundingPubkey].map((x) => ccc.bytesFrom(x)),
+          [B.ch.local.fundingPubkey, A.ch.local.fundingPubkey].map((x) => ccc.bytesFrom(x)),
           rev.version,
           ccc.bytesFrom(rev.signature),
         ),
@@ -260,8 +111,8 @@ describe('TLC rounds between two machines', () => {
   });
 
   it('the latest commitment with a pending TLC is accepted by the chain', () => {
-    const { A, B } = readyPair();
-    feed(A, B, {
+    const { A, B } = h.readyPair();
+    h.feed(A, B, {
       type: 'addTlc',
       cmd: {
         amount: 5n * CKB,
@@ -271,14 +122,14 @@ describe('TLC rounds between two machines', () => {
         onion: new Uint8Array(3),
       },
     });
-    run(A, B);
-    t.chain.sendTransaction(withDeps(B.ch!.latestCommitmentTx!));
+    h.run(A, B);
+    t.chain.sendTransaction(withDeps(B.ch.latestCommitmentTx!));
     // A committed TLC no longer stops a cooperative close (it resolves first: shutdown-pending.test.ts).
-    expect(step(A.ch!, { type: 'shutdown', cmd: {} }, env()).ch.state).toBe('SHUTTING_DOWN');
+    expect(step(A.ch, { type: 'shutdown', cmd: {} }, env()).ch.state).toBe('SHUTTING_DOWN');
   });
 
   it('a second TLC command during a round is refused with the reference text', () => {
-    const { A, B } = readyPair();
+    const { A, B } = h.readyPair();
     const cmd = {
       amount: CKB,
       paymentHash: new Uint8Array(32),
@@ -286,49 +137,29 @@ describe('TLC rounds between two machines', () => {
       hashAlgorithm: 0,
       onion: new Uint8Array(0),
     };
-    feed(A, B, { type: 'addTlc', cmd });
-    expect(() => step(A.ch!, { type: 'addTlc', cmd }, env())).toThrow(
+    h.feed(A, B, { type: 'addTlc', cmd });
+    expect(() => step(A.ch, { type: 'addTlc', cmd }, env())).toThrow(
       'Unable to handle TLC command in waiting TLC ACK state',
     );
-    expect(() => step(A.ch!, { type: 'addTlc', cmd: { ...cmd, amount: 10_000n * CKB } }, env())).toThrow();
+    expect(() => step(A.ch, { type: 'addTlc', cmd: { ...cmd, amount: 10_000n * CKB } }, env())).toThrow();
   });
 });
 
-/** Delivers at most `budget` messages (both directions, in turn); returns how many were delivered. */
-function runSome(a: Side, b: Side, budget: number): number {
-  let n = 0;
-  while (n < budget) {
-    let moved = false;
-    for (const [me, other] of [
-      [a, b],
-      [b, a],
-    ] as const) {
-      if (n >= budget) break;
-      const msg = me.inbox.shift();
-      if (!msg) continue;
-      moved = true;
-      n++;
-      const events: Event[] = [{ type: 'peer', msg }];
-      while (events.length) {
-        try {
-          const r = step(me.ch!, events.shift()!, env());
-          me.ch = r.ch;
-          perform(me, other, r.effects, events);
-        } catch (e) {
-          if (!(e instanceof ChannelError)) throw e;
-        }
-      }
-    }
-    if (!moved) break;
-  }
-  return n;
+/** Delivers at most `budget` messages (both directions, in turn), dropping the ones refused. */
+const runSome = (a: Side, b: Side, budget: number) => lenient.runSteps(a, b, budget);
+
+/** A opening cut after `k` messages. */
+function openPairUntil(k: number) {
+  const { A, B } = h.openingPair();
+  runSome(A, B, k);
+  return { A, B };
 }
 
 function reconnect(A: Side, B: Side) {
   A.inbox.length = 0;
   B.inbox.length = 0;
-  B.inbox.push(reestablishMessage(A.ch!));
-  A.inbox.push(reestablishMessage(B.ch!));
+  B.inbox.push(reestablishMessage(A.ch));
+  A.inbox.push(reestablishMessage(B.ch));
   runSome(A, B, 1000);
 }
 
@@ -342,34 +173,34 @@ describe('reestablish after a disconnect mid-TLC', () => {
       hashAlgorithm: 0,
       onion: new Uint8Array(0),
     };
-    const { A, B } = readyPair();
+    const { A, B } = h.readyPair();
     // Add (A offers) then fulfil (B settles), cutting the connection after k messages each time.
     for (let k = 0; k <= 9; k++) {
-      const before = A.ch!.localBalance;
-      feed(A, B, { type: 'addTlc', cmd });
+      const before = A.ch.localBalance;
+      h.feed(A, B, { type: 'addTlc', cmd });
       runSome(A, B, k);
       reconnect(A, B);
-      expect(A.ch!.round ?? null).toBeNull();
-      expect(B.ch!.round ?? null).toBeNull();
-      expect(A.ch!.localBalance).toBe(before - 7n * CKB);
-      const tlc = B.ch!.tlcs.find((x) => !x.offered && !x.removal)!;
-      feed(B, A, { type: 'removeTlc', id: tlc.id, reason: { preimage } });
+      expect(A.ch.round ?? null).toBeNull();
+      expect(B.ch.round ?? null).toBeNull();
+      expect(A.ch.localBalance).toBe(before - 7n * CKB);
+      const tlc = B.ch.tlcs.find((x) => !x.offered && !x.removal)!;
+      h.feed(B, A, { type: 'removeTlc', id: tlc.id, reason: { preimage } });
       runSome(A, B, k);
       reconnect(A, B);
-      expect(A.ch!.round ?? null).toBeNull();
-      expect(B.ch!.round ?? null).toBeNull();
-      expect(A.ch!.localBalance + A.ch!.remoteBalance).toBe(626n * CKB);
-      expect([B.ch!.localBalance, B.ch!.remoteBalance]).toEqual([A.ch!.remoteBalance, A.ch!.localBalance]);
-      expect(A.ch!.nonces.mine.map((n) => n.public)).toEqual(B.ch!.nonces.theirs);
-      expect(B.ch!.nonces.mine.map((n) => n.public)).toEqual(A.ch!.nonces.theirs);
-      expect(A.ch!.commitmentNumbers).toEqual({
-        local: B.ch!.commitmentNumbers.remote,
-        remote: B.ch!.commitmentNumbers.local,
+      expect(A.ch.round ?? null).toBeNull();
+      expect(B.ch.round ?? null).toBeNull();
+      expect(A.ch.localBalance + A.ch.remoteBalance).toBe(626n * CKB);
+      expect([B.ch.localBalance, B.ch.remoteBalance]).toEqual([A.ch.remoteBalance, A.ch.localBalance]);
+      expect(A.ch.nonces.mine.map((n) => n.public)).toEqual(B.ch.nonces.theirs);
+      expect(B.ch.nonces.mine.map((n) => n.public)).toEqual(A.ch.nonces.theirs);
+      expect(A.ch.commitmentNumbers).toEqual({
+        local: B.ch.commitmentNumbers.remote,
+        remote: B.ch.commitmentNumbers.local,
       });
     }
-    expect(B.ch!.localBalance).toBe(188n * CKB + 10n * 7n * CKB);
+    expect(B.ch.localBalance).toBe(188n * CKB + 10n * 7n * CKB);
     // The latest commitment of each side is still fully signed and valid.
-    t.chain.sendTransaction(withDeps(A.ch!.latestCommitmentTx!));
+    t.chain.sendTransaction(withDeps(A.ch.latestCommitmentTx!));
   });
 
   it('an opening cut after any message either aborts on both sides or goes on to CHANNEL_READY', () => {
@@ -377,8 +208,8 @@ describe('reestablish after a disconnect mid-TLC', () => {
     for (let k = 0; k <= 12; k++) {
       const { A, B } = openPairUntil(k);
       reconnect(A, B);
-      const a = A.ch!;
-      const b = B.ch!;
+      const a = A.ch;
+      const b = B.ch;
       if (a.state === 'CLOSED' || b.state === 'CLOSED') {
         // Aborted: both sides, and no funding tx was ever fully signed, so nothing is on chain.
         expect([a.state, b.state]).toEqual(['CLOSED', 'CLOSED']);
@@ -388,11 +219,11 @@ describe('reestablish after a disconnect mid-TLC', () => {
       }
       expect([a.state, b.state]).toEqual(['AWAITING_CHANNEL_READY', 'AWAITING_CHANNEL_READY']);
       for (let i = 0; i < 5; i++) t.chain.generateBlock();
-      feed(A, B, { type: 'fundingConfirmed' });
-      feed(B, A, { type: 'fundingConfirmed' });
+      h.feed(A, B, { type: 'fundingConfirmed' });
+      h.feed(B, A, { type: 'fundingConfirmed' });
       runSome(A, B, 100);
-      expect([A.ch!.state, B.ch!.state]).toEqual(['CHANNEL_READY', 'CHANNEL_READY']);
-      expect(A.ch!.localBalance + A.ch!.remoteBalance).toBe(626n * CKB);
+      expect([A.ch.state, B.ch.state]).toEqual(['CHANNEL_READY', 'CHANNEL_READY']);
+      expect(A.ch.localBalance + A.ch.remoteBalance).toBe(626n * CKB);
       outcomes.add('ready');
     }
     expect([...outcomes].sort()).toEqual(['aborted', 'ready']);
@@ -400,17 +231,17 @@ describe('reestablish after a disconnect mid-TLC', () => {
 
   it('a reconnect before the funding is signed aborts the opening cleanly on both sides', () => {
     const { A, B } = openPairUntil(3);
-    expect(A.ch!.state).not.toBe('AWAITING_CHANNEL_READY');
+    expect(A.ch.state).not.toBe('AWAITING_CHANNEL_READY');
     reconnect(A, B);
-    expect(A.ch!.state).toBe('CLOSED');
-    expect(A.ch!.flags).toEqual(['FUNDING_ABORTED']);
-    expect(B.ch!.state).toBe('CLOSED');
+    expect(A.ch.state).toBe('CLOSED');
+    expect(A.ch.flags).toEqual(['FUNDING_ABORTED']);
+    expect(B.ch.state).toBe('CLOSED');
   });
 });
 
 describe('colliding rounds', () => {
   it('both sides adding at once: the smaller funding key wins, the other re-issues; both TLCs commit', () => {
-    const { A, B } = readyPair();
+    const { A, B } = h.readyPair();
     const pa = new Uint8Array(32).fill(0xa);
     const pb = new Uint8Array(32).fill(0xb);
     const cmd = (amount: bigint, pre: Uint8Array) => ({
@@ -420,109 +251,107 @@ describe('colliding rounds', () => {
       hashAlgorithm: 0,
       onion: new Uint8Array(0),
     });
-    feed(A, B, { type: 'addTlc', cmd: cmd(10n * CKB, pa) });
-    feed(B, A, { type: 'addTlc', cmd: cmd(3n * CKB, pb) });
+    h.feed(A, B, { type: 'addTlc', cmd: cmd(10n * CKB, pa) });
+    h.feed(B, A, { type: 'addTlc', cmd: cmd(3n * CKB, pb) });
     runSome(A, B, 1000);
-    expect(A.ch!.round ?? null).toBeNull();
-    expect(B.ch!.round ?? null).toBeNull();
-    expect(A.ch!.tlcs.map((x) => [x.offered, x.amount, x.added]).sort()).toEqual([
+    expect(A.ch.round ?? null).toBeNull();
+    expect(B.ch.round ?? null).toBeNull();
+    expect(A.ch.tlcs.map((x) => [x.offered, x.amount, x.added]).sort()).toEqual([
       [false, 3n * CKB, 'committed'],
       [true, 10n * CKB, 'committed'],
     ]);
-    expect([A.ch!.localBalance, A.ch!.remoteBalance]).toEqual([428n * CKB, 185n * CKB]);
-    expect([B.ch!.localBalance, B.ch!.remoteBalance]).toEqual([185n * CKB, 428n * CKB]);
+    expect([A.ch.localBalance, A.ch.remoteBalance]).toEqual([428n * CKB, 185n * CKB]);
+    expect([B.ch.localBalance, B.ch.remoteBalance]).toEqual([185n * CKB, 428n * CKB]);
     // And both settle at once.
-    feed(A, B, { type: 'removeTlc', id: 0n, reason: { preimage: pb } });
-    feed(B, A, { type: 'removeTlc', id: 0n, reason: { preimage: pa } });
+    h.feed(A, B, { type: 'removeTlc', id: 0n, reason: { preimage: pb } });
+    h.feed(B, A, { type: 'removeTlc', id: 0n, reason: { preimage: pa } });
     runSome(A, B, 1000);
-    expect(A.ch!.tlcs).toEqual([]);
-    expect(B.ch!.tlcs).toEqual([]);
-    expect([A.ch!.localBalance, A.ch!.remoteBalance]).toEqual([431n * CKB, 195n * CKB]);
-    expect(A.ch!.nonces.mine.map((n) => n.public)).toEqual(B.ch!.nonces.theirs);
-    expect(B.ch!.nonces.mine.map((n) => n.public)).toEqual(A.ch!.nonces.theirs);
-    t.chain.sendTransaction(withDeps(B.ch!.latestCommitmentTx!));
+    expect(A.ch.tlcs).toEqual([]);
+    expect(B.ch.tlcs).toEqual([]);
+    expect([A.ch.localBalance, A.ch.remoteBalance]).toEqual([431n * CKB, 195n * CKB]);
+    expect(A.ch.nonces.mine.map((n) => n.public)).toEqual(B.ch.nonces.theirs);
+    expect(B.ch.nonces.mine.map((n) => n.public)).toEqual(A.ch.nonces.theirs);
+    t.chain.sendTransaction(withDeps(B.ch.latestCommitmentTx!));
   });
 });
 
 describe('public channels', () => {
   it('exchange AnnouncementSignatures into one BIP340 signature by the funding aggregate key', () => {
-    const { A, B } = openPair(500n * CKB, 250n * CKB, undefined, true);
-    for (let i = 0; i < 5; i++) t.chain.generateBlock();
-    feed(A, B, { type: 'fundingConfirmed' });
-    feed(B, A, { type: 'fundingConfirmed' });
-    run(A, B);
-    expect(A.ch!.state).toBe('CHANNEL_READY');
-    expect(A.ch!.isPublic && B.ch!.isPublic).toBe(true);
+    const { A, B } = h.readyPair({ isPublic: true });
+    expect(A.ch.state).toBe('CHANNEL_READY');
+    expect(A.ch.isPublic && B.ch.isPublic).toBe(true);
     const digest = ckbHash(new TextEncoder().encode('announcement'));
-    feed(A, B, { type: 'announcementDigest', digest, nodeSignature: new Uint8Array(64).fill(1) });
-    feed(B, A, { type: 'announcementDigest', digest, nodeSignature: new Uint8Array(64).fill(2) });
-    run(A, B);
-    const sig = A.ch!.announcement!.signature!;
-    expect(B.ch!.announcement!.signature).toBe(sig);
-    expect(A.ch!.announcement!.theirNodeSignature).toBe(`0x${'02'.repeat(64)}`);
+    h.feed(A, B, { type: 'announcementDigest', digest, nodeSignature: new Uint8Array(64).fill(1) });
+    h.feed(B, A, { type: 'announcementDigest', digest, nodeSignature: new Uint8Array(64).fill(2) });
+    h.run(A, B);
+    const sig = A.ch.announcement!.signature!;
+    expect(B.ch.announcement!.signature).toBe(sig);
+    expect(A.ch.announcement!.theirNodeSignature).toBe(`0x${'02'.repeat(64)}`);
     const xonly = aggregateXOnly(
-      sorted2(ccc.bytesFrom(A.ch!.local.fundingPubkey), ccc.bytesFrom(B.ch!.local.fundingPubkey)),
+      sorted2(ccc.bytesFrom(A.ch.local.fundingPubkey), ccc.bytesFrom(B.ch.local.fundingPubkey)),
     );
     expect(verifySchnorr(ccc.bytesFrom(sig), digest, xonly)).toBe(true);
     // The announcement nonce's secret is gone.
-    expect(A.ch!.announcement!.myNonce!.secret).toBe('0x');
+    expect(A.ch.announcement!.myNonce!.secret).toBe('0x');
   });
 });
 
 describe('channel opening between two machines', () => {
   it('500 CKB with the peer adding 250 ends CHANNEL_READY: 438/188 and 188/438, 750 CKB on chain', () => {
-    const { A, B } = openPair(500n * CKB, 250n * CKB);
-    expect(A.ch!.state).toBe('AWAITING_CHANNEL_READY');
-    expect(B.ch!.state).toBe('AWAITING_CHANNEL_READY');
-    expect(A.ch!.id).toBe(B.ch!.id);
-    expect(A.ch!.id).not.toBe(A.ch!.tempId);
+    const { A, B } = h.openingPair();
+    h.run(A, B);
+    expect(A.ch.state).toBe('AWAITING_CHANNEL_READY');
+    expect(B.ch.state).toBe('AWAITING_CHANNEL_READY');
+    expect(A.ch.id).toBe(B.ch.id);
+    expect(A.ch.id).not.toBe(A.ch.tempId);
     // The funding tx was broadcast by the second signer (A contributes more, so B signs first).
-    const hash = A.ch!.fundingTxHash!;
-    expect(B.ch!.fundingTxHash).toBe(hash);
+    const hash = A.ch.fundingTxHash!;
+    expect(B.ch.fundingTxHash).toBe(hash);
     for (let i = 0; i < 5; i++) t.chain.generateBlock();
     const cell = t.chain.liveCell({ txHash: hash, index: 0 });
     expect(cell !== 'dead' && cell?.output.capacity).toBe(750n * CKB);
-    feed(A, B, { type: 'fundingConfirmed' });
-    run(A, B);
-    expect(A.ch!.state).toBe('AWAITING_CHANNEL_READY');
-    feed(B, A, { type: 'fundingConfirmed' });
-    run(A, B);
-    expect(A.ch!.state).toBe('CHANNEL_READY');
-    expect(B.ch!.state).toBe('CHANNEL_READY');
-    expect([A.ch!.localBalance, A.ch!.remoteBalance]).toEqual([438n * CKB, 188n * CKB]);
-    expect([B.ch!.localBalance, B.ch!.remoteBalance]).toEqual([188n * CKB, 438n * CKB]);
-    expect(A.ch!.commitmentNumbers).toEqual({ local: 2n, remote: 2n });
+    h.feed(A, B, { type: 'fundingConfirmed' });
+    h.run(A, B);
+    expect(A.ch.state).toBe('AWAITING_CHANNEL_READY');
+    h.feed(B, A, { type: 'fundingConfirmed' });
+    h.run(A, B);
+    expect(A.ch.state).toBe('CHANNEL_READY');
+    expect(B.ch.state).toBe('CHANNEL_READY');
+    expect([A.ch.localBalance, A.ch.remoteBalance]).toEqual([438n * CKB, 188n * CKB]);
+    expect([B.ch.localBalance, B.ch.remoteBalance]).toEqual([188n * CKB, 438n * CKB]);
+    expect(A.ch.commitmentNumbers).toEqual({ local: 2n, remote: 2n });
     // The secret nonces used for the commitments are gone; the pools mirror each other.
-    expect(A.ch!.nonces.mine.map((n) => n.public)).toEqual(B.ch!.nonces.theirs);
-    expect(B.ch!.nonces.mine.map((n) => n.public)).toEqual(A.ch!.nonces.theirs);
-    expect(A.ch!.nonces.mine).toHaveLength(2);
+    expect(A.ch.nonces.mine.map((n) => n.public)).toEqual(B.ch.nonces.theirs);
+    expect(B.ch.nonces.mine.map((n) => n.public)).toEqual(A.ch.nonces.theirs);
+    expect(A.ch.nonces.mine).toHaveLength(2);
     // Each side's stored commitment is fully signed: the chain accepts it (either one).
-    const commitA = ccc.Transaction.fromBytes(A.ch!.latestCommitmentTx!);
+    const commitA = ccc.Transaction.fromBytes(A.ch.latestCommitmentTx!);
     commitA.cellDeps = t.chain.scripts.funding_lock.cellDeps.map((d) => ccc.CellDep.from(d));
     t.chain.sendTransaction(commitA);
     const out = commitA.outputs[0]!;
     expect(out.capacity).toBe(750n * CKB - 419n);
     // B's commitment as A computes it is B's own (same bytes, unsigned).
-    const bView = buildCommitment(A.ch!, true, env());
+    const bView = buildCommitment(A.ch, true, env());
     expect(bView.tx.hash()).not.toBe(commitA.hash());
   });
 
   it('a peer contributing only its reserve has a zero balance on both sides', () => {
-    const { A: a, B: b } = openPair(500n * CKB, 62n * CKB);
-    expect(b.ch!.localBalance).toBe(0n);
-    expect(a.ch!.state).toBe('AWAITING_CHANNEL_READY');
-    expect(a.ch!.remoteBalance).toBe(0n);
+    const { A: a, B: b } = h.openingPair({ acceptAmount: 62n * CKB });
+    h.run(a, b);
+    expect(b.ch.localBalance).toBe(0n);
+    expect(a.ch.state).toBe('AWAITING_CHANNEL_READY');
+    expect(a.ch.remoteBalance).toBe(0n);
   });
 
   it('an OpenChannel with a wrong chain or bad flags is refused', () => {
-    const { A } = openPair(500n * CKB, 250n * CKB);
-    void A;
+    const { A, B } = h.openingPair();
+    h.run(A, B);
     const bad = (x: Partial<Parameters<typeof checkOpenChannel>[0]>) =>
       checkOpenChannel({ ...(sampleOpen as Parameters<typeof checkOpenChannel>[0]), ...x }, env());
     expect(bad({ chainHash: new Uint8Array(32) })).toBe('chain hash mismatch');
     expect(bad({ channelFlags: 8 })).toMatch(/undefined channel flags/);
     expect(bad({ fundingFeeRate: 999n })).toBe('Funding fee rate is less than 1000');
-    expect(() => acceptChannel({ ...A.ch! }, { fundingAmount: 0n })).toThrow(ChannelError);
+    expect(() => acceptChannel({ ...A.ch }, { fundingAmount: 0n })).toThrow(ChannelError);
   });
 });
 

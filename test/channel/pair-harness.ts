@@ -1,14 +1,17 @@
 /**
  * Two pure channel machines wired to each other in memory and funded on an in-process dev chain:
- * the harness of the lifecycle tests (shutdown with pending TLCs, TLC expiry). Messages wait in
- * inboxes until `run` delivers them, so a test can cut the link (drop an inbox) at any point.
+ * the harness of the machine and lifecycle tests (opening, TLC rounds, shutdown with pending TLCs,
+ * TLC expiry, external funding). Messages wait in inboxes until `run` delivers them, so a test can
+ * cut the link (drop an inbox) at any point.
  */
 import { ccc } from '@ckb-ccc/core';
 import { expect } from 'vitest';
+import { withFunderWitnesses } from '../../src/channel/external-funding.ts';
 import { deriveChannelKeys, tempChannelId } from '../../src/channel/keys.ts';
 import {
   acceptChannel,
   ChannelError,
+  checkOpenChannel,
   type Effect,
   type Event,
   fail,
@@ -22,7 +25,7 @@ import {
 import { abortable } from '../../src/channel/reestablish.ts';
 import type { Channel } from '../../src/channel/state.ts';
 import { CKB, reserveFor } from '../../src/channel/tx.ts';
-import type { ChannelMessage } from '../../src/channel/wire.ts';
+import type { ChannelMessage, OpenChannel } from '../../src/channel/wire.ts';
 import { bytesToHex } from '../../src/codec/hex.ts';
 import { signSighashAll } from '../../src/crypto/sighash.ts';
 import { cellsOf, KEY_A, KEY_B, lockOf, type TestChain } from '../devchain/helpers.ts';
@@ -31,12 +34,31 @@ export const NOW = 1_700_000_000_000;
 
 export interface Side {
   name: 'A' | 'B';
+  /** Whose cells pay this side's part (and sign for them): the side's own, or its external funder's. */
   key: Uint8Array;
   ch: Channel;
   inbox: ChannelMessage[];
   own: Set<string>;
   /** Effects other than messages, in order (broadcasts, TLC notices, …). */
   seen: Effect[];
+  /** Every message this side sent, in order. */
+  sent: ChannelMessage[];
+  /** How this side signs the funding tx; by default with `key`, for the inputs it added. */
+  signFunding?: (ch: Channel, tx: ccc.Transaction) => ccc.Transaction;
+}
+
+export interface PairOptions {
+  /** What A puts in (its reserve included); 500 CKB by default. */
+  openAmount?: bigint;
+  /** What B puts in (its reserve included); 250 CKB by default. */
+  acceptAmount?: bigint;
+  isPublic?: boolean;
+  /**
+   * A's part paid from this key's cells and its shutdown script this key's lock; A "signs" the
+   * funding with the witnesses submitted to it (`submitFunding`), as with
+   * `open_channel_with_external_funding`.
+   */
+  externalFunder?: Uint8Array;
 }
 
 export function pairHarness(
@@ -57,6 +79,7 @@ export function pairHarness(
       switch (e.type) {
         case 'send':
           other.inbox.push(e.msg);
+          me.sent.push(e.msg);
           break;
         case 'fund': {
           const tx = e.tx.clone();
@@ -78,6 +101,10 @@ export function pairHarness(
           break;
         }
         case 'signFunding': {
+          if (me.signFunding) {
+            events.push({ type: 'fundingSigned', tx: me.signFunding(me.ch, e.tx) });
+            break;
+          }
           const tx = e.tx.clone();
           const mine = tx.inputs
             .map((i, n) => (me.own.has(i.previousOutput.txHash + i.previousOutput.index) ? n : -1))
@@ -162,19 +189,25 @@ export function pairHarness(
     return n;
   }
 
-  /** A opens 500 CKB and B accepts with 250; the messages wait in the inboxes. */
-  function openingPair(): { A: Side; B: Side } {
-    const reserve = reserveFor(lockOf(KEY_A));
+  /**
+   * A opens (500 CKB) and B accepts (250); the messages wait in the inboxes. Also returns the
+   * OpenChannel A sent (the machine's own check finds nothing wrong with it) and B's channel as
+   * `receiveOpen` made it.
+   */
+  function openingPair(o: PairOptions = {}): { A: Side; B: Side; open: OpenChannel; received: Channel } {
+    const { openAmount = 500n * CKB, acceptAmount = 250n * CKB, isPublic = false, externalFunder } = o;
+    const aKey = externalFunder ?? KEY_A;
+    const reserve = reserveFor(lockOf(aKey));
     const seedA = new Uint8Array(32).fill(0x11);
-    const o = openChannel(
+    const opened = openChannel(
       {
         peer: 'B',
         seed: seedA,
         tempId: bytesToHex(tempChannelId(deriveChannelKeys(seedA).tlcBasepoint)),
-        isPublic: false,
-        fundingAmount: 500n * CKB - reserve,
+        isPublic,
+        fundingAmount: openAmount - reserve,
         reserve,
-        shutdownScript: scriptData(lockOf(KEY_A)),
+        shutdownScript: scriptData(lockOf(aKey)),
         udt: null,
         fundingFeeRate: 1000n,
         commitmentFeeRate: 1000n,
@@ -184,35 +217,49 @@ export function pairHarness(
         tlcExpiryDelta: 14_400_000n,
         tlcMinValue: 0n,
         tlcFeeProportionalMillionths: 1000n,
+        ...(externalFunder ? { external: { lock: scriptData(lockOf(externalFunder)), cellDeps: [] } } : {}),
       },
       env(),
     );
-    const open = o.effects[0] as Extract<Effect, { type: 'send' }>;
+    const open = opened.effects[0] as Extract<Effect, { type: 'send' }>;
     if (open.msg.type !== 'OpenChannel') throw new Error('expected OpenChannel');
-    const b0 = receiveOpen(
+    expect(checkOpenChannel(open.msg.value, env())).toBeNull();
+    const received = receiveOpen(
       open.msg.value,
       { peer: 'A', seed: new Uint8Array(32).fill(0x22), shutdownScript: scriptData(lockOf(KEY_B)), reserve },
       env(),
       { tlcExpiryDelta: 14_400_000n, tlcMinValue: 0n, tlcFeeProportionalMillionths: 1000n },
     );
-    const acc = acceptChannel(b0, { fundingAmount: 250n * CKB - reserve });
-    const A: Side = { name: 'A', key: KEY_A, ch: o.ch, inbox: [], own: new Set(), seen: [] };
-    const B: Side = { name: 'B', key: KEY_B, ch: acc.ch, inbox: [], own: new Set(), seen: [] };
+    const acc = acceptChannel(received, { fundingAmount: acceptAmount - reserve });
+    const side = (name: 'A' | 'B', key: Uint8Array, ch: Channel): Side => ({
+      name,
+      key,
+      ch,
+      inbox: [],
+      own: new Set(),
+      seen: [],
+      sent: [],
+    });
+    const A = side('A', aKey, opened.ch);
+    const B = side('B', KEY_B, acc.ch);
+    if (externalFunder) A.signFunding = withFunderWitnesses;
     perform(B, A, acc.effects, []);
-    return { A, B };
+    return { A, B, open: open.msg.value, received };
   }
 
-  /** A opens 500 CKB, B adds 250: CHANNEL_READY on both (438 / 188 each way). */
-  function readyPair(): { A: Side; B: Side } {
-    const { A, B } = openingPair();
+  /** A opens 500 CKB, B adds 250 (unless `o` says otherwise): CHANNEL_READY on both (438 / 188 each way). */
+  function readyPair(o: PairOptions = {}): { A: Side; B: Side } {
+    const { A, B } = openingPair(o);
     run(A, B);
     for (let i = 0; i < 5; i++) t.chain.generateBlock();
     feed(A, B, { type: 'fundingConfirmed' });
     feed(B, A, { type: 'fundingConfirmed' });
     run(A, B);
     expect([A.ch.state, B.ch.state]).toEqual(['CHANNEL_READY', 'CHANNEL_READY']);
-    A.seen.length = 0;
-    B.seen.length = 0;
+    for (const s of [A, B]) {
+      s.seen.length = 0;
+      s.sent.length = 0;
+    }
     return { A, B };
   }
 

@@ -15,7 +15,8 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChainClient } from '../../src/chain/client.ts';
-import { deserializeChannel } from '../../src/channel/state.ts';
+import { commitmentNumberOf } from '../../src/channel/commitment-number.ts';
+import { type Channel, deserializeChannel } from '../../src/channel/state.ts';
 import { CKB, connect, type DevchainProcess, rpc, startDevchain, until } from '../channel/process-helpers.ts';
 import { type NodeProcess, startNode, tempDir } from '../helpers/node-process.ts';
 
@@ -119,17 +120,18 @@ async function idleAt(paid: number): Promise<void> {
   );
 }
 
-/** Flags of the channel rows in a backup's store, read from the file. */
-function backupFlags(backup: string): string[][] {
+/** The channel rows in a backup's store, read from the file. */
+function backupChannels(backup: string): Channel[] {
   const db = new Database(path.join(backup, 'fiber/store/strand.db'), { readonly: true });
   try {
-    return (db.prepare('SELECT data FROM channels').all() as { data: string }[]).map(
-      (r) => deserializeChannel(r.data).flags,
+    return (db.prepare('SELECT data FROM channels').all() as { data: string }[]).map((r) =>
+      deserializeChannel(r.data),
     );
   } finally {
     db.close();
   }
 }
+const backupFlags = (backup: string) => backupChannels(backup).map((ch) => ch.flags);
 
 beforeAll(async () => {
   chain = await startDevchain([1, 2], 5000, 200, 10);
@@ -220,7 +222,11 @@ describe('restoring a backup taken during a payment storm', () => {
     expect(b.output()).toContain('channel state alarm');
     const refusedAgain = await b.call('shutdown_channel', [{ channel_id: marked.channel_id, force: true }]);
     expect(refusedAgain.error?.message).toContain('outdated');
-    const dev = await b.call('submit_commitment_transaction', [{ channel_id: marked.channel_id }]);
+    // Named by its number, the restored (revoked) commitment is found — and still refused.
+    const staleNumber = commitmentNumberOf(backupChannels(stale)[0]!.latestCommitmentTx as string);
+    const dev = await b.call('submit_commitment_transaction', [
+      { channel_id: marked.channel_id, commitment_number: hex(staleNumber) },
+    ]);
     expect(dev.error?.message).toContain('outdated');
 
     // A closes with its latest commitment; both sides settle after the delay.

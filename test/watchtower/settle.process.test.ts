@@ -2,8 +2,10 @@
  * Force close with a pending TLC (real processes): A offers B a 100-CKB TLC, then force-closes.
  * B's watchtower, told the preimage (`create_preimage`), claims the TLC from A's commitment by
  * preimage, then takes B's share; A's watchtower takes A's share after the delay (the channel
- * layer does not settle commitments with TLCs), and learns the preimage from B's claim. Checked on
- * chain: each unlock, and what each wallet received.
+ * layer does not settle commitments with TLCs), and learns the preimage from B's claim. Then an
+ * expired TLC back to its offerer when the receiver force-closes, and three TLCs both ways. Each
+ * case: a new channel, its TLCs, a force close; checked on chain: each unlock, and what each
+ * wallet received.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -61,22 +63,118 @@ afterAll(async () => {
   await chain?.stop();
 });
 
+/** A opens a 500-CKB channel to B (B adds 250); its id once both sides list it CHANNEL_READY. */
+async function openReadyChannel(): Promise<string> {
+  const bInfo = await rpc(b, 'node_info', undefined);
+  const known = new Set((await rpc(a, 'list_channels', {})).channels.map((c: any) => c.channel_id));
+  await rpc(a, 'open_channel', { pubkey: bInfo.pubkey, funding_amount: hex(500n * CKB), public: false });
+  const opened = await until(
+    'new channel ready at A',
+    () => rpc(a, 'list_channels', {}),
+    (x) => x.channels.some((c: any) => !known.has(c.channel_id) && c.state.state_name === 'CHANNEL_READY'),
+  );
+  const id = opened.channels.find((c: any) => !known.has(c.channel_id)).channel_id as string;
+  await until(
+    'ready at B',
+    () => rpc(b, 'list_channels', {}),
+    (x) => x.channels.some((c: any) => c.channel_id === id && c.state.state_name === 'CHANNEL_READY'),
+  );
+  return id;
+}
+
+const channelAt = async (n: NodeProcess, id: string) =>
+  (await rpc(n, 'list_channels', {})).channels.find((c: any) => c.channel_id === id);
+
+/** Waits until the channel has `n` TLCs, every one Committed, on both sides. */
+function tlcsCommitted(id: string, n: number) {
+  return until(
+    `${n} TLCs committed on both sides`,
+    async () => [await channelAt(a, id), await channelAt(b, id)],
+    (chs) =>
+      chs.every(
+        (c) =>
+          c?.pending_tlcs.length === n &&
+          c.pending_tlcs.every((t: any) => Object.values(t.status)[0] === 'Committed'),
+      ),
+  );
+}
+
+/** What A's and B's wallets hold now; the returned function tells what each gained since. */
+async function walletsNow(): Promise<() => Promise<{ aGain: bigint; bGain: bigint }>> {
+  const client = createChainClient({ rpcUrl: chain.url });
+  const capacity = async (n: NodeProcess) =>
+    client.getCellsCapacity({
+      script: (await rpc(n, 'node_info', undefined)).default_funding_lock_script,
+      script_type: 'lock',
+    });
+  const [aBefore, bBefore] = [await capacity(a), await capacity(b)];
+  return async () => ({ aGain: (await capacity(a)) - aBefore, bGain: (await capacity(b)) - bBefore });
+}
+
+/**
+ * `closer` force-closes the channel: its latest commitment goes on chain. Returns the committed
+ * commitment and the search key of every cell under its commitment lock (by args prefix).
+ */
+async function forceClose(closer: NodeProcess, id: string) {
+  const client = createChainClient({ rpcUrl: chain.url });
+  const commitmentHash = (await channelAt(closer, id)).latest_commitment_transaction_hash as string;
+  await rpc(closer, 'shutdown_channel', { channel_id: id, force: true });
+  const commitment = (await until(
+    'commitment committed',
+    () => client.getTransaction(commitmentHash),
+    (x) => x?.tx_status.status === 'committed',
+  )) as any;
+  const lock = commitment.transaction.outputs[0].lock;
+  const search = {
+    script: { ...lock, args: lock.args.slice(0, 2 + 72) },
+    script_type: 'lock' as const,
+    script_search_mode: 'prefix' as const,
+  };
+  return { capacity: BigInt(commitment.transaction.outputs[0].capacity) as bigint, search };
+}
+
+type LockSearch = Awaited<ReturnType<typeof forceClose>>['search'];
+
+/** The spending transaction of each cell spent under the commitment lock so far (one per input). */
+async function spentInputs(search: LockSearch): Promise<string[]> {
+  const client = createChainClient({ rpcUrl: chain.url });
+  const rows = await client.call<any>('get_transactions', [search, 'asc', '0x64']);
+  return rows.objects.filter((r: any) => r.io_type === 'input').map((r: any) => r.tx_hash as string);
+}
+
+/**
+ * Once nothing is left under the commitment lock: each settlement's unlock — the settlement
+ * entry's kind (0 a TLC, 0xfe / 0xff the two parties' shares), its preimage flag, the preimage
+ * when it carries one — with its transaction.
+ */
+async function settlements(search: LockSearch) {
+  const client = createChainClient({ rpcUrl: chain.url });
+  await until(
+    'all settled',
+    () => client.getCells(search, 'asc', 10),
+    (x) => x.objects.length === 0,
+    90_000,
+  );
+  const out: { kind: number; preimageFlag: number; preimage: string | null; tx: any }[] = [];
+  for (const h of new Set(await spentInputs(search))) {
+    const tx = (await client.getTransaction(h)) as any;
+    const w = ccc.bytesFrom(tx.transaction.witnesses[0]);
+    const entry = w.subarray(17 + 1 + 85 * (w[17] as number) + 72);
+    out.push({
+      kind: entry[0] as number,
+      preimageFlag: entry[1] as number,
+      preimage: entry[1] === 1 ? ccc.hexFrom(entry.subarray(67, 99)) : null,
+      tx,
+    });
+  }
+  return out;
+}
+
+const kinds = (xs: { kind: number }[]) => xs.map((x) => x.kind).sort((x, y) => x - y);
+
 describe('settlement after a force close', () => {
   it('the TLC goes to B by preimage, each side gets its share', async () => {
-    const aInfo = await rpc(a, 'node_info', undefined);
-    const bInfo = await rpc(b, 'node_info', undefined);
-    await rpc(a, 'open_channel', { pubkey: bInfo.pubkey, funding_amount: hex(500n * CKB), public: false });
-    await until(
-      'ready',
-      () => rpc(b, 'list_channels', {}),
-      (x) => x.channels[0]?.state.state_name === 'CHANNEL_READY',
-    );
-    const ready = await until(
-      'A ready',
-      () => rpc(a, 'list_channels', {}),
-      (x) => x.channels[0]?.state.state_name === 'CHANNEL_READY',
-    );
-    const id = ready.channels[0].channel_id as string;
+    const id = await openReadyChannel();
     const preimage = `0x${'44'.repeat(32)}`;
     const paymentHash = ccc.hexFrom(ckbHash(ccc.bytesFrom(preimage)));
     await rpc(a, 'add_tlc', {
@@ -85,61 +183,21 @@ describe('settlement after a force close', () => {
       payment_hash: paymentHash,
       expiry: hex(BigInt(Date.now() + 3_600_000)),
     });
-    await until(
-      'TLC committed on both sides',
-      async () => [await rpc(a, 'list_channels', {}), await rpc(b, 'list_channels', {})],
-      ([x, y]) =>
-        y.channels[0]?.pending_tlcs[0]?.status?.Inbound === 'Committed' &&
-        x.channels[0]?.pending_tlcs[0]?.status?.Outbound === 'Committed',
-    );
+    await tlcsCommitted(id, 1);
     // B's watchtower learns the preimage (B's node does not fulfil it off chain).
     expect(await rpc(b, 'create_preimage', { payment_hash: paymentHash, preimage })).toBeNull();
 
-    const client = createChainClient({ rpcUrl: chain.url });
-    const key = (info: any) => ({ script: info.default_funding_lock_script, script_type: 'lock' as const });
-    const aBefore = await client.getCellsCapacity(key(aInfo));
-    const bBefore = await client.getCellsCapacity(key(bInfo));
-    const closing = await rpc(a, 'list_channels', {});
-    const commitmentHash = closing.channels[0].latest_commitment_transaction_hash as string;
-    await rpc(a, 'shutdown_channel', { channel_id: id, force: true });
-    const commitment = (await until(
-      'commitment committed',
-      () => client.getTransaction(commitmentHash),
-      (x) => x?.tx_status.status === 'committed',
-    )) as any;
-    const capacity = BigInt(commitment.transaction.outputs[0].capacity);
-    const lock = commitment.transaction.outputs[0].lock;
-    const prefix = { ...lock, args: lock.args.slice(0, 2 + 72) };
+    const gains = await walletsNow();
+    const { capacity, search } = await forceClose(a, id);
 
     // Everything under the commitment lock gets settled.
-    await until(
-      'all settled',
-      () => client.getCells({ script: prefix, script_type: 'lock', script_search_mode: 'prefix' }, 'asc', 10),
-      (x) => x.objects.length === 0,
-      90_000,
-    );
-    const rows = await client.call<any>('get_transactions', [
-      { script: prefix, script_type: 'lock', script_search_mode: 'prefix' },
-      'asc',
-      '0x64',
-    ]);
-    const spends = [
-      ...new Set(rows.objects.filter((r: any) => r.io_type === 'input').map((r: any) => r.tx_hash)),
-    ];
-    const unlocks: number[] = [];
-    for (const h of spends) {
-      const tx = (await client.getTransaction(h as string)) as any;
-      const w = ccc.bytesFrom(tx.transaction.witnesses[0]);
-      const c = w[17] as number;
-      const entry = w.subarray(17 + 1 + 85 * c + 72);
-      unlocks.push(entry[0] as number);
-      if (entry[0] === 0) {
-        // The TLC claim carries the preimage.
-        expect(entry[1]).toBe(1);
-        expect(ccc.hexFrom(entry.subarray(67, 99))).toBe(preimage);
-      }
+    const settled = await settlements(search);
+    for (const s of settled.filter((s) => s.kind === 0)) {
+      // The TLC claim carries the preimage.
+      expect(s.preimageFlag).toBe(1);
+      expect(s.preimage).toBe(preimage);
     }
-    expect(unlocks.sort((x, y) => x - y)).toEqual([0, 0xfe, 0xff]);
+    expect(kinds(settled)).toEqual([0, 0xfe, 0xff]);
     // A's watchtower learned the preimage B revealed on chain.
     await until(
       'A learned the preimage',
@@ -153,34 +211,18 @@ describe('settlement after a force close', () => {
       },
       (rows) => rows.some((r: any) => r.payment_hash === paymentHash && r.preimage === preimage),
     );
+    const { aGain, bGain } = await gains();
     // B: its 250 CKB (188 + reserve) and the 100-CKB TLC, minus the fees of its two settlements.
-    const bGain = (await client.getCellsCapacity(key(bInfo))) - bBefore;
     expect(bGain).toBeLessThanOrEqual(350n * CKB);
     expect(bGain).toBeGreaterThan(350n * CKB - CKB / 100n);
     // A: what is left of the cell (its 338 + 62, the commitment fee absorbed), minus one fee.
-    const aGain = (await client.getCellsCapacity(key(aInfo))) - aBefore;
     const aShare = capacity - 350n * CKB;
     expect(aGain).toBeLessThanOrEqual(aShare);
     expect(aGain).toBeGreaterThan(aShare - CKB / 100n);
   }, 240_000);
 
   it('an expired TLC goes back to its offerer when the receiver force-closes', async () => {
-    const aInfo = await rpc(a, 'node_info', undefined);
-    const bInfo = await rpc(b, 'node_info', undefined);
-    const before = (await rpc(a, 'list_channels', {})).channels.length;
-    await rpc(a, 'open_channel', { pubkey: bInfo.pubkey, funding_amount: hex(500n * CKB), public: false });
-    const opened = await until(
-      'second channel ready',
-      () => rpc(a, 'list_channels', {}),
-      (x) =>
-        x.channels.length > before && x.channels.some((c: any) => c.state.state_name === 'CHANNEL_READY'),
-    );
-    const id = opened.channels.find((c: any) => c.state.state_name === 'CHANNEL_READY').channel_id as string;
-    await until(
-      'B ready',
-      () => rpc(b, 'list_channels', {}),
-      (x) => x.channels.some((c: any) => c.channel_id === id && c.state.state_name === 'CHANNEL_READY'),
-    );
+    const id = await openReadyChannel();
     const paymentHash = ccc.hexFrom(ckbHash(new Uint8Array(32).fill(0x45)));
     // Expires in 20 minutes: the dev chain's clock is moved past it below.
     await rpc(a, 'add_tlc', {
@@ -189,63 +231,22 @@ describe('settlement after a force close', () => {
       payment_hash: paymentHash,
       expiry: hex(BigInt(Date.now() + 20 * 60_000)),
     });
-    await until(
-      'TLC committed on both sides',
-      async () => [await rpc(a, 'list_channels', {}), await rpc(b, 'list_channels', {})],
-      ([x, y]) =>
-        y.channels.find((c: any) => c.channel_id === id)?.pending_tlcs[0]?.status?.Inbound === 'Committed' &&
-        x.channels.find((c: any) => c.channel_id === id)?.pending_tlcs[0]?.status?.Outbound === 'Committed',
-    );
-    const client = createChainClient({ rpcUrl: chain.url });
-    const key = (info: any) => ({ script: info.default_funding_lock_script, script_type: 'lock' as const });
-    const aBefore = await client.getCellsCapacity(key(aInfo));
-    const bBefore = await client.getCellsCapacity(key(bInfo));
-    const bChannel = (await rpc(b, 'list_channels', {})).channels.find((c: any) => c.channel_id === id);
-    const commitmentHash = bChannel.latest_commitment_transaction_hash as string;
-    await rpc(b, 'shutdown_channel', { channel_id: id, force: true });
-    const commitment = (await until(
-      'commitment committed',
-      () => client.getTransaction(commitmentHash),
-      (x) => x?.tx_status.status === 'committed',
-    )) as any;
-    const capacity = BigInt(commitment.transaction.outputs[0].capacity);
+    await tlcsCommitted(id, 1);
+    const gains = await walletsNow();
+    const { capacity, search } = await forceClose(b, id);
     const feeC = 750n * CKB - capacity;
-    const lock = commitment.transaction.outputs[0].lock;
-    const prefix = { ...lock, args: lock.args.slice(0, 2 + 72) };
-    await client.call('increase_time', [hex(3_600_000n)]);
-    await until(
-      'all settled',
-      () => client.getCells({ script: prefix, script_type: 'lock', script_search_mode: 'prefix' }, 'asc', 10),
-      (x) => x.objects.length === 0,
-      90_000,
-    );
-    const rows = await client.call<any>('get_transactions', [
-      { script: prefix, script_type: 'lock', script_search_mode: 'prefix' },
-      'asc',
-      '0x64',
-    ]);
-    const spends = [
-      ...new Set(rows.objects.filter((r: any) => r.io_type === 'input').map((r: any) => r.tx_hash)),
-    ];
-    const unlocks: number[] = [];
-    for (const h of spends) {
-      const tx = (await client.getTransaction(h as string)) as any;
-      const w = ccc.bytesFrom(tx.transaction.witnesses[0]);
-      const c = w[17] as number;
-      const entry = w.subarray(17 + 1 + 85 * c + 72);
-      unlocks.push(entry[0] as number);
-      if (entry[0] === 0) {
-        // The expiry path: no preimage, and a fee input proves the time.
-        expect(entry[1]).toBe(0);
-        const since = BigInt(tx.transaction.inputs[1].since);
-        expect(since >> 56n).toBe(0x40n);
-      }
+    await createChainClient({ rpcUrl: chain.url }).call('increase_time', [hex(3_600_000n)]);
+    const settled = await settlements(search);
+    for (const s of settled.filter((s) => s.kind === 0)) {
+      // The expiry path: no preimage, and a fee input proves the time.
+      expect(s.preimageFlag).toBe(0);
+      const since = BigInt(s.tx.transaction.inputs[1].since);
+      expect(since >> 56n).toBe(0x40n);
     }
-    expect(unlocks.sort((x, y) => x - y)).toEqual([0, 0xfe, 0xff]);
+    expect(kinds(settled)).toEqual([0, 0xfe, 0xff]);
     // A: its 400 (338 + reserve) and the expired 100; B: its 250. One of them absorbs the
     // commitment fee (whoever settles last), each pays its settlement fees.
-    const aGain = (await client.getCellsCapacity(key(aInfo))) - aBefore;
-    const bGain = (await client.getCellsCapacity(key(bInfo))) - bBefore;
+    const { aGain, bGain } = await gains();
     expect(aGain).toBeLessThanOrEqual(500n * CKB);
     expect(aGain).toBeGreaterThan(500n * CKB - feeC - CKB / 100n);
     expect(bGain).toBeLessThanOrEqual(250n * CKB);
@@ -254,21 +255,7 @@ describe('settlement after a force close', () => {
   }, 240_000);
 
   it('three TLCs both ways: each one settles to its rightful side', async () => {
-    const aInfo = await rpc(a, 'node_info', undefined);
-    const bInfo = await rpc(b, 'node_info', undefined);
-    const known = new Set((await rpc(a, 'list_channels', {})).channels.map((c: any) => c.channel_id));
-    await rpc(a, 'open_channel', { pubkey: bInfo.pubkey, funding_amount: hex(500n * CKB), public: false });
-    const opened = await until(
-      'third channel ready',
-      () => rpc(a, 'list_channels', {}),
-      (x) => x.channels.some((c: any) => !known.has(c.channel_id) && c.state.state_name === 'CHANNEL_READY'),
-    );
-    const id = opened.channels.find((c: any) => !known.has(c.channel_id)).channel_id as string;
-    await until(
-      'B ready',
-      () => rpc(b, 'list_channels', {}),
-      (x) => x.channels.some((c: any) => c.channel_id === id && c.state.state_name === 'CHANNEL_READY'),
-    );
+    const id = await openReadyChannel();
     const pre = (n: number) => ccc.hexFrom(new Uint8Array(32).fill(n));
     const hashOf = (p: string) => ccc.hexFrom(ckbHash(ccc.bytesFrom(p)));
     // 20 minutes ahead of the chain's clock (an earlier test moved it forward).
@@ -283,82 +270,34 @@ describe('settlement after a force close', () => {
         (r) => !r.error,
       );
     };
-    const settledTlcs = (n: number) =>
-      until(
-        `${n} TLCs committed on both sides`,
-        async () => [await rpc(a, 'list_channels', {}), await rpc(b, 'list_channels', {})],
-        (xs) =>
-          xs.every((x: any) => {
-            const c = x.channels.find((c: any) => c.channel_id === id);
-            return (
-              c?.pending_tlcs.length === n &&
-              c.pending_tlcs.every((t: any) => Object.values(t.status)[0] === 'Committed')
-            );
-          }),
-      );
     // T1: A → B 50 (B will know the preimage); T2: A → B 30 (nobody does); T3: B → A 20 (A will).
     await add(a, 50n * CKB, pre(0x61));
-    await settledTlcs(1);
+    await tlcsCommitted(id, 1);
     await add(a, 30n * CKB, pre(0x62));
-    await settledTlcs(2);
+    await tlcsCommitted(id, 2);
     await add(b, 20n * CKB, pre(0x63));
-    await settledTlcs(3);
+    await tlcsCommitted(id, 3);
     await rpc(b, 'create_preimage', { payment_hash: hashOf(pre(0x61)), preimage: pre(0x61) });
     await rpc(a, 'create_preimage', { payment_hash: hashOf(pre(0x63)), preimage: pre(0x63) });
 
-    const client = createChainClient({ rpcUrl: chain.url });
-    const key = (info: any) => ({ script: info.default_funding_lock_script, script_type: 'lock' as const });
-    const aBefore = await client.getCellsCapacity(key(aInfo));
-    const bBefore = await client.getCellsCapacity(key(bInfo));
-    const commitmentHash = (await rpc(a, 'list_channels', {})).channels.find((c: any) => c.channel_id === id)
-      .latest_commitment_transaction_hash as string;
-    await rpc(a, 'shutdown_channel', { channel_id: id, force: true });
-    const commitment = (await until(
-      'commitment committed',
-      () => client.getTransaction(commitmentHash),
-      (x) => x?.tx_status.status === 'committed',
-    )) as any;
-    const feeC = 750n * CKB - BigInt(commitment.transaction.outputs[0].capacity);
-    const lock = commitment.transaction.outputs[0].lock;
-    const prefix = { ...lock, args: lock.args.slice(0, 2 + 72) };
-    const search = { script: prefix, script_type: 'lock' as const, script_search_mode: 'prefix' as const };
+    const gains = await walletsNow();
+    const { capacity, search } = await forceClose(a, id);
+    const feeC = 750n * CKB - capacity;
     // The two preimage claims come first (after a third of the delay); T2 waits for its expiry.
     await until(
       'preimage claims',
-      () => client.call<any>('get_transactions', [search, 'asc', '0x64']),
-      (r) => r.objects.filter((o: any) => o.io_type === 'input').length >= 2,
+      async () => (await spentInputs(search)).length,
+      (n) => n >= 2,
     );
-    await client.call('increase_time', [hex(3_600_000n)]);
-    await until(
-      'all settled',
-      () => client.getCells(search, 'asc', 10),
-      (x) => x.objects.length === 0,
-      90_000,
-    );
-    const rows = await client.call<any>('get_transactions', [search, 'asc', '0x64']);
-    const spends = [
-      ...new Set(rows.objects.filter((r: any) => r.io_type === 'input').map((r: any) => r.tx_hash)),
-    ];
-    const entries: { t: number; preimage: string | null }[] = [];
-    for (const h of spends) {
-      const tx = (await client.getTransaction(h as string)) as any;
-      const w = ccc.bytesFrom(tx.transaction.witnesses[0]);
-      const e = w.subarray(17 + 1 + 85 * (w[17] as number) + 72);
-      entries.push({ t: e[0] as number, preimage: e[1] === 1 ? ccc.hexFrom(e.subarray(67, 99)) : null });
-    }
-    const tlcEntries = entries.filter((e) => e.t < 0xfe);
+    await createChainClient({ rpcUrl: chain.url }).call('increase_time', [hex(3_600_000n)]);
+    const settled = await settlements(search);
+    const tlcEntries = settled.filter((e) => e.kind < 0xfe);
     expect(tlcEntries).toHaveLength(3);
     expect(tlcEntries.map((e) => e.preimage).sort()).toEqual([null, pre(0x61), pre(0x63)].sort());
-    expect(
-      entries
-        .filter((e) => e.t >= 0xfe)
-        .map((e) => e.t)
-        .sort(),
-    ).toEqual([0xfe, 0xff]);
+    expect(kinds(settled.filter((e) => e.kind >= 0xfe))).toEqual([0xfe, 0xff]);
     // A: 358 + 62 of its own, T2 back (30) and T3 (20); B: 168 + 62 and T1 (50). Each pays its
     // settlement fees; whoever settles last absorbs the commitment fee.
-    const aGain = (await client.getCellsCapacity(key(aInfo))) - aBefore;
-    const bGain = (await client.getCellsCapacity(key(bInfo))) - bBefore;
+    const { aGain, bGain } = await gains();
     expect(aGain).toBeLessThanOrEqual(470n * CKB);
     expect(aGain).toBeGreaterThan(470n * CKB - feeC - CKB / 50n);
     expect(bGain).toBeLessThanOrEqual(280n * CKB);

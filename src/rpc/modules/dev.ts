@@ -5,6 +5,7 @@
  * `{"payment_preimage": "0x…"}` fulfils, `{"error_code": "<TlcErrorCode name>"}` fails.
  */
 import { z } from 'zod';
+import { commitmentNumberOf } from '../../channel/commitment-number.ts';
 import type { ChannelService } from '../../channel/service.ts';
 import { DomainError } from '../../codec/errors.ts';
 import { hexToBytes, toHexQuantity as q } from '../../codec/hex.ts';
@@ -83,8 +84,14 @@ export function devMethods(svc: ChannelService): MethodSpec[] {
     method({
       name: 'submit_commitment_transaction',
       module: 'dev',
-      params: z.object({ channel_id: h256, commitment_number: u64.optional() }),
+      params: z.object({ channel_id: h256, commitment_number: u64 }),
       handler: async (p) => {
+        // The reference sends the commitment it filed under (channel, number) and knows no other
+        // answer: an unknown channel or a number that is not our latest commitment's is "not found".
+        // Nothing is awaited between this check and the send, so the commitment cannot move on.
+        const ch = svc.get(p.channel_id);
+        if (!ch?.latestCommitmentTx || commitmentNumberOf(ch.latestCommitmentTx) !== p.commitment_number)
+          throw new DomainError('Commitment transaction not found');
         const r = await svc.submitCommitmentTransaction(p.channel_id);
         return { tx_hash: r.txHash };
       },
