@@ -420,7 +420,7 @@ export function onAddTlc(ch00: Channel, m: AddTlc, env: MachineEnv): Step {
   return {
     ch: {
       ...ch0,
-      round: { initiator: 'remote' },
+      ...remoteRound(ch0),
       tlcs: [...ch0.tlcs, tlc],
       remoteBalance: ch0.remoteBalance - m.amount,
       nextTlcId: { ...ch0.nextTlcId, received: m.tlcId + 1n },
@@ -448,7 +448,20 @@ export function onRemoveTlc(ch00: Channel, m: RemoveTlc): Step {
     ch = withRemoval(ch0, tlc, { error: h(m.reason.fail), state: 'announced' });
     ch = { ...ch, localBalance: ch.localBalance + tlc.amount };
   }
-  return { ch: { ...ch, round: { initiator: 'remote' } }, effects: [] };
+  return { ch: { ...ch, ...remoteRound(ch) }, effects: [] };
+}
+
+/**
+ * The peer's round, from its first update on. What we cached of an earlier round is stale now
+ * (the peer finished it): a reconnect before our CommitmentSigned of this round must replay
+ * nothing of it — only our last RevokeAndAck stays, for a peer that missed it.
+ */
+function remoteRound(ch: Channel): Pick<Channel, 'round' | 'cache'> {
+  if (ch.round?.initiator === 'remote') return { round: ch.round, cache: ch.cache };
+  return {
+    round: { initiator: 'remote' },
+    cache: { updates: [], commit: null, revoke: ch.cache?.revoke ?? null },
+  };
 }
 
 /**

@@ -199,6 +199,8 @@ describe('reestablish after a disconnect mid-TLC', () => {
       });
     }
     expect(B.ch.localBalance).toBe(188n * CKB + 10n * 7n * CKB);
+    // Nothing stale was replayed: every message after every reconnect was taken.
+    expect([...A.refused, ...B.refused]).toEqual([]);
     // The latest commitment of each side is still fully signed and valid.
     t.chain.sendTransaction(withDeps(A.ch.latestCommitmentTx!));
   });

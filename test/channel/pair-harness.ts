@@ -43,6 +43,8 @@ export interface Side {
   seen: Effect[];
   /** Every message this side sent, in order. */
   sent: ChannelMessage[];
+  /** Peer messages the machine refused (`likeService` only; the service logs and drops them). */
+  refused: string[];
   /** How this side signs the funding tx; by default with `key`, for the inputs it added. */
   signFunding?: (ch: Channel, tx: ccc.Transaction) => ccc.Transaction;
 }
@@ -139,6 +141,7 @@ export function pairHarness(
         // abort an opening that can still be aborted (only with `likeService`; tests that
         // want the refusal itself leave it off).
         if (!opts.likeService || next.type !== 'peer' || !(e instanceof ChannelError)) throw e;
+        me.refused.push(`${next.msg.type}: ${e.message}`);
         if (!abortable(me.ch)) continue;
         r = fail(me.ch, e.message);
       }
@@ -239,6 +242,7 @@ export function pairHarness(
       own: new Set(),
       seen: [],
       sent: [],
+      refused: [],
     });
     const A = side('A', aKey, opened.ch);
     const B = side('B', KEY_B, acc.ch);
