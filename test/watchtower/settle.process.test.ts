@@ -16,6 +16,13 @@ import { createChainClient } from '../../src/chain/client.ts';
 import { ckbHash } from '../../src/crypto/hash.ts';
 import { CKB, connect, type DevchainProcess, rpc, startDevchain, until } from '../channel/process-helpers.ts';
 import { type NodeProcess, startNode, tempDir } from '../helpers/node-process.ts';
+import {
+  forceCloseOnChain,
+  kinds,
+  type LockSearch,
+  settlementsOnChain,
+  spentInputs,
+} from './settle-helpers.ts';
 
 const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/fiber-test-nodes');
 const hex = (v: bigint) => `0x${v.toString(16)}`;
@@ -111,66 +118,8 @@ async function walletsNow(): Promise<() => Promise<{ aGain: bigint; bGain: bigin
   return async () => ({ aGain: (await capacity(a)) - aBefore, bGain: (await capacity(b)) - bBefore });
 }
 
-/**
- * `closer` force-closes the channel: its latest commitment goes on chain. Returns the committed
- * commitment and the search key of every cell under its commitment lock (by args prefix).
- */
-async function forceClose(closer: NodeProcess, id: string) {
-  const client = createChainClient({ rpcUrl: chain.url });
-  const commitmentHash = (await channelAt(closer, id)).latest_commitment_transaction_hash as string;
-  await rpc(closer, 'shutdown_channel', { channel_id: id, force: true });
-  const commitment = (await until(
-    'commitment committed',
-    () => client.getTransaction(commitmentHash),
-    (x) => x?.tx_status.status === 'committed',
-  )) as any;
-  const lock = commitment.transaction.outputs[0].lock;
-  const search = {
-    script: { ...lock, args: lock.args.slice(0, 2 + 72) },
-    script_type: 'lock' as const,
-    script_search_mode: 'prefix' as const,
-  };
-  return { capacity: BigInt(commitment.transaction.outputs[0].capacity) as bigint, search };
-}
-
-type LockSearch = Awaited<ReturnType<typeof forceClose>>['search'];
-
-/** The spending transaction of each cell spent under the commitment lock so far (one per input). */
-async function spentInputs(search: LockSearch): Promise<string[]> {
-  const client = createChainClient({ rpcUrl: chain.url });
-  const rows = await client.call<any>('get_transactions', [search, 'asc', '0x64']);
-  return rows.objects.filter((r: any) => r.io_type === 'input').map((r: any) => r.tx_hash as string);
-}
-
-/**
- * Once nothing is left under the commitment lock: each settlement's unlock — the settlement
- * entry's kind (0 a TLC, 0xfe / 0xff the two parties' shares), its preimage flag, the preimage
- * when it carries one — with its transaction.
- */
-async function settlements(search: LockSearch) {
-  const client = createChainClient({ rpcUrl: chain.url });
-  await until(
-    'all settled',
-    () => client.getCells(search, 'asc', 10),
-    (x) => x.objects.length === 0,
-    90_000,
-  );
-  const out: { kind: number; preimageFlag: number; preimage: string | null; tx: any }[] = [];
-  for (const h of new Set(await spentInputs(search))) {
-    const tx = (await client.getTransaction(h)) as any;
-    const w = ccc.bytesFrom(tx.transaction.witnesses[0]);
-    const entry = w.subarray(17 + 1 + 85 * (w[17] as number) + 72);
-    out.push({
-      kind: entry[0] as number,
-      preimageFlag: entry[1] as number,
-      preimage: entry[1] === 1 ? ccc.hexFrom(entry.subarray(67, 99)) : null,
-      tx,
-    });
-  }
-  return out;
-}
-
-const kinds = (xs: { kind: number }[]) => xs.map((x) => x.kind).sort((x, y) => x - y);
+const forceClose = (closer: NodeProcess, id: string) => forceCloseOnChain(chain.url, closer, id);
+const settlements = (search: LockSearch) => settlementsOnChain(chain.url, search);
 
 describe('settlement after a force close', () => {
   it('the TLC goes to B by preimage, each side gets its share', async () => {
@@ -286,7 +235,7 @@ describe('settlement after a force close', () => {
     // The two preimage claims come first (after a third of the delay); T2 waits for its expiry.
     await until(
       'preimage claims',
-      async () => (await spentInputs(search)).length,
+      async () => (await spentInputs(createChainClient({ rpcUrl: chain.url }), search)).length,
       (n) => n >= 2,
     );
     await createChainClient({ rpcUrl: chain.url }).call('increase_time', [hex(3_600_000n)]);

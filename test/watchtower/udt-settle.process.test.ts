@@ -19,6 +19,7 @@ import {
 } from '../channel/process-helpers.ts';
 import type { NodeProcess } from '../helpers/node-process.ts';
 import { hex, openReady, payByTlc } from './breach-helpers.ts';
+import { forceCloseOnChain, kinds, settlementsOnChain } from './settle-helpers.ts';
 
 let chain: DevchainProcess;
 let a: NodeProcess;
@@ -92,46 +93,18 @@ describe('settlement of a UDT channel after a force close', () => {
     const aLock = aInfo.default_funding_lock_script;
     const bLock = bInfo.default_funding_lock_script;
     const [aBefore, bBefore] = [await tokens(client, aLock), await tokens(client, bLock)];
-    const closing = await rpc(a, 'list_channels', {});
-    const commitmentHash = closing.channels[0].latest_commitment_transaction_hash as string;
-    await rpc(a, 'shutdown_channel', { channel_id: id, force: true });
-    const commitment = (await until(
-      'commitment committed',
-      () => client.getTransaction(commitmentHash),
-      (x) => x?.tx_status.status === 'committed',
-    )) as any;
-    expect(ccc.numLeFromBytes(ccc.bytesFrom(commitment.transaction.outputs_data[0]))).toBe(600n);
-    const lock = commitment.transaction.outputs[0].lock;
-    const prefix = { ...lock, args: lock.args.slice(0, 2 + 72) };
-
-    await until(
-      'all settled',
-      () => client.getCells({ script: prefix, script_type: 'lock', script_search_mode: 'prefix' }, 'asc', 10),
-      (x) => x.objects.length === 0,
-      90_000,
-    );
-    const rows = await client.call<any>('get_transactions', [
-      { script: prefix, script_type: 'lock', script_search_mode: 'prefix' },
-      'asc',
-      '0x64',
-    ]);
-    const spends = [
-      ...new Set(rows.objects.filter((r: any) => r.io_type === 'input').map((r: any) => r.tx_hash)),
-    ];
-    const unlocks: number[] = [];
-    for (const h of spends) {
-      const tx = (await client.getTransaction(h as string)) as any;
-      const w = ccc.bytesFrom(tx.transaction.witnesses[0]);
-      const c = w[17] as number;
-      unlocks.push(w[17 + 1 + 85 * c + 72] as number);
-      // Every output carrying the commitment's tokens keeps the UDT type.
-      const data = tx.transaction.outputs_data.map((d: string) => ccc.bytesFrom(d));
-      tx.transaction.outputs.forEach((o: any, i: number) => {
-        if ((data[i] as Uint8Array).length >= 16 && o.lock.code_hash === lock.code_hash)
-          expect(o.type).toEqual(udt);
+    const { search } = await forceCloseOnChain(chain.url, a, id);
+    const settled = await settlementsOnChain(chain.url, search);
+    expect(kinds(settled)).toEqual([0, 0xfe, 0xff]);
+    expect(settled.find((x) => x.kind === 0)?.preimage).toBe(preimage);
+    for (const { tx } of settled) {
+      const outs = tx.transaction.outputs as any[];
+      const data = (tx.transaction.outputs_data as string[]).map((d) => ccc.bytesFrom(d));
+      // Every output with token data is a UDT cell: nothing leaves the type behind.
+      outs.forEach((o, i) => {
+        if ((data[i] as Uint8Array).length >= 16) expect(o.type).toEqual(udt);
       });
     }
-    expect(unlocks.sort((x, y) => x - y)).toEqual([0, 0xfe, 0xff]);
     // B: its 100 and the 50 of the TLC; A: the rest of its 600. Not a token burnt.
     expect((await tokens(client, bLock)) - bBefore).toBe(150n);
     expect((await tokens(client, aLock)) - aBefore).toBe(450n);
