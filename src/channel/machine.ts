@@ -922,6 +922,9 @@ function onFunded(ch: Channel, tx: ccc.Transaction, env: MachineEnv): Step {
 }
 
 function onTxSignatures(ch: Channel, witnesses: Uint8Array[]): Step {
+  // The peer's reestablish sends its TxSignatures again (we may have missed them); once the funding
+  // is fully signed here, that copy has nothing to add.
+  if (ch.state === 'AWAITING_CHANNEL_READY' || ch.state === 'CHANNEL_READY') return { ch, effects: [] };
   if (ch.state !== 'AWAITING_TX_SIGNATURES') throw new ChannelError(`unexpected TxSignatures in ${ch.state}`);
   const tx = fundingTxOf(ch);
   if (witnesses.length < tx.inputs.length || witnesses.length > tx.inputs.length + 16)
