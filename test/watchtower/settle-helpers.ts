@@ -8,6 +8,27 @@ import { rpc, until } from '../channel/process-helpers.ts';
 import type { NodeProcess } from '../helpers/node-process.ts';
 
 /**
+ * `a` opens a channel to `b` with `params` (`open_channel`'s); its id once both list it
+ * CHANNEL_READY. Channels the two already had are told apart.
+ */
+export async function openNewChannel(a: NodeProcess, b: NodeProcess, params: Record<string, unknown>) {
+  const known = new Set((await rpc(a, 'list_channels', {})).channels.map((c: any) => c.channel_id));
+  await rpc(a, 'open_channel', params);
+  const opened = await until(
+    'new channel ready at A',
+    () => rpc(a, 'list_channels', {}),
+    (x) => x.channels.some((c: any) => !known.has(c.channel_id) && c.state.state_name === 'CHANNEL_READY'),
+  );
+  const id = opened.channels.find((c: any) => !known.has(c.channel_id)).channel_id as string;
+  await until(
+    'ready at B',
+    () => rpc(b, 'list_channels', {}),
+    (x) => x.channels.some((c: any) => c.channel_id === id && c.state.state_name === 'CHANNEL_READY'),
+  );
+  return id;
+}
+
+/**
  * `closer` force-closes the channel: its latest commitment goes on chain. Returns the committed
  * commitment and the search key of every cell under its commitment lock (by args prefix).
  */

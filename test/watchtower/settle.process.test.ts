@@ -20,6 +20,7 @@ import {
   forceCloseOnChain,
   kinds,
   type LockSearch,
+  openNewChannel,
   settlementsOnChain,
   spentInputs,
 } from './settle-helpers.ts';
@@ -73,20 +74,7 @@ afterAll(async () => {
 /** A opens a 500-CKB channel to B (B adds 250); its id once both sides list it CHANNEL_READY. */
 async function openReadyChannel(): Promise<string> {
   const bInfo = await rpc(b, 'node_info', undefined);
-  const known = new Set((await rpc(a, 'list_channels', {})).channels.map((c: any) => c.channel_id));
-  await rpc(a, 'open_channel', { pubkey: bInfo.pubkey, funding_amount: hex(500n * CKB), public: false });
-  const opened = await until(
-    'new channel ready at A',
-    () => rpc(a, 'list_channels', {}),
-    (x) => x.channels.some((c: any) => !known.has(c.channel_id) && c.state.state_name === 'CHANNEL_READY'),
-  );
-  const id = opened.channels.find((c: any) => !known.has(c.channel_id)).channel_id as string;
-  await until(
-    'ready at B',
-    () => rpc(b, 'list_channels', {}),
-    (x) => x.channels.some((c: any) => c.channel_id === id && c.state.state_name === 'CHANNEL_READY'),
-  );
-  return id;
+  return openNewChannel(a, b, { pubkey: bInfo.pubkey, funding_amount: hex(500n * CKB), public: false });
 }
 
 const channelAt = async (n: NodeProcess, id: string) =>

@@ -34,8 +34,10 @@ import {
   publishCommitment,
   storedCommitment,
 } from './breach-helpers.ts';
+import { openNewChannel } from './settle-helpers.ts';
 
 const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/fiber-test-nodes');
+
 let chain: DevchainProcess;
 let a: NodeProcess;
 let b: NodeProcess;
@@ -206,19 +208,11 @@ describe('standalone watchtower', () => {
     );
     await connect(a, b);
     const bInfo = await rpc(b, 'node_info', undefined);
-    const known = new Set((await rpc(a, 'list_channels', {})).channels.map((c: any) => c.channel_id));
-    await rpc(a, 'open_channel', { pubkey: bInfo.pubkey, funding_amount: hex(500n * CKB), public: false });
-    const opened = await until(
-      'new channel ready at A',
-      () => rpc(a, 'list_channels', {}),
-      (x) => x.channels.some((c: any) => !known.has(c.channel_id) && c.state.state_name === 'CHANNEL_READY'),
-    );
-    const id = opened.channels.find((c: any) => !known.has(c.channel_id)).channel_id as string;
-    await until(
-      'ready at B',
-      () => rpc(b, 'list_channels', {}),
-      (x) => x.channels.some((c: any) => c.channel_id === id && c.state.state_name === 'CHANNEL_READY'),
-    );
+    const id = await openNewChannel(a, b, {
+      pubkey: bInfo.pubkey,
+      funding_amount: hex(500n * CKB),
+      public: false,
+    });
     const preimage = `0x${'46'.repeat(32)}`;
     await rpc(a, 'add_tlc', {
       channel_id: id,
