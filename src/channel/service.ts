@@ -232,8 +232,13 @@ export class ChannelService {
   readonly expiry: ExpiryMonitor;
   private readonly ackTimeout: AckTimeout;
   private readonly externalWatch: ExternalFundingWatch;
-  /** External funders' cells promised to a funding tx not on chain yet, by channel (temp id). */
-  private readonly funderReserved = new Map<string, string[]>();
+  /**
+   * Cells promised to a funding tx not on chain yet, by channel (temp id): an external funder's
+   * CKB cells, and the token cells of a UDT funding (ours or the funder's). Another opening must
+   * not pick them (its funding tx would conflict and never confirm). The wallet keeps its own
+   * reservations for the plain CKB cells it funds with.
+   */
+  private readonly promisedCells = new Map<string, string[]>();
   /** External fundings run one at a time, so two never pick the same cells of a funder. */
   private funderQueue: Promise<unknown> = Promise.resolve();
 
@@ -772,10 +777,8 @@ export class ChannelService {
         for (const r of this.tlcRecorders) for (const n of notices) r(s.ch.id, n);
       });
     else this.store.save(s.ch);
-    if (s.ch.external) {
-      if (s.ch.state === 'CLOSED' || s.ch.state === 'CHANNEL_READY') this.funderReserved.delete(s.ch.tempId);
-      this.externalWatch.observe(s.ch);
-    }
+    if (s.ch.state === 'CLOSED' || s.ch.state === 'CHANNEL_READY') this.promisedCells.delete(s.ch.tempId);
+    if (s.ch.external) this.externalWatch.observe(s.ch);
     this.o.onChange?.(s.ch);
     this.ackTimeout.observe(s.ch);
     for (const e of s.effects) this.perform(s.ch, e);
@@ -893,7 +896,7 @@ export class ChannelService {
     };
     if (!ch.isAcceptor) {
       const t = await this.o.wallet.fund(tx.clone());
-      if (udtAmount > 0n) await this.addUdtInputs(ch, t, udtAmount);
+      if (udtAmount > 0n) await this.withUdtInputs(ch, t, udtAmount);
       addDeps(t);
       return t;
     }
@@ -903,7 +906,7 @@ export class ChannelService {
     const part = await this.o.wallet.fund(
       ccc.Transaction.from({ version: 0, outputs: [{ lock, capacity: contribution }], outputsData: ['0x'] }),
     );
-    if (udtAmount > 0n) await this.addUdtInputs(ch, part, udtAmount);
+    if (udtAmount > 0n) await this.withUdtInputs(ch, part, udtAmount);
     const merged = tx.clone();
     (merged.outputs[0] as ccc.CellOutput).capacity += contribution;
     if (ch.udt) {
@@ -946,7 +949,7 @@ export class ChannelService {
         : [];
     for (const d of [...(ext.cellDeps ?? []), ...(ch.udtCellDeps ?? [])]) deps.push(ccc.CellDep.from(d));
     const tx = tx0.clone();
-    const reserved = new Set([...this.funderReserved.values()].flat());
+    const reserved = new Set([...this.promisedCells.values()].flat());
     const used = await fundFromLock({
       chain: this.o.chain,
       tx,
@@ -955,9 +958,19 @@ export class ChannelService {
       feeRate: ch.fundingFeeRate,
       reserved,
     });
-    this.funderReserved.set(ch.tempId, used);
+    this.promisedCells.set(ch.tempId, used);
     if (udtAmount > 0n) await this.addUdtInputs(ch, tx, udtAmount, lock);
     return tx;
+  }
+
+  /** `addUdtInputs` for a tx the wallet funded: its CKB inputs go back to it when tokens lack. */
+  private async withUdtInputs(ch: Channel, tx: ccc.Transaction, amount: bigint): Promise<void> {
+    try {
+      await this.addUdtInputs(ch, tx, amount);
+    } catch (e) {
+      this.o.wallet.release(tx);
+      throw e;
+    }
   }
 
   /**
@@ -986,10 +999,14 @@ export class ChannelService {
     let tokens = 0n;
     let capacity = 0n;
     let used = 0;
+    const promised = new Set([...this.promisedCells.values()].flat());
+    const picked: string[] = [];
     for (const c of page.objects) {
       if (tokens >= amount) break;
       const data = ccc.bytesFrom(c.output_data ?? '0x');
-      if (data.length < 16) continue;
+      const key = `${c.out_point.tx_hash}:${Number(c.out_point.index)}`;
+      if (data.length < 16 || promised.has(key)) continue;
+      picked.push(key);
       tx.inputs.push(
         ccc.CellInput.from({
           previousOutput: { txHash: c.out_point.tx_hash, index: c.out_point.index },
@@ -1002,6 +1019,8 @@ export class ChannelService {
     }
     if (tokens < amount)
       throw new DomainError(`insufficient UDT in the wallet: need ${amount}, have ${tokens}`);
+    // Promised in the same turn as picked: a concurrent opening cannot take them in between.
+    this.promisedCells.set(ch.tempId, [...(this.promisedCells.get(ch.tempId) ?? []), ...picked]);
     tx.addOutput({ lock, type: udt, capacity }, ccc.numLeToBytes(tokens - amount, 16));
     const change = tx.outputs.findIndex((o, i) => i > 0 && o.lock.eq(lock) && !o.type);
     if (change < 0) throw new DomainError('no CKB change to pay for the UDT inputs');
