@@ -56,8 +56,8 @@ export function withRemotePoint(ch: Channel, n: bigint, point: Uint8Array): Chan
  * missing (a protocol fault of the peer's). Empty for a channel from before tweaked keys.
  */
 export function newTlcKeys(ch: Channel, keysOf: () => ChannelKeys): TlcKeyFields | null {
-  const r = ch.remote as PartyParams & Pick<NonNullable<Channel['remote']>, 'commitmentPoints'>;
-  if (!r.commitmentPoints) return {};
+  const r = ch.remote;
+  if (!r?.commitmentPoints) return {};
   const { local: L, remote: R } = ch.commitmentNumbers;
   const theirPoint = remotePointAt(ch, L);
   if (!theirPoint) return null;

@@ -2,6 +2,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { createChainClient } from '../../src/chain/client.ts';
 import { type NodeProcess, STRAND_BIN, startNode, tempDir } from '../helpers/node-process.ts';
 
 export const CKB = 100_000_000n;
@@ -132,4 +133,14 @@ export async function connect(a: NodeProcess, b: NodeProcess): Promise<{ aInfo: 
     (r) => r.peers.length > 0,
   );
   return { aInfo, bInfo };
+}
+
+/** The dev chain's test UDT, and a whitelist naming it (the acceptor auto-accepts, adding no tokens). */
+export async function testUdtWhitelist(chainUrl: string) {
+  const scripts = await createChainClient({ rpcUrl: chainUrl }).call<any>('get_dev_scripts');
+  const udt = scripts.test_udt.script as { code_hash: string; hash_type: string; args: string };
+  const whitelist = [
+    { name: 'TEST', script: udt, cell_deps: scripts.test_udt.cell_deps, auto_accept_amount: 1 },
+  ];
+  return { udt, whitelist };
 }

@@ -16,6 +16,7 @@ import {
   rpc,
   startChannelNode,
   startDevchain,
+  testUdtWhitelist,
   until,
 } from './process-helpers.ts';
 
@@ -29,12 +30,9 @@ let udt: { code_hash: string; hash_type: string; args: string };
 
 beforeAll(async () => {
   chain = await startDevchain([1, 2], 5000, 200, undefined, 1000);
-  const client = createChainClient({ rpcUrl: chain.url });
-  const scripts = await client.call<any>('get_dev_scripts');
-  udt = scripts.test_udt.script;
-  const whitelist = [
-    { name: 'TEST', script: udt, cell_deps: scripts.test_udt.cell_deps, auto_accept_amount: 1 },
-  ];
+  const t = await testUdtWhitelist(chain.url);
+  udt = t.udt;
+  const whitelist = t.whitelist;
   a = await startChannelNode(1, chain.url, {}, undefined, { udt_whitelist: whitelist });
   b = await startChannelNode(2, chain.url, {}, undefined, { udt_whitelist: whitelist });
   ({ aInfo, bInfo } = await connect(a, b));

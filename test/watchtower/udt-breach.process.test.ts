@@ -12,6 +12,7 @@ import {
   rpc,
   startChannelNode,
   startDevchain,
+  testUdtWhitelist,
 } from '../channel/process-helpers.ts';
 import type { NodeProcess } from '../helpers/node-process.ts';
 import {
@@ -28,16 +29,12 @@ let a: NodeProcess;
 let b: NodeProcess;
 let bInfo: any;
 let udt: { code_hash: string; hash_type: string; args: string };
-let scripts: any;
 
 beforeAll(async () => {
   chain = await startDevchain([1, 2], 5000, 200, 10, 1000);
-  const client = createChainClient({ rpcUrl: chain.url });
-  scripts = await client.call<any>('get_dev_scripts');
-  udt = scripts.test_udt.script;
-  const whitelist = [
-    { name: 'TEST', script: udt, cell_deps: scripts.test_udt.cell_deps, auto_accept_amount: 1 },
-  ];
+  const t = await testUdtWhitelist(chain.url);
+  udt = t.udt;
+  const whitelist = t.whitelist;
   const fiber = { watchtower_check_interval_seconds: 1 };
   a = await startChannelNode(1, chain.url, fiber, undefined, { udt_whitelist: whitelist });
   b = await startChannelNode(2, chain.url, fiber, undefined, { udt_whitelist: whitelist });

@@ -15,6 +15,7 @@ import {
   rpc,
   startChannelNode,
   startDevchain,
+  testUdtWhitelist,
   until,
 } from '../channel/process-helpers.ts';
 import type { NodeProcess } from '../helpers/node-process.ts';
@@ -30,12 +31,9 @@ let udt: { code_hash: string; hash_type: string; args: string };
 
 beforeAll(async () => {
   chain = await startDevchain([1, 2], 5000, 200, 10, 1000);
-  const client = createChainClient({ rpcUrl: chain.url });
-  const scripts = await client.call<any>('get_dev_scripts');
-  udt = scripts.test_udt.script;
-  const whitelist = [
-    { name: 'TEST', script: udt, cell_deps: scripts.test_udt.cell_deps, auto_accept_amount: 1 },
-  ];
+  const t = await testUdtWhitelist(chain.url);
+  udt = t.udt;
+  const whitelist = t.whitelist;
   const fiber = { watchtower_check_interval_seconds: 1 };
   const modules = ['info', 'peer', 'channel', 'dev', 'watchtower'];
   a = await startChannelNode(1, chain.url, fiber, undefined, { udt_whitelist: whitelist }, modules);

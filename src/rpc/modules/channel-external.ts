@@ -12,7 +12,7 @@ import type { ChannelService } from '../../channel/service.ts';
 import { InvalidParams } from '../../codec/errors.ts';
 import { type MethodSpec, method } from '../method.ts';
 import { h256, pubkey, script, u32 } from '../schema.ts';
-import { openParams as openChannelParams } from './channel.ts';
+import { openParams as openChannelParams, openTerms } from './channel.ts';
 
 const cellDep = z.object({
   out_point: z.object({ tx_hash: h256, index: u32 }),
@@ -66,18 +66,8 @@ export function channelExternalFundingMethods(svc: ChannelService): MethodSpec[]
           throw new InvalidParams(`invalid pubkey '${p.pubkey}': expected a 33-byte compressed public key`);
         const r = await svc.openChannelWithExternalFunding({
           pubkey: pk.data,
-          fundingAmount: p.funding_amount,
-          isPublic: p.public,
-          fundingUdtTypeScript: p.funding_udt_type_script ? toCcc(p.funding_udt_type_script) : null,
-          shutdownScript: toCcc(p.shutdown_script),
-          commitmentDelayEpoch: p.commitment_delay_epoch,
-          commitmentFeeRate: p.commitment_fee_rate,
-          fundingFeeRate: p.funding_fee_rate,
-          tlcExpiryDelta: p.tlc_expiry_delta,
-          tlcMinValue: p.tlc_min_value,
-          tlcFeeProportionalMillionths: p.tlc_fee_proportional_millionths,
-          maxTlcValueInFlight: p.max_tlc_value_in_flight,
-          maxTlcNumberInFlight: p.max_tlc_number_in_flight,
+          // shutdown_script is required here, so the terms always carry it.
+          ...openTerms(p),
           external: {
             lock: toCcc(p.funding_lock_script),
             cellDeps: (p.funding_lock_script_cell_deps ?? []).map((d) => ({

@@ -6,7 +6,7 @@
  */
 import { ccc } from '@ckb-ccc/core';
 import { z } from 'zod';
-import type { ChannelService } from '../../channel/service.ts';
+import type { ChannelService, OpenRequest } from '../../channel/service.ts';
 import type { Channel, ScriptData } from '../../channel/state.ts';
 import { DomainError, InvalidParams } from '../../codec/errors.ts';
 import { hexToBytes, toHexQuantity as q } from '../../codec/hex.ts';
@@ -68,6 +68,24 @@ type ScriptJson = z.output<typeof script>;
 const toCcc = (s: ScriptJson) =>
   ccc.Script.from({ codeHash: s.code_hash, hashType: s.hash_type, args: s.args });
 export const scriptJson = (s: ScriptData) => ({ code_hash: s.codeHash, hash_type: s.hashType, args: s.args });
+
+/** The terms `open_channel` and `open_channel_with_external_funding` share, as the service takes them. */
+export function openTerms(p: z.output<typeof openParams>): Omit<OpenRequest, 'pubkey' | 'external'> {
+  return {
+    fundingAmount: p.funding_amount,
+    isPublic: p.public,
+    fundingUdtTypeScript: p.funding_udt_type_script ? toCcc(p.funding_udt_type_script) : null,
+    shutdownScript: p.shutdown_script ? toCcc(p.shutdown_script) : undefined,
+    commitmentDelayEpoch: p.commitment_delay_epoch,
+    commitmentFeeRate: p.commitment_fee_rate,
+    fundingFeeRate: p.funding_fee_rate,
+    tlcExpiryDelta: p.tlc_expiry_delta,
+    tlcMinValue: p.tlc_min_value,
+    tlcFeeProportionalMillionths: p.tlc_fee_proportional_millionths,
+    maxTlcValueInFlight: p.max_tlc_value_in_flight,
+    maxTlcNumberInFlight: p.max_tlc_number_in_flight,
+  };
+}
 
 /** A channel record: every seed field, plus the reference's extra ones. */
 export function channelJson(ch: Channel) {
@@ -157,21 +175,7 @@ export function channelMethods(svc: ChannelService, peers: ChannelPeers): Method
         if (p.one_way && p.public !== false)
           throw new DomainError('Invalid parameter: An one-way channel cannot be public');
         const pk = counterparty(p, true) as string;
-        const r = await svc.openChannel({
-          pubkey: pk,
-          fundingAmount: p.funding_amount,
-          isPublic: p.public,
-          fundingUdtTypeScript: p.funding_udt_type_script ? toCcc(p.funding_udt_type_script) : null,
-          shutdownScript: p.shutdown_script ? toCcc(p.shutdown_script) : undefined,
-          commitmentDelayEpoch: p.commitment_delay_epoch,
-          commitmentFeeRate: p.commitment_fee_rate,
-          fundingFeeRate: p.funding_fee_rate,
-          tlcExpiryDelta: p.tlc_expiry_delta,
-          tlcMinValue: p.tlc_min_value,
-          tlcFeeProportionalMillionths: p.tlc_fee_proportional_millionths,
-          maxTlcValueInFlight: p.max_tlc_value_in_flight,
-          maxTlcNumberInFlight: p.max_tlc_number_in_flight,
-        });
+        const r = await svc.openChannel({ pubkey: pk, ...openTerms(p) });
         return { temporary_channel_id: r.temporaryChannelId };
       },
     }),
