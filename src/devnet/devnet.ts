@@ -55,6 +55,11 @@ export interface RunningDevnet {
   description: DevnetDescription;
   /** Resolves when a child dies unexpectedly, with its name and exit status. */
   crashed: Promise<string>;
+  /**
+   * Stops one node with `signal` (SIGKILL: a crash at an arbitrary instant) and starts it again on
+   * the same directory; resolves once its RPC answers. Its exit is not reported as a crash.
+   */
+  restartNode(name: string, signal?: NodeJS.Signals): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -152,8 +157,7 @@ export async function startDevnet(opts: DevnetOptions): Promise<RunningDevnet> {
     // 3. The nodes.
     const described: DevnetNodeInfo[] = [];
     const clients = new Map<string, RpcClient>();
-    for (const n of nodes) {
-      writeNodeConfig(n.nodeDir, { ...n, chainUrl, scripts });
+    const startNode = async (n: (typeof nodes)[number]) => {
       const started = await spawnStrand({
         name: n.name,
         args: ['node', '-d', n.nodeDir],
@@ -162,7 +166,21 @@ export async function startDevnet(opts: DevnetOptions): Promise<RunningDevnet> {
         ready: /"url":"(http:\/\/[^"]+)"[^\n]*"msg":"rpc server listening"/,
       });
       watch(started.child);
-      const rpcUrl = started.match[1]!;
+      return started.match[1]!;
+    };
+    const restartNode = async (name: string, signal: NodeJS.Signals = 'SIGKILL') => {
+      const n = nodes.find((x) => x.name === name);
+      const child = children.find(
+        (c) => c.name === name && c.proc.exitCode === null && c.proc.signalCode === null,
+      );
+      if (!n || !child) throw new Error(`no running node named ${name}`);
+      await stopChild(child, 10_000, signal);
+      children.splice(children.indexOf(child), 1);
+      await startNode(n);
+    };
+    for (const n of nodes) {
+      writeNodeConfig(n.nodeDir, { ...n, chainUrl, scripts });
+      const rpcUrl = await startNode(n);
       clients.set(n.name, createRpcClient(rpcUrl));
       described.push({
         name: n.name,
@@ -194,7 +212,7 @@ export async function startDevnet(opts: DevnetOptions): Promise<RunningDevnet> {
       log(`peers: ${a} ↔ ${b}`);
     }
     await openChannels(topology, clients, byName, scripts, log);
-    return { description, crashed, stop };
+    return { description, crashed, restartNode, stop };
   } catch (e) {
     await stop();
     throw e;

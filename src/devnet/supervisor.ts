@@ -73,7 +73,8 @@ export async function spawnStrand(
   });
 }
 
-export function stopChild(child: Child, graceMs = 10_000): Promise<void> {
+/** Stops a child with `signal` (SIGTERM: a clean stop; SIGKILL after `graceMs` if it lingers). */
+export function stopChild(child: Child, graceMs = 10_000, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
   child.stopping = true;
   const { proc } = child;
   if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve();
@@ -83,6 +84,6 @@ export function stopChild(child: Child, graceMs = 10_000): Promise<void> {
       clearTimeout(kill);
       resolve();
     });
-    proc.kill('SIGTERM');
+    proc.kill(signal);
   });
 }
