@@ -1,6 +1,6 @@
 import { defineConfig } from 'vitest/config';
 
-/** `npm run test:interop`: tests against the reference node (kept out of `npm test`: it needs Chromium). */
+/** `npm run test:interop`: tests against the reference node (run by `npm test` after the main suite: it needs Chromium). */
 export default defineConfig({
   test: {
     root: new URL('../..', import.meta.url).pathname,
