@@ -19,7 +19,9 @@ const FIBER_JS = path.join(ROOT, 'node_modules/@nervosnetwork/fiber-js/dist/inde
 export function referenceAvailable(): boolean {
   const ok = fs.existsSync(CHROMIUM) && fs.existsSync(FIBER_JS);
   if (!ok && process.env.CI)
-    throw new Error(`interop: ${fs.existsSync(CHROMIUM) ? FIBER_JS : CHROMIUM} is missing (CI runs these tests)`);
+    throw new Error(
+      `interop: ${fs.existsSync(CHROMIUM) ? FIBER_JS : CHROMIUM} is missing (CI runs these tests)`,
+    );
   return ok;
 }
 
