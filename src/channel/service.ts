@@ -12,7 +12,12 @@ import { DomainError } from '../codec/errors.ts';
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
 import { blake160 } from '../crypto/hash.ts';
 import { signSighashAll } from '../crypto/sighash.ts';
-import type { FiberMessage, FiberMessageKind } from '../p2p/fiber-message.ts';
+import {
+  type FiberMessage,
+  type FiberMessageKind,
+  hasFeatureBit,
+  STRAND_CHANNEL_RULES_BIT,
+} from '../p2p/fiber-message.ts';
 import { AckTimeout } from './ack-timeout.ts';
 import { CHECK_CHANNELS_INTERVAL_MS, type ExpiryPolicy, MS_PER_EPOCH_MAINNET } from './expiry.ts';
 import { ExpiryMonitor } from './expiry-monitor.ts';
@@ -40,6 +45,7 @@ import {
 } from './machine.ts';
 import { aggregateXOnly, sorted2 } from './musig.ts';
 import { abortable, reestablishMessage } from './reestablish.ts';
+import { type ChannelRules, reserveFor } from './reserve.ts';
 import { type Channel, PENDING_STATES, type ScriptData } from './state.ts';
 import { ChannelStore } from './store.ts';
 import {
@@ -50,7 +56,7 @@ import {
   WAITING_ACK,
 } from './tlc.ts';
 import { settleOutcomes, TlcQueue, type WaitingTlc } from './tlc-queue.ts';
-import { partySettlementTx, reserveFor, type ScriptInfo, SIDE_FLOOR } from './tx.ts';
+import { partySettlementTx, type ScriptInfo, SIDE_FLOOR } from './tx.ts';
 import { udtShareSettled } from './udt-settled.ts';
 import {
   CHANNEL_CODECS,
@@ -72,6 +78,8 @@ export interface PeerLink {
   off(event: 'connected', listener: (peer: { pubkey: string }) => void): unknown;
   /** Closes the peer's session but keeps reconnecting to it (peer response timeout). */
   drop?(pubkey: string, reason: string): void;
+  /** The peer's `Init` once received: its feature bits choose the channel rules. */
+  peerInit(pubkey: string): { features: Uint8Array } | undefined;
 }
 
 export interface ChannelLogger {
@@ -313,6 +321,12 @@ export class ChannelService {
     await Promise.allSettled([...this.queues.values()]);
   }
 
+  /** Strand's channel rules with a peer that asked for them in `Init`, fnn's with any other. */
+  private rulesOf(pubkey: string): ChannelRules {
+    const features = this.o.peers.peerInit(pubkey)?.features;
+    return features && hasFeatureBit(features, STRAND_CHANNEL_RULES_BIT) ? 'strand' : 'fnn';
+  }
+
   // ---- RPC-facing operations ---------------------------------------------------------------------
 
   async openChannel(r: OpenRequest): Promise<{ temporaryChannelId: string }> {
@@ -325,7 +339,7 @@ export class ChannelService {
     const udt = r.fundingUdtTypeScript ? this.whitelisted(r.fundingUdtTypeScript) : null;
     if (r.fundingUdtTypeScript && !udt) throw new DomainError('Invalid parameter: Invalid UDT type script');
     const shutdown = ccc.Script.from(r.shutdownScript ?? this.o.defaultShutdownScript);
-    const reserve = reserveFor(shutdown, udt);
+    const reserve = reserveFor(shutdown, udt, this.rulesOf(pk));
     // A UDT channel's funding amount is in tokens; our reserve comes in CKB beside it.
     if (udt && r.fundingAmount <= 0n)
       throw new DomainError('Invalid parameter: The funding amount (0) should be greater than 0');
@@ -450,7 +464,7 @@ export class ChannelService {
     if (!ch0 || ch0.tempId !== tempId || !ch0.isAcceptor || ch0.state !== 'NEGOTIATING_FUNDING')
       throw notFound();
     const shutdown = ccc.Script.from(r.shutdownScript ?? this.o.defaultShutdownScript);
-    const reserve = reserveFor(shutdown, ch0.udt ? toScript(ch0.udt) : null);
+    const reserve = reserveFor(shutdown, ch0.udt ? toScript(ch0.udt) : null, this.rulesOf(ch0.peer));
     const minimum = reserve > SIDE_FLOOR ? reserve : SIDE_FLOOR;
     if (!ch0.udt && r.fundingAmount < minimum) {
       throw new DomainError(
@@ -1365,7 +1379,7 @@ export class ChannelService {
       return;
     }
     const shutdown = ccc.Script.from(this.o.defaultShutdownScript);
-    const reserve = reserveFor(shutdown, udt ? toScript(udt) : null);
+    const reserve = reserveFor(shutdown, udt ? toScript(udt) : null, this.rulesOf(pubkey));
     const seed = newChannelSeed(this.o.nodeSecret, this.store.nextCount());
     const ch = receiveOpen(
       m,

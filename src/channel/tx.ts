@@ -32,15 +32,6 @@ export const le128 = (v: bigint) => ccc.numLeToBytes(v, 16);
 export const be64 = (v: bigint) => ccc.numBeToBytes(v, 8);
 
 /**
- * The seed's reserve: the occupied capacity of a cell with the side's shutdown script (plus the
- * UDT type and 16 data bytes for a UDT channel) and 1 CKB of fee — 62 CKB for a default lock.
- */
-export function reserveFor(shutdownScript: ccc.ScriptLike, udt?: ccc.ScriptLike | null): bigint {
-  const out = ccc.CellOutput.from({ capacity: 0n, lock: shutdownScript, type: udt ?? undefined });
-  return BigInt(out.occupiedSize + (udt ? 16 : 0)) * CKB + CKB;
-}
-
-/**
  * The least either side of a CKB channel may hold (balance + reserve): the occupied capacity of a
  * commitment-lock cell (8 capacity + 32 code hash + 1 hash type + 57 args bytes). When one side
  * settles a commitment first, the other side's share must stay behind as such a cell, and the

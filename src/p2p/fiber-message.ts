@@ -118,6 +118,27 @@ export function decodeFiberMessage(bytes: Uint8Array): FiberMessage {
 /** The reference's default features: GOSSIP_QUERIES, BASIC_MPP, TRAMPOLINE_ROUTING required. */
 export const DEFAULT_FEATURES = new Uint8Array([0b0001_0101]);
 
+/**
+ * Strand's channel rules (the seed's reserve; single-use MuSig2 nonces), an optional (odd) bit far
+ * above the reference's: a peer that sets it gets them, any other peer (fnn) gets fnn's. The
+ * reference ignores optional bits it does not know (it checks only our required ones).
+ */
+export const STRAND_CHANNEL_RULES_BIT = 255;
+
+/** What Strand sends in `Init`: the reference's defaults and Strand's channel rules. */
+export const INIT_FEATURES = withBit(DEFAULT_FEATURES, STRAND_CHANNEL_RULES_BIT);
+
+export function hasFeatureBit(features: Uint8Array, bit: number): boolean {
+  return (((features[bit >> 3] ?? 0) >> (bit & 7)) & 1) === 1;
+}
+
+function withBit(features: Uint8Array, bit: number): Uint8Array {
+  const out = new Uint8Array(Math.max(features.length, (bit >> 3) + 1));
+  out.set(features);
+  out[bit >> 3]! |= 1 << (bit & 7);
+  return out;
+}
+
 const FEATURE_NAMES = ['GOSSIP_QUERIES', 'BASIC_MPP', 'TRAMPOLINE_ROUTING'];
 
 /** Names of the set feature bits (`GOSSIP_QUERIES_REQUIRED`, …), for node_info and logs. */
@@ -126,7 +147,8 @@ export function featureNames(features: Uint8Array): string[] {
   for (let bit = 0; bit < features.length * 8; bit++) {
     if (((features[bit >> 3]! >> (bit & 7)) & 1) === 0) continue;
     const base = FEATURE_NAMES[bit >> 1];
-    out.push(base ? `${base}_${bit & 1 ? 'OPTIONAL' : 'REQUIRED'}` : `UNKNOWN_${bit}`);
+    if (bit === STRAND_CHANNEL_RULES_BIT) out.push('STRAND_CHANNEL_RULES_OPTIONAL');
+    else out.push(base ? `${base}_${bit & 1 ? 'OPTIONAL' : 'REQUIRED'}` : `UNKNOWN_${bit}`);
   }
   return out;
 }

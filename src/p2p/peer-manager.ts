@@ -19,12 +19,12 @@ import {
 } from './dispatcher.ts';
 import type { P2pError } from './errors.ts';
 import {
-  DEFAULT_FEATURES,
   decodeFiberMessage,
   encodeFiberMessage,
   type FiberMessage,
   type FiberMessageKind,
   hash256Text,
+  INIT_FEATURES,
   type Init,
 } from './fiber-message.ts';
 import { type DialTarget, formatAddress, parseDialAddress, parseListenAddress } from './multiaddr.ts';
@@ -142,7 +142,7 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
         ? Buffer.from(opts.chainHash.replace(/^0x/, ''), 'hex')
         : opts.chainHash;
     if (this.chainHash.length !== 32) throw new Error('chainHash must be 32 bytes');
-    this.features = opts.features ?? DEFAULT_FEATURES;
+    this.features = opts.features ?? INIT_FEATURES;
     this.log = opts.logger ?? SILENT;
     this.store = createPeerStore(opts.db);
     const t = opts.timeouts ?? {};

@@ -23,8 +23,9 @@ import {
   step,
 } from '../../src/channel/machine.ts';
 import { abortable } from '../../src/channel/reestablish.ts';
+import { reserveFor } from '../../src/channel/reserve.ts';
 import type { Channel } from '../../src/channel/state.ts';
-import { CKB, reserveFor } from '../../src/channel/tx.ts';
+import { CKB } from '../../src/channel/tx.ts';
 import type { ChannelMessage, OpenChannel } from '../../src/channel/wire.ts';
 import { bytesToHex } from '../../src/codec/hex.ts';
 import { signSighashAll } from '../../src/crypto/sighash.ts';
@@ -200,7 +201,7 @@ export function pairHarness(
   function openingPair(o: PairOptions = {}): { A: Side; B: Side; open: OpenChannel; received: Channel } {
     const { openAmount = 500n * CKB, acceptAmount = 250n * CKB, isPublic = false, externalFunder } = o;
     const aKey = externalFunder ?? KEY_A;
-    const reserve = reserveFor(lockOf(aKey));
+    const reserve = reserveFor(lockOf(aKey), null, 'strand');
     const seedA = new Uint8Array(32).fill(0x11);
     const opened = openChannel(
       {

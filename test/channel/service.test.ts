@@ -16,7 +16,7 @@ import { type ChannelStore, channelSchema } from '../../src/channel/store.ts';
 import { CKB } from '../../src/channel/tx.ts';
 import { type ChannelMessage, fromFiberMessage, toFiberMessage } from '../../src/channel/wire.ts';
 import { bytesToHex } from '../../src/codec/hex.ts';
-import type { FiberMessage, FiberMessageKind } from '../../src/p2p/fiber-message.ts';
+import { type FiberMessage, type FiberMessageKind, INIT_FEATURES } from '../../src/p2p/fiber-message.ts';
 import { type Db, openDatabase } from '../../src/store/db.ts';
 
 const CHAIN = `0x${'77'.repeat(32)}`;
@@ -41,6 +41,10 @@ class FakePeers extends EventEmitter implements PeerLink {
   }
   isConnected(pk: string) {
     return pk === PEER || pk === OTHER;
+  }
+  /** Another Strand node: the seed's channel rules. */
+  peerInit(pk: string) {
+    return this.isConnected(pk) ? { features: INIT_FEATURES } : undefined;
   }
   deliver(pk: string, msg: ChannelMessage) {
     return this.handlers.get(msg.type)?.(pk, toFiberMessage(msg));

@@ -6,6 +6,7 @@ import { ccc } from '@ckb-ccc/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { commitmentPoint, deriveChannelKeys } from '../../src/channel/keys.ts';
 import { complete, newNonce, signFirst, sorted2 } from '../../src/channel/musig.ts';
+import { reserveFor } from '../../src/channel/reserve.ts';
 import {
   CKB,
   commitmentLockArgs,
@@ -15,7 +16,6 @@ import {
   fundingLockScript,
   fundingWitness,
   partySettlementTx,
-  reserveFor,
   revocationMessage,
   revocationWitness,
   settlementScript,
@@ -42,9 +42,13 @@ const B = deriveChannelKeys(new Uint8Array(32).fill(0x22));
 const DELAY = 0x0000010000000001n;
 
 describe('reference vectors (§9) and sizes', () => {
-  it('reserve is 62 CKB for a default lock (the seed), 98+1 only with 57-byte args', () => {
-    expect(reserveFor(lockOf(KEY_A))).toBe(62n * CKB);
-    expect(reserveFor({ ...lockOf(KEY_A), args: new Uint8Array(57) })).toBe(99n * CKB);
+  it("reserve with a Strand peer is 62 CKB for a default lock (the seed), 98+1 only with 57-byte args; fnn's is 99 either way", () => {
+    expect(reserveFor(lockOf(KEY_A), null, 'strand')).toBe(62n * CKB);
+    expect(reserveFor({ ...lockOf(KEY_A), args: new Uint8Array(57) }, null, 'strand')).toBe(99n * CKB);
+    expect(reserveFor(lockOf(KEY_A), null, 'fnn')).toBe(99n * CKB);
+    expect(reserveFor({ ...lockOf(KEY_A), args: new Uint8Array(57) }, null, 'fnn')).toBe(99n * CKB);
+    // Longer args than the commitment lock's count as they are under both rules.
+    expect(reserveFor({ ...lockOf(KEY_A), args: new Uint8Array(60) }, null, 'fnn')).toBe(102n * CKB);
   });
 
   it('commitment tx size is 456 with two cell deps, as the reference computes', () => {

@@ -3,7 +3,12 @@
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TcpConn } from '../../src/p2p/conn.ts';
-import { encodeFiberMessage, type FiberMessage } from '../../src/p2p/fiber-message.ts';
+import {
+  encodeFiberMessage,
+  type FiberMessage,
+  featureNames,
+  INIT_FEATURES,
+} from '../../src/p2p/fiber-message.ts';
 import { secioHandshake } from '../../src/p2p/secio/handshake.ts';
 import { PeerSession } from '../../src/p2p/session.ts';
 import {
@@ -39,7 +44,15 @@ describe('PeerManager on loopback', () => {
       expect(b.list()[0]!.address).toMatch(
         new RegExp(`^/ip4/127\\.0\\.0\\.1/tcp/\\d+${via === 'ws' ? '/ws' : ''}/p2p/${a.identity.peerId}$`),
       );
-      expect(b.peerInit(a.identity.pubkeyHex)!.features).toEqual(new Uint8Array([0x15]));
+      // The reference's defaults, and Strand's channel rules (optional bit 255).
+      const features = b.peerInit(a.identity.pubkeyHex)!.features;
+      expect(features).toEqual(INIT_FEATURES);
+      expect(featureNames(features)).toEqual([
+        'GOSSIP_QUERIES_REQUIRED',
+        'BASIC_MPP_REQUIRED',
+        'TRAMPOLINE_ROUTING_REQUIRED',
+        'STRAND_CHANNEL_RULES_OPTIONAL',
+      ]);
       expect(a.peersCount).toBe(1);
       expect(b.peersCount).toBe(1);
     });

@@ -1,0 +1,116 @@
+/**
+ * Exploration (not part of any suite): fiber-js and a Strand node process on one dev chain
+ * (`--spec strand`), fiber-js opens a channel to Strand; prints what each side says.
+ * Run: node --import tsx test/interop/channel.explore.ts
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { rpc, startChannelNode } from '../channel/process-helpers.ts';
+import { STRAND_BIN, tempDir } from '../helpers/node-process.ts';
+import { startReferenceNode } from './reference-node.ts';
+
+const FIX = path.resolve(import.meta.dirname, '../fixtures/fiber-test-nodes');
+const dir = tempDir('strand-explore-');
+const chain = spawn(
+  process.execPath,
+  [
+    STRAND_BIN,
+    'devchain',
+    '-d',
+    dir,
+    '--spec',
+    'strand',
+    '--listen',
+    '127.0.0.1:0',
+    '--block-interval',
+    '300',
+    '--fund',
+    `${FIX}/1/ckb/plain_key:5000`,
+    '--fund',
+    `${FIX}/2/ckb/plain_key:5000`,
+  ],
+  { stdio: ['ignore', 'pipe', 'pipe'] },
+);
+let out = '';
+const url = await new Promise<string>((resolve) => {
+  chain.stdout.on('data', (d) => {
+    out += d;
+    const m = /devchain rpc (\S+)/.exec(out);
+    if (m) resolve(m[1]!);
+  });
+  chain.stderr.on('data', (d) => process.stderr.write(d));
+});
+console.log('chain', url, out);
+const strand = await startChannelNode(1, url, {}, undefined, {}, [
+  'info',
+  'peer',
+  'channel',
+  'dev',
+  'graph',
+  'payment',
+  'invoice',
+]);
+const info = await rpc(strand, 'node_info', undefined);
+console.log('strand', info.addresses, info.chain_hash);
+const spec = fs.readFileSync(
+  path.resolve(import.meta.dirname, '../../src/devchain/strand-dev-spec.toml'),
+  'utf8',
+);
+const ref = await startReferenceNode({
+  fiberSecretKey: new Uint8Array(fs.readFileSync(`${FIX}/2/fiber/sk`)),
+  ckbSecretKey: Buffer.from(fs.readFileSync(`${FIX}/2/ckb/plain_key`, 'utf8').trim(), 'hex'),
+  chainSpec: spec,
+  ckbRpcUrl: url,
+});
+try {
+  const rinfo = await ref.call('node_info');
+  console.log('ref chain', rinfo.chain_hash);
+  const ws = (info.addresses as string[]).map((a) => a.replace(/\/tcp\/(\d+)\//, '/tcp/$1/ws/'))[0]!;
+  await ref.call('connect_peer', [{ address: ws }]);
+  await new Promise((r) => setTimeout(r, 3000));
+  console.log('strand peers', JSON.stringify(await rpc(strand, 'list_peers', undefined)));
+  const mode = process.argv[2] ?? 'ref-opens';
+  if (mode === 'ref-opens') {
+    const r = await ref
+      .call('open_channel', [{ pubkey: info.pubkey, funding_amount: '0x2540be400', public: true }])
+      .catch((e) => String(e));
+    console.log('ref open_channel', JSON.stringify(r));
+  } else {
+    const r = await rpc(strand, 'open_channel', {
+      pubkey: String(rinfo.pubkey),
+      funding_amount: '0x2540be400',
+      public: true,
+    }).catch((e) => String(e));
+    console.log('strand open_channel', JSON.stringify(r));
+  }
+  for (let i = 0; i < 20; i++) {
+    await new Promise((r) => setTimeout(r, 3000));
+    const a = await rpc(strand, 'list_channels', {}).catch((e) => String(e));
+    const b = await ref.call('list_channels', [{}]).catch((e) => String(e));
+    console.log(
+      i,
+      'strand:',
+      JSON.stringify(a.channels?.map((c: any) => [c.state, c.failure_detail])),
+      'ref:',
+      JSON.stringify((b as any).channels?.map((c: any) => c.state)),
+    );
+  }
+} finally {
+  console.log('--- ref logs (errors/warns)');
+  for (const l of ref.logs.filter((l) => /error|warn|fail|refus/i.test(l)).slice(-40))
+    console.log(l.slice(0, 400));
+  console.log('--- page errors', ref.errors.slice(0, 5));
+  console.log('--- strand log tail');
+  console.log(
+    strand
+      .output()
+      .split('\n')
+      .filter((l: string) => /"level":(40|50)/.test(l))
+      .slice(-20)
+      .join('\n'),
+  );
+  await ref.close();
+  await strand.stop();
+  chain.kill();
+}
