@@ -249,8 +249,12 @@ export class StrandNode {
           intervalSeconds: fiber.watchtower_check_interval_seconds,
           udtWhitelist: this.config.ckb.udt_whitelist,
           onPreimage: (hash, preimage) => {
+            // Kept with the node's preimages first: should this fulfil fail, the TLC check
+            // fulfils again, and the watchtower claims on chain if the channel closes.
+            this.invoices.putPreimage(hash, preimage);
             if (this.channels) void fulfilReceivedTlcs(this.channels, hash, preimage, this.log);
           },
+          preimageFor: (_channelId, tlc) => this.paymentRelay?.preimageFor(tlc),
           logger: this.log,
         });
       if (fiber.standalone_watchtower_rpc_url)
@@ -444,8 +448,16 @@ export class StrandNode {
       currency: currencyOf(this.config.fiber.chain),
       onChange: (change) => this.changes.publish(change),
       // Hold invoices: the relay fulfils (or fails) the TLCs it held for them.
-      onSettle: (hash) => void this.paymentRelay?.settleHeld(bytesToHex(hash)),
-      onCancel: (hash) => void this.paymentRelay?.cancelHeld(bytesToHex(hash)),
+      // A held TLC in a channel closed meanwhile refuses the fulfil (its preimage is claimed on
+      // chain): logged, never an unhandled rejection that stops the node.
+      onSettle: (hash) =>
+        void this.paymentRelay
+          ?.settleHeld(bytesToHex(hash))
+          .catch((e) => this.log.warn({ err: (e as Error).message }, 'settling held TLCs failed')),
+      onCancel: (hash) =>
+        void this.paymentRelay
+          ?.cancelHeld(bytesToHex(hash))
+          .catch((e) => this.log.warn({ err: (e as Error).message }, 'cancelling held TLCs failed')),
     });
     return this.invoiceService;
   }

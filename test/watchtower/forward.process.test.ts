@@ -1,0 +1,171 @@
+/**
+ * A forwarder collects what it paid (real processes, real dev chain): A pays C through B with a
+ * hold invoice at C, so both TLCs stay pending; C force-closes B–C and only then settles the
+ * invoice. C claims its TLC on chain with the preimage (its watchtower uses the preimage the node
+ * decided to pay with); B's watchtower reads it from C's claim and fulfils the upstream TLC off
+ * chain — A's payment ends Success and B's balance with A grows by the amount and its fee. Then
+ * the same with B offline while C claims: B, restarted, still collects.
+ */
+import { ccc } from '@ckb-ccc/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createChainClient } from '../../src/chain/client.ts';
+import { ckbHash } from '../../src/crypto/hash.ts';
+import {
+  CKB,
+  connect,
+  type DevchainProcess,
+  rpc,
+  startChannelNode,
+  startDevchain,
+  until,
+} from '../channel/process-helpers.ts';
+import type { NodeProcess } from '../helpers/node-process.ts';
+import { hex } from './breach-helpers.ts';
+import { forceCloseOnChain, openNewChannel, settlementsOnChain } from './settle-helpers.ts';
+
+let chain: DevchainProcess;
+let a: NodeProcess;
+let b: NodeProcess;
+let c: NodeProcess;
+let ab: string;
+
+const FIBER = { watchtower_check_interval_seconds: 1 };
+const MODULES = ['info', 'peer', 'channel', 'dev', 'graph', 'payment', 'invoice', 'watchtower'];
+const startB = (dir?: string) =>
+  startChannelNode(
+    2,
+    chain.url,
+    { ...FIBER, auto_accept_channel_ckb_funding_amount: Number(250n * CKB) },
+    dir,
+    {},
+    MODULES,
+  );
+
+beforeAll(async () => {
+  chain = await startDevchain([1, 2, 3], 5000, 200, 10);
+  a = await startChannelNode(1, chain.url, FIBER, undefined, {}, MODULES);
+  b = await startB();
+  c = await startChannelNode(
+    3,
+    chain.url,
+    { ...FIBER, auto_accept_channel_ckb_funding_amount: Number(250n * CKB) },
+    undefined,
+    {},
+    MODULES,
+  );
+  const { bInfo } = await connect(a, b);
+  await connect(b, c);
+  ab = await openNewChannel(a, b, { pubkey: bInfo.pubkey, funding_amount: hex(1000n * CKB), public: true });
+}, 180_000);
+
+afterAll(async () => {
+  if (process.env.DEBUG_WT)
+    console.log(
+      a?.output().slice(-4000),
+      '\n---B\n',
+      b?.output().slice(-8000),
+      '\n---C\n',
+      c?.output().slice(-4000),
+    );
+  await a?.stop();
+  await b?.stop();
+  await c?.stop();
+  await chain?.stop();
+});
+
+const channelAt = async (n: NodeProcess, id: string) =>
+  (await rpc(n, 'list_channels', {})).channels.find((x: any) => x.channel_id === id);
+
+/** B opens a new public channel to C; its id once A's graph routes over it. */
+async function openBC(): Promise<string> {
+  const cInfo = await rpc(c, 'node_info', undefined);
+  const id = await openNewChannel(b, c, {
+    pubkey: cInfo.pubkey,
+    funding_amount: hex(500n * CKB),
+    public: true,
+  });
+  const outpoint = (await channelAt(b, id)).channel_outpoint as string;
+  await until(
+    "B–C in A's graph",
+    () => rpc(a, 'graph_channels', {}),
+    (g) => g.channels.some((x: any) => x.channel_outpoint === outpoint),
+  );
+  return id;
+}
+
+/**
+ * A pays a 100-CKB hold invoice of C through B; resolves once C holds the TLC. Returns the
+ * payment hash, the preimage, and B's balance with A before.
+ */
+async function holdPayment(fill: number) {
+  const preimage = ccc.hexFrom(new Uint8Array(32).fill(fill));
+  const paymentHash = ccc.hexFrom(ckbHash(ccc.bytesFrom(preimage)));
+  const inv = await rpc(c, 'new_invoice', {
+    amount: hex(100n * CKB),
+    currency: 'Fibd',
+    payment_hash: paymentHash,
+  });
+  const bBefore = BigInt((await channelAt(b, ab)).local_balance);
+  await until(
+    'a route to C',
+    () => a.call('send_payment', [{ invoice: inv.invoice_address }]),
+    (r) => !r.error,
+  );
+  await until(
+    'C holds the TLC',
+    () => rpc(c, 'get_invoice', { payment_hash: paymentHash }),
+    (i) => i.status === 'Received',
+  );
+  return { preimage, paymentHash, bBefore };
+}
+
+/** A's payment ends Success, and B's balance with A grew by the amount and the fee A paid. */
+async function forwarderCollected(paymentHash: string, bBefore: bigint) {
+  const payment = await until(
+    "A's payment to end",
+    () => rpc(a, 'get_payment', { payment_hash: paymentHash }),
+    (p) => p.status === 'Success' || p.status === 'Failed',
+    120_000,
+  );
+  expect(payment.status).toBe('Success');
+  const fee = BigInt(payment.fee);
+  expect(fee).toBeGreaterThan(0n);
+  const [atA, atB] = await until(
+    'the upstream TLC removed on both sides',
+    async () => [await channelAt(a, ab), await channelAt(b, ab)],
+    (xs) => xs.every((x) => x.pending_tlcs.length === 0),
+  );
+  expect(atB.state.state_name).toBe('CHANNEL_READY');
+  expect(BigInt(atB.local_balance)).toBe(bBefore + 100n * CKB + fee);
+  expect(atA.remote_balance).toBe(atB.local_balance);
+}
+
+describe('a forwarder whose next hop claims on chain', () => {
+  it('fulfils the upstream TLC with the preimage read from the claim', async () => {
+    const bc = await openBC();
+    const { preimage, paymentHash, bBefore } = await holdPayment(0x51);
+    const { search } = await forceCloseOnChain(chain.url, c, bc);
+    await rpc(c, 'settle_invoice', { payment_hash: paymentHash, payment_preimage: preimage });
+    const settled = await settlementsOnChain(chain.url, search);
+    expect(settled.filter((s) => s.kind === 0).map((s) => s.preimage)).toEqual([preimage]);
+    await forwarderCollected(paymentHash, bBefore);
+  }, 300_000);
+
+  it('collects after a restart when the claim happened while it was offline', async () => {
+    const bc = await openBC();
+    const { preimage, paymentHash, bBefore } = await holdPayment(0x52);
+    await b.stop();
+    const { search } = await forceCloseOnChain(chain.url, c, bc);
+    await rpc(c, 'settle_invoice', { payment_hash: paymentHash, payment_preimage: preimage });
+    const client = createChainClient({ rpcUrl: chain.url });
+    await until(
+      "C's claim on chain",
+      async () => (await client.call<any>('get_transactions', [search, 'asc', '0x64'])).objects,
+      (rows: any[]) => rows.some((r) => r.io_type === 'input'),
+      120_000,
+    );
+    b = await startB(b.dir);
+    await connect(a, b);
+    await forwarderCollected(paymentHash, bBefore);
+  }, 300_000);
+});
