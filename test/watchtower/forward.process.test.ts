@@ -21,7 +21,7 @@ import {
 } from '../channel/process-helpers.ts';
 import type { NodeProcess } from '../helpers/node-process.ts';
 import { hex } from './breach-helpers.ts';
-import { forceCloseOnChain, openNewChannel, settlementsOnChain } from './settle-helpers.ts';
+import { forceCloseOnChain, kinds, openNewChannel, settlementsOnChain } from './settle-helpers.ts';
 
 let chain: DevchainProcess;
 let a: NodeProcess;
@@ -119,8 +119,8 @@ async function holdPayment(fill: number) {
   return { preimage, paymentHash, bBefore };
 }
 
-/** A's payment ends Success, and B's balance with A grew by the amount and the fee A paid. */
-async function forwarderCollected(paymentHash: string, bBefore: bigint) {
+/** A's payment once it ended: Success is expected. */
+async function paymentSucceeded(paymentHash: string) {
   const payment = await until(
     "A's payment to end",
     () => rpc(a, 'get_payment', { payment_hash: paymentHash }),
@@ -128,6 +128,12 @@ async function forwarderCollected(paymentHash: string, bBefore: bigint) {
     120_000,
   );
   expect(payment.status).toBe('Success');
+  return payment;
+}
+
+/** A's payment ends Success, and B's balance with A grew by the amount and the fee A paid. */
+async function forwarderCollected(paymentHash: string, bBefore: bigint) {
+  const payment = await paymentSucceeded(paymentHash);
   const fee = BigInt(payment.fee);
   expect(fee).toBeGreaterThan(0n);
   const [atA, atB] = await until(
@@ -167,5 +173,26 @@ describe('a forwarder whose next hop claims on chain', () => {
     b = await startB(b.dir);
     await connect(a, b);
     await forwarderCollected(paymentHash, bBefore);
+  }, 300_000);
+
+  it('claims the upstream TLC on chain when the upstream channel is closed too', async () => {
+    const bc = await openBC();
+    const { preimage, paymentHash } = await holdPayment(0x53);
+    const upstream = await forceCloseOnChain(chain.url, a, ab);
+    await forceCloseOnChain(chain.url, c, bc);
+    await rpc(c, 'settle_invoice', { payment_hash: paymentHash, payment_preimage: preimage });
+    // On A's commitment: B's claim of the TLC with the preimage, then each side's share.
+    const settled = await settlementsOnChain(chain.url, upstream.search);
+    const claims = settled.filter((s) => s.kind === 0);
+    expect(claims.map((s) => s.preimage)).toEqual([preimage]);
+    expect(kinds(settled)).toEqual([0, 0xfe, 0xff]);
+    // The TLC (amount + fee) went to B's wallet, less the claim's fee.
+    const payment = await paymentSucceeded(paymentHash);
+    const bLock = (await rpc(b, 'node_info', undefined)).default_funding_lock_script;
+    const toB = claims[0]!.tx.transaction.outputs
+      .filter((o: any) => o.lock.args === bLock.args && o.lock.code_hash === bLock.code_hash)
+      .reduce((n: bigint, o: any) => n + BigInt(o.capacity), 0n);
+    const inputs = 100n * CKB + BigInt(payment.fee);
+    expect(toB).toBeGreaterThan(inputs - CKB / 100n);
   }, 300_000);
 });
