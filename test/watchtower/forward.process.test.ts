@@ -3,8 +3,10 @@
  * hold invoice at C, so both TLCs stay pending; C force-closes B–C and only then settles the
  * invoice. C claims its TLC on chain with the preimage (its watchtower uses the preimage the node
  * decided to pay with); B's watchtower reads it from C's claim and fulfils the upstream TLC off
- * chain — A's payment ends Success and B's balance with A grows by the amount and its fee. Then
- * the same with B offline while C claims: B, restarted, still collects.
+ * chain — A's payment ends Success and B's balance with A grows by the amount and its fee; both
+ * channel layers see B–C settled. Then the same with B offline while C claims: B, restarted,
+ * still collects. Last, with A–B force-closed too: B claims A's TLC on chain with the preimage,
+ * and A, reading it from B's claim, ends its payment Success.
  */
 import { ccc } from '@ckb-ccc/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -146,6 +148,17 @@ async function forwarderCollected(paymentHash: string, bBefore: bigint) {
   expect(atA.remote_balance).toBe(atB.local_balance);
 }
 
+/** The closed channel stops waiting for its on-chain settlement at `n`: its share is out. */
+const settledAt = (n: NodeProcess, id: string) =>
+  until(
+    'the channel settled',
+    async () =>
+      (await rpc(n, 'list_channels', { include_closed: true })).channels.find(
+        (x: any) => x.channel_id === id,
+      ),
+    (x) => x?.state.state_name === 'CLOSED' && !x.state.state_flags.includes('WAITING_ONCHAIN_SETTLEMENT'),
+  );
+
 describe('a forwarder whose next hop claims on chain', () => {
   it('fulfils the upstream TLC with the preimage read from the claim', async () => {
     const bc = await openBC();
@@ -155,6 +168,9 @@ describe('a forwarder whose next hop claims on chain', () => {
     const settled = await settlementsOnChain(chain.url, search);
     expect(settled.filter((s) => s.kind === 0).map((s) => s.preimage)).toEqual([preimage]);
     await forwarderCollected(paymentHash, bBefore);
+    // The channel layers left the shares of a commitment with a TLC to the watchtowers.
+    await settledAt(b, bc);
+    await settledAt(c, bc);
   }, 300_000);
 
   it('collects after a restart when the claim happened while it was offline', async () => {
