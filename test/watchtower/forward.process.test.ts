@@ -148,6 +148,14 @@ async function forwarderCollected(paymentHash: string, bBefore: bigint) {
   expect(atA.remote_balance).toBe(atB.local_balance);
 }
 
+/** Until the chain is two commitment delays (1 epoch of 10 blocks each) further on. */
+async function pastTheDelay() {
+  const client = createChainClient({ rpcUrl: chain.url });
+  const tip = async () => BigInt(await client.call<string>('get_tip_block_number'));
+  const from = await tip();
+  await until('two delays of blocks', tip, (n) => n >= from + 20n);
+}
+
 /** The closed channel stops waiting for its on-chain settlement at `n`: its share is out. */
 const settledAt = (n: NodeProcess, id: string) =>
   until(
@@ -164,8 +172,11 @@ describe('a forwarder whose next hop claims on chain', () => {
     const bc = await openBC();
     const { preimage, paymentHash, bBefore } = await holdPayment(0x51);
     const { search } = await forceCloseOnChain(chain.url, c, bc);
+    await pastTheDelay();
     await rpc(c, 'settle_invoice', { payment_hash: paymentHash, payment_preimage: preimage });
     const settled = await settlementsOnChain(chain.url, search);
+    // No share went out while the TLC was pending (either side could take it with the second).
+    expect(settled[0]?.kind).toBe(0);
     expect(settled.filter((s) => s.kind === 0).map((s) => s.preimage)).toEqual([preimage]);
     await forwarderCollected(paymentHash, bBefore);
     // The channel layers left the shares of a commitment with a TLC to the watchtowers.
