@@ -46,6 +46,7 @@ import {
 import { aggregateXOnly, sorted2 } from './musig.ts';
 import { abortable, reestablishMessage } from './reestablish.ts';
 import { type ChannelRules, reserveFor } from './reserve.ts';
+import { shareSettled } from './share-settled.ts';
 import { type Channel, PENDING_STATES, type ScriptData } from './state.ts';
 import { ChannelStore } from './store.ts';
 import {
@@ -57,7 +58,6 @@ import {
 } from './tlc.ts';
 import { settleOutcomes, TlcQueue, type WaitingTlc } from './tlc-queue.ts';
 import { partySettlementTx, type ScriptInfo, SIDE_FLOOR } from './tx.ts';
-import { udtShareSettled } from './udt-settled.ts';
 import {
   CHANNEL_CODECS,
   type ChannelMessage,
@@ -1142,10 +1142,12 @@ export class ChannelService {
       delayEpoch: ch.delayEpoch,
     };
     if (ch.flags.includes('LOCAL_STATE_OUTDATED')) return this.outdatedSettled(ch);
-    if (ch.udt) return this.udtSettled(ch);
-    if (ch.flags.includes('UNCOOPERATIVE_REMOTE')) return this.settleRemote(ch, base);
+    const peers = ch.flags.includes('UNCOOPERATIVE_REMOTE');
+    const { script } = buildCommitment(ch, peers, this.env);
+    // With TLCs pending, a share taken first lets the other side take the TLCs with its own.
+    if (ch.udt || script[0] !== 0) return this.towerSettled(ch, peers);
+    if (peers) return this.settleRemote(ch, base);
     const commitment = ccc.Transaction.fromBytes(ch.latestCommitmentTx);
-    const { script } = buildCommitment(ch, false, this.env);
     const tx = partySettlementTx({
       ...base,
       cell: {
@@ -1158,13 +1160,15 @@ export class ChannelService {
     return this.o.chain.sendTransaction(tx);
   }
 
-  /** A UDT channel's share is the watchtower's to settle (`udt-settled.ts`): done once it is out. */
-  private async udtSettled(ch: Channel): Promise<string | null> {
-    const peers = ch.flags.includes('UNCOOPERATIVE_REMOTE');
+  /**
+   * The share of a UDT channel, or of a commitment with TLCs pending, is the watchtower's to
+   * settle (`share-settled.ts`): done once it is out.
+   */
+  private async towerSettled(ch: Channel, peers: boolean): Promise<string | null> {
     const hash = peers ? ch.shutdownTxHash : ch.latestCommitmentTxHash;
     if (!hash) return null;
     const { args } = buildCommitment(ch, peers, this.env);
-    const done = await udtShareSettled(this.o.chain, this.o.scripts.commitmentLock, hash, args, !peers);
+    const done = await shareSettled(this.o.chain, this.o.scripts.commitmentLock, hash, args, !peers);
     return done ? hash : null;
   }
 

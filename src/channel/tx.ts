@@ -198,9 +198,13 @@ export function revocationWitness(revocationKeys: Uint8Array[], version: bigint,
 }
 
 /**
- * A party settlement of a commitment cell with no pending TLC (after the delay): the settling
- * side takes its amount; what is left stays under the commitment lock with its block zeroed.
+ * A party settlement of a commitment cell (after the delay): the settling side takes its amount;
+ * what is left stays under the commitment lock with its block zeroed and the pending TLCs kept
+ * (`fiber-channel-protocol.md` §5.6 B.6–7: the contract allows a party unlock with TLCs pending).
  * `holder` true = unlock 0xFE (the commitment holder's share), false = 0xFF.
+ * Once both blocks are zeroed the contract checks no output: whoever settles second takes the
+ * TLCs still in the cell, so a side takes its share first only when it has no TLC left to claim
+ * (the watchtower's rule, `watchtower/settle.ts`).
  * Refuses to build a continuation cell below its occupied capacity — the case where the other
  * side must settle first (see the reserve note in DESIGN.md).
  */
@@ -218,7 +222,6 @@ export function partySettlementTx(a: {
   const args = ccc.bytesFrom(out.lock.args);
   const first = args[56] === 0;
   const c = a.script[0] as number;
-  if (c !== 0) throw new Error('party settlement with pending TLCs is not supported');
   const P = 1 + 85 * c;
   const party = a.script.subarray(P, P + 72);
   const mine = a.holder ? party.subarray(0, 36) : party.subarray(36, 72);
@@ -228,7 +231,7 @@ export function partySettlementTx(a: {
   const remaining = out.capacity > myAmount ? out.capacity - myAmount : 0n;
   const zeros = new Uint8Array(36);
   const newScript = cat(
-    new Uint8Array([0]),
+    a.script.subarray(0, P),
     a.holder ? zeros : party.subarray(0, 36),
     a.holder ? party.subarray(36, 72) : zeros,
   );

@@ -14,7 +14,7 @@ import { checkpointBackupStore } from '../channel/checkpoint.ts';
 import { MS_PER_EPOCH_DEV, MS_PER_EPOCH_MAINNET } from '../channel/expiry.ts';
 import { ChannelService, loadChannelScripts } from '../channel/service.ts';
 import { channelSchema } from '../channel/store.ts';
-import { bytesToHex } from '../codec/hex.ts';
+import { bytesToHex, hexToBytes } from '../codec/hex.ts';
 import { blake160 } from '../crypto/hash.ts';
 import { identityFromSecret, type NodeIdentity, publicKeyOf } from '../crypto/identity.ts';
 import { loadOrCreateNodeKey, loadWalletKey, PASSWORD_ENV } from '../crypto/keyfile.ts';
@@ -248,9 +248,8 @@ export class StrandNode {
           wallet: this.wallet,
           intervalSeconds: fiber.watchtower_check_interval_seconds,
           udtWhitelist: this.config.ckb.udt_whitelist,
-          onPreimage: (hash, preimage) => {
-            if (this.channels) void fulfilReceivedTlcs(this.channels, hash, preimage, this.log);
-          },
+          onPreimage: (hash, preimage) => this.preimageLearned(hash, preimage),
+          preimageFor: (_channelId, tlc) => this.paymentRelay?.preimageFor(tlc),
           logger: this.log,
         });
       if (fiber.standalone_watchtower_rpc_url)
@@ -264,6 +263,20 @@ export class StrandNode {
     } catch (e) {
       this.log.warn({ err: (e as Error).message }, 'watchtower not started');
     }
+  }
+
+  /**
+   * A preimage the watchtower read on chain: kept with the node's preimages (should a fulfil
+   * fail, the TLC check fulfils again, and the watchtower claims on chain if the channel closes),
+   * our outgoing TLCs with its hash end fulfilled (`preimageLearned`), then every TLC received
+   * with it is fulfilled off chain.
+   */
+  private preimageLearned(hash: string, preimage: string): void {
+    this.invoices.putPreimage(hash, preimage);
+    const links = this.paymentRelay?.preimageLearned(hash, hexToBytes(preimage)) ?? Promise.resolve();
+    void links
+      .catch((e) => this.log.warn({ err: (e as Error).message }, 'a learned preimage not delivered'))
+      .then(() => this.channels && fulfilReceivedTlcs(this.channels, hash, preimage, this.log));
   }
 
   /** `build_router`: a route through given hops over the graph (with our channels in it). */
@@ -444,8 +457,16 @@ export class StrandNode {
       currency: currencyOf(this.config.fiber.chain),
       onChange: (change) => this.changes.publish(change),
       // Hold invoices: the relay fulfils (or fails) the TLCs it held for them.
-      onSettle: (hash) => void this.paymentRelay?.settleHeld(bytesToHex(hash)),
-      onCancel: (hash) => void this.paymentRelay?.cancelHeld(bytesToHex(hash)),
+      // A held TLC in a channel closed meanwhile refuses the fulfil (its preimage is claimed on
+      // chain): logged, never an unhandled rejection that stops the node.
+      onSettle: (hash) =>
+        void this.paymentRelay
+          ?.settleHeld(bytesToHex(hash))
+          .catch((e) => this.log.warn({ err: (e as Error).message }, 'settling held TLCs failed')),
+      onCancel: (hash) =>
+        void this.paymentRelay
+          ?.cancelHeld(bytesToHex(hash))
+          .catch((e) => this.log.warn({ err: (e as Error).message }, 'cancelling held TLCs failed')),
     });
     return this.invoiceService;
   }

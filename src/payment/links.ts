@@ -119,6 +119,17 @@ export class TlcLinks {
         };
   }
 
+  /** Our outgoing TLCs still linked for a payment hash. */
+  withHash(paymentHash: string): { channelId: string; tlcId: bigint; link: TlcLink }[] {
+    const rows = this.db
+      .prepare('SELECT out_channel_id, out_tlc_id FROM tlc_links WHERE lower(payment_hash) = lower(?)')
+      .all(paymentHash) as { out_channel_id: string; out_tlc_id: string }[];
+    return rows.map((r) => {
+      const tlcId = BigInt(r.out_tlc_id);
+      return { channelId: r.out_channel_id, tlcId, link: this.get(r.out_channel_id, tlcId) as TlcLink };
+    });
+  }
+
   /** Whether the incoming TLC was forwarded (an outgoing TLC still linked to it). */
   forwardedFrom(inChannelId: string, inTlcId: bigint): boolean {
     return !!this.db

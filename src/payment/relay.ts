@@ -181,6 +181,23 @@ export class PaymentRelay {
     return this.onOutcome(channelId, tlcId, { errorPacket });
   }
 
+  /**
+   * A preimage learned elsewhere — on chain, where a next hop claimed a TLC of ours: every
+   * outgoing TLC with that hash ends as if fulfilled off chain (a forward fulfils its upstream
+   * TLC, a payment of ours succeeds). All outcomes are recorded before this returns, so that a
+   * stop before their delivery replays them on start.
+   */
+  preimageLearned(paymentHash: string, preimage: Uint8Array): Promise<void> {
+    const outs = this.o.links.withHash(paymentHash);
+    for (const x of outs)
+      if (!this.o.links.hasOutcome(x.channelId, x.tlcId))
+        this.o.links.recordOutcome(x.channelId, x.tlcId, { preimage });
+    return outs.reduce(
+      (done, x) => done.then(() => this.deliver(x.channelId, x.tlcId, x.link, { preimage })),
+      Promise.resolve(),
+    );
+  }
+
   private onOutcome(channelId: string, tlcId: bigint, outcome: TlcOutcome): Promise<void> {
     const link = this.o.links.get(channelId, tlcId);
     if (!link) return Promise.resolve();
@@ -222,9 +239,10 @@ export class PaymentRelay {
             relayErrorPacket(outcome.errorPacket, hexToBytes(link.sharedSecret)),
           );
       } catch (e) {
-        // Replayed after a restart, the upstream TLC may be settled already; otherwise the
-        // outcome stays recorded for the next start.
-        if (!/not found or not removable/.test((e as Error).message)) throw e;
+        // Replayed after a restart, the upstream TLC may be settled already, or its channel
+        // closed (the TLC is then settled on chain: by preimage, kept above, or by expiry);
+        // otherwise the outcome stays recorded for the next start.
+        if (!/not found or not removable|channel is closed/.test((e as Error).message)) throw e;
       }
     }
     this.o.links.remove(channelId, tlcId);

@@ -10,7 +10,7 @@ import { loadChannelScripts } from '../channel/service.ts';
 import { ChannelStore } from '../channel/store.ts';
 import type { Db } from '../store/db.ts';
 import { WatchtowerStore } from './store.ts';
-import { ownChannelTargets, rpcChannelTargets } from './targets.ts';
+import { ownChannelTargets, type PreimageFor, rpcChannelTargets } from './targets.ts';
 import { createWatchtower, type WatchLogger, type Watchtower } from './watcher.ts';
 
 export { WatchtowerStore, watchtowerSchema } from './store.ts';
@@ -33,6 +33,8 @@ export interface NodeWatchtowerOptions {
   /** `ckb.udt_whitelist`: where the cell deps of a UDT channel's type script come from. */
   udtWhitelist?: UdtWhitelistEntry[];
   onPreimage?(paymentHash: string, preimage: string): void;
+  /** What the node knows of its received TLCs' preimages: claimed on chain by the watchtower. */
+  preimageFor?: PreimageFor;
   logger?: WatchLogger;
 }
 
@@ -68,7 +70,7 @@ export async function startNodeWatchtower(o: NodeWatchtowerOptions): Promise<Wat
     scripts,
     intervalMs: Math.max(1, o.intervalSeconds) * 1000,
     targets: () => [
-      ...(o.ownChannels === false ? [] : ownChannelTargets(channels.list(), env)),
+      ...(o.ownChannels === false ? [] : ownChannelTargets(channels.list(), env, o.preimageFor)),
       ...rpcChannelTargets(store.listChannels(), udtDeps),
     ],
     onPreimage: o.onPreimage,

@@ -5,7 +5,7 @@
 import { ccc } from '@ckb-ccc/core';
 import { deriveChannelKeys, pubOf } from '../channel/keys.ts';
 import { buildCommitment, type MachineEnv, toScript } from '../channel/machine.ts';
-import { type Channel, hasFlag } from '../channel/state.ts';
+import { type Channel, hasFlag, type Tlc } from '../channel/state.ts';
 import { tlcSecret } from '../channel/tlc-keys.ts';
 import { settlementScript } from '../channel/tx.ts';
 import { committedView } from '../channel/views.ts';
@@ -65,8 +65,14 @@ function matching(args: Uint8Array, candidates: (Uint8Array | null)[]): Uint8Arr
   return candidates.find((s) => s && eq(blake160(s), args.subarray(36, 56))) ?? null;
 }
 
+/**
+ * The preimage the node decided to fulfil a TLC it received with (a paid invoice, a forward paid
+ * downstream, a preimage learned on chain), if any.
+ */
+export type PreimageFor = (channelId: string, tlc: Tlc) => string | undefined;
+
 /** Settlement of the node's own channel: scripts rebuilt from the channel state, keys from its seed. */
-function ownSettlement(ch: Channel, env: MachineEnv): SettlementKeys {
+function ownSettlement(ch: Channel, env: MachineEnv, preimageFor?: PreimageFor): SettlementKeys {
   // Derived on first use: most passes never settle anything, and derivation is EC work.
   let derived: ReturnType<typeof deriveChannelKeys> | undefined;
   const k = () => (derived ??= deriveChannelKeys(bytes(ch.seed)));
@@ -98,8 +104,10 @@ function ownSettlement(ch: Channel, env: MachineEnv): SettlementKeys {
     payTo: toScript(ch.local.shutdownScript),
     preimages() {
       const m = new Map<string, Uint8Array>();
-      for (const t of ch.tlcs)
-        if (t.removal?.preimage) m.set(t.paymentHash.slice(0, 42), bytes(t.removal.preimage));
+      for (const t of ch.tlcs) {
+        const p = t.removal?.preimage ?? (t.offered ? undefined : preimageFor?.(ch.id, t));
+        if (p) m.set(t.paymentHash.slice(0, 42), bytes(p));
+      }
       return m;
     },
   };
@@ -169,7 +177,11 @@ function rpcSettlement(c: WatchedChannel): SettlementKeys {
 }
 
 /** The node's own channels: funded, and not closed cooperatively. */
-export function ownChannelTargets(channels: Channel[], env?: MachineEnv): WatchTarget[] {
+export function ownChannelTargets(
+  channels: Channel[],
+  env?: MachineEnv,
+  preimageFor?: PreimageFor,
+): WatchTarget[] {
   const out: WatchTarget[] = [];
   for (const ch of channels) {
     if (!ch.remote || !ch.fundingTxHash) continue;
@@ -199,7 +211,7 @@ export function ownChannelTargets(channels: Channel[], env?: MachineEnv): WatchT
             }),
           }
         : null,
-      settlement: env ? ownSettlement(ch, env) : undefined,
+      settlement: env ? ownSettlement(ch, env, preimageFor) : undefined,
     });
   }
   return out;

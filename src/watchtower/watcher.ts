@@ -43,7 +43,10 @@ export interface WatchtowerOptions {
   /** The targets to check, asked afresh at each check. */
   targets(): WatchTarget[];
   intervalMs: number;
-  /** Told of each preimage learned on chain (e.g. to fulfil the upstream TLC). */
+  /**
+   * Told of each preimage learned on chain (e.g. to fulfil the upstream TLC); what must survive a
+   * stop is persisted before it returns (the watchtower stores the preimage only after).
+   */
   onPreimage?(paymentHash: string, preimage: string): void;
   logger?: WatchLogger;
 }
@@ -123,9 +126,10 @@ export function createWatchtower(o: WatchtowerOptions): Watchtower {
           const hash = bytesToHex(p.paymentHash);
           const preimage = bytesToHex(p.preimage);
           if (o.store.getPreimage(hash) === preimage) continue;
-          o.store.insertPreimage(t.nodeId, hash, preimage);
           log.info({ channel_id: t.channelId, payment_hash: hash }, 'watchtower learned a preimage on chain');
+          // Handed over before it is stored: a stop in between learns it again on the next start.
           o.onPreimage?.(hash, preimage);
+          o.store.insertPreimage(t.nodeId, hash, preimage);
         }
       }
     }

@@ -18,6 +18,7 @@ import {
   partySettlementTx,
   revocationMessage,
   revocationWitness,
+  type SettlementTlc,
   settlementScript,
   shutdownTx,
   shutdownTxSize,
@@ -123,10 +124,12 @@ describe('on the dev chain', () => {
     holderAmount: bigint,
     otherAmount: bigint,
     version: bigint,
+    tlcs: SettlementTlc[] = [],
   ) {
     const info = t.chain.scripts.commitment_lock;
     const fee = feeOf(1000n, commitmentTxSize(t.chain.scripts.funding_lock.cellDeps.length, info));
-    const script = settlementScript([], {
+    const pending = tlcs.reduce((n, x) => n + x.amount, 0n);
+    const script = settlementScript(tlcs, {
       holderPkh: blake160(A.tlcBasepoint),
       holderAmount,
       otherPkh: blake160(B.tlcBasepoint),
@@ -138,7 +141,7 @@ describe('on the dev chain', () => {
       fundingOutPoint: outPoint,
       commitmentLock: info,
       args,
-      capacity: holderAmount + otherAmount - fee,
+      capacity: holderAmount + otherAmount + pending - fee,
     });
     const keys = sorted2(A.fundingPubkey, B.fundingPubkey);
     const msg = txMessage(tx);
@@ -252,6 +255,40 @@ describe('on the dev chain', () => {
     });
     expect(aTx.outputs).toHaveLength(1);
     expect(code(aTx)).toBe(0);
+  });
+
+  it('a side takes its share with a TLC pending: the continuation keeps the TLC', () => {
+    const op = fundingCell(850n * CKB);
+    // A (the holder) offered B a 100-CKB TLC; A holds 526 + 62, B 100 + 62.
+    const tlc: SettlementTlc = {
+      offeredByHolder: true,
+      hashAlgorithm: 0,
+      amount: 100n * CKB,
+      paymentHash: new Uint8Array(32).fill(0x77),
+      holderKeyHash: blake160(A.tlcBasepoint),
+      otherKeyHash: blake160(B.tlcBasepoint),
+      expiry: 1_900_000_000_000n,
+    };
+    const c = signedCommitment(op, 588n * CKB, 162n * CKB, 1n, [tlc]);
+    const commitHash = send(c.tx);
+    for (let i = 0; i < 13; i++) t.chain.generateBlock();
+    const bTx = partySettlementTx({
+      cell: { outPoint: { txHash: commitHash, index: 0 }, output: c.tx.outputs[0]! },
+      script: c.script,
+      holder: false,
+      settleKey: B.tlcBaseKey,
+      to: lockOf(KEY_B),
+      fee: 1000n,
+      cellDeps: t.chain.scripts.commitment_lock.cellDeps,
+      delayEpoch: DELAY,
+    });
+    // The TLC and A's share stay locked; the new script keeps the TLC entry, B's block zeroed.
+    const kept = ccc.bytesFrom(c.script).slice();
+    kept.fill(0, 1 + 85 + 36);
+    expect(bTx.outputs[0]!.capacity).toBe(688n * CKB - c.fee);
+    expect(hex(ccc.bytesFrom(bTx.outputs[0]!.lock.args).subarray(36, 56))).toBe(hex(blake160(kept)));
+    expect(bTx.outputs[1]!.capacity).toBe(162n * CKB - 1000n);
+    expect(code(bTx)).toBe(0);
   });
 
   it('cooperative close pays each side balance + reserve − its fee, ordered by funding key', () => {

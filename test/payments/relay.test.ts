@@ -217,6 +217,20 @@ describe('payment relay over simulated channels', () => {
     expect(A.payments.get(hash2).failed_error).toBe('InvoiceCancelled');
   });
 
+  it('a preimage B learns elsewhere (a claim on chain) fulfils the TLC it forwarded it for', async () => {
+    const pre = new Uint8Array(32).fill(0x44);
+    const { ckbHash } = await import('../../src/crypto/hash.ts');
+    const hash = bytesToHex(ckbHash(pre));
+    const held = C.invoices.newInvoice({ amount: 7_000n, currency: 'Fibd', paymentHash: hash });
+    A.payments.send({ invoice: held.invoiceAddress });
+    await waitFor(() => C.invoices.getInvoice(hash).status === 'Received', 'received');
+    const bBefore = B.balances.get('ch1')!;
+    // C never fulfils off chain: B reads the preimage from C's claim of the TLC on chain.
+    await B.relay.preimageLearned(hash, pre);
+    await waitFor(() => A.payments.get(hash).status === 'Success', 'payment success');
+    expect(B.balances.get('ch1')).toBe(bBefore + 7_000n + BigInt(A.payments.get(hash).fee));
+  });
+
   it('reads a final-hop error through the forwarding layer', async () => {
     const unknown = bytesToHex(new Uint8Array(32).fill(0x77));
     A.payments.send({ target_pubkey: C.pubkey, amount: 2_000n, payment_hash: unknown });

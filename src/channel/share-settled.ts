@@ -1,8 +1,10 @@
 /**
- * After a force close of a UDT channel, the watchtower settles the commitment cell (tokens need
- * UDT outputs and wallet capacity: `watchtower/udt-settlement.ts`), not the channel layer. The
- * channel only learns when its share is out: every live cell left under the commitment's lock
- * (its args up to the version: the commitment and its continuations) has our party block zeroed.
+ * After a force close of a UDT channel, or of a commitment with TLCs pending, the watchtower
+ * settles the commitment cell, not the channel layer: tokens need UDT outputs and wallet capacity
+ * (`watchtower/udt-settlement.ts`), and a share must wait until no TLC its side may claim is left
+ * (`watchtower/settle.ts`). The channel only learns when its share is out: every live cell left
+ * under the commitment's lock (its args up to the version: the commitment and its continuations)
+ * has our party block zeroed.
  */
 import { ccc } from '@ckb-ccc/core';
 import { cccA } from '@ckb-ccc/core/advanced';
@@ -12,11 +14,11 @@ import { parseSettlementScript, scriptAfterWitness } from '../watchtower/settle.
 import type { ScriptInfo } from './tx.ts';
 
 /**
- * Whether our share of a UDT commitment (`commitmentArgs`: its 57-byte lock args; `holder`: the
+ * Whether our share of a commitment (`commitmentArgs`: its 57-byte lock args; `holder`: the
  * commitment is ours) has been settled on chain. Cells whose settlement script cannot be read
  * count as not settled.
  */
-export async function udtShareSettled(
+export async function shareSettled(
   chain: ChainClient,
   commitmentLock: ScriptInfo,
   commitmentTxHash: string,
