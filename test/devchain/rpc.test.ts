@@ -36,6 +36,29 @@ afterAll(async () => {
 });
 
 describe('dev chain JSON-RPC: chain methods', () => {
+  it('get_consensus names the system scripts by their type hashes, as a CKB SDK reads them', async () => {
+    const c = await rpc('get_consensus');
+    expect(c.id).toBe('ckb_dev');
+    expect(c.genesis_hash).toBe((await rpc('get_block_by_number', ['0x0'])).header.hash);
+    // CKB's well-known dev-chain type hashes of the bundled sighash and multisig cells.
+    expect(c.secp256k1_blake160_sighash_all_type_hash).toBe(
+      '0x9bd7e06f3ecf4be0f2fcd2188b23f1b9fcc88e5d4b65a8637b17723bbda3cce8',
+    );
+    expect(c.secp256k1_blake160_multisig_all_type_hash).toBe(
+      '0x5c5069eb0857efc65e1bca0c07df34c31663b3622fd3876c876320fc9634e2a8',
+    );
+    expect(c.dao_type_hash).toBe('0x82d76d1b75fe2fd9a27dfbaa65a039221a380d76c926f378d3f81cf3e7e13f2e');
+    expect(c.hardfork_features.map((f: { rfc: string }) => f.rfc)).toContain('0049');
+  });
+
+  it('get_epoch_by_number answers the epochs reached, null beyond; get_current_epoch agrees', async () => {
+    const current = await rpc('get_current_epoch');
+    expect(await rpc('get_epoch_by_number', [current.number])).toEqual(current);
+    expect((await rpc('get_epoch_by_number', ['0x0'])).start_number).toBe('0x0');
+    expect(await rpc('get_epoch_by_number', [`0x${(BigInt(current.number) + 1n).toString(16)}`])).toBeNull();
+    await expect(rpc('get_epoch_by_number', [])).rejects.toThrow(/InvalidParams/);
+  });
+
   it('serves headers and blocks in CKB shapes, genesis included', async () => {
     const tip = await rpc('get_tip_header');
     expect(Object.keys(tip).sort()).toEqual([

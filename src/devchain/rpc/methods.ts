@@ -12,6 +12,7 @@ import { ChainTxError } from '../errors.ts';
 import { getCells, getCellsCapacity, getTransactions, type IoRow, type TxGroup } from '../indexer.ts';
 import { epochFromFull, epochOfBlock } from '../since.ts';
 import type { CellRow } from '../store.ts';
+import { consensusJson, epochJson } from './consensus.ts';
 import {
   blockJson,
   bytes,
@@ -105,13 +106,12 @@ export function devchainMethods(chain: DevChain): Map<string, Handler> {
   });
   m.set('get_current_epoch', (p) => {
     args(p);
-    const e = epochFromFull(epochOfBlock(chain.tip.number, chain.epochLength));
-    return {
-      compact_target: q(chain.tip.compactTarget),
-      length: q(chain.epochLength),
-      number: q(e.number),
-      start_number: q(e.number === 0n ? 0n : e.number * chain.epochLength),
-    };
+    return epochJson(chain, epochFromFull(epochOfBlock(chain.tip.number, chain.epochLength)).number);
+  });
+  m.set('get_epoch_by_number', (p) => epochJson(chain, args(p, u64)[0]));
+  m.set('get_consensus', (p) => {
+    args(p);
+    return consensusJson(chain);
   });
   m.set('get_transaction', (p) => {
     const [hash] = args(p, h256, opt(u32), opt(z.boolean()));

@@ -64,7 +64,11 @@ function call(methods: ReturnType<typeof devchainMethods>, r: Request) {
     return envelope(r?.id, { code: -32600, message: 'Invalid Request' });
   }
   const fn = methods.get(r.method);
-  if (!fn) return envelope(r.id, { code: -32601, message: 'Method not found' });
+  if (!fn) {
+    // Said on stderr: a client (a reference node, a wallet) asking for what the dev chain lacks.
+    process.stderr.write(`devchain: method not found: ${r.method.slice(0, 64)}\n`);
+    return envelope(r.id, { code: -32601, message: 'Method not found' });
+  }
   const params = r.params === undefined || r.params === null ? [] : r.params;
   if (!Array.isArray(params))
     return envelope(r.id, { code: -32602, message: 'InvalidParams: params must be an array' });
