@@ -1412,8 +1412,9 @@ export class ChannelService {
       }
       return;
     }
-    const offered = m.fundingAmount + m.reservedCkbAmount;
-    if (offered >= minCkbFundingAmount && ckbFundingAmount >= reserve) {
+    // As fnn: the opener's funding amount alone (its reserve aside) meets the minimum, and we
+    // have an amount to add that covers our reserve.
+    if (m.fundingAmount >= minCkbFundingAmount && ckbFundingAmount > 0n && ckbFundingAmount >= reserve) {
       this.commit(acceptChannel(ch, { fundingAmount: ckbFundingAmount - reserve }));
     } else {
       this.commit({ ch, effects: [] });

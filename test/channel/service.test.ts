@@ -140,6 +140,19 @@ describe('channel service', () => {
     ]);
   });
 
+  it("auto-accepts by the opener's funding amount alone, as fnn: with the reserve it would reach the minimum, without it not", async () => {
+    svc = service(450n * CKB);
+    await peers.deliver(PEER, open()); // 438 CKB funding + 62 CKB reserve
+    await settle();
+    expect(svc.list().map((c) => c.state)).toEqual(['NEGOTIATING_FUNDING']);
+    expect(peers.sent).toEqual([]);
+    await svc.stop();
+    svc = service(438n * CKB);
+    await peers.deliver(OTHER, open({ channelId: new Uint8Array(32).fill(7) }));
+    await settle();
+    expect(svc.list().find((c) => c.peer === OTHER)?.state).toBe('COLLABORATING_FUNDING_TX');
+  });
+
   it('aborts an opening still unsigned after funding_timeout_seconds, telling the peer', async () => {
     svc = service(10_000n * CKB, { fundingTimeoutSeconds: 1, pollMs: 20 }); // no auto-accept
     await peers.deliver(PEER, open());
