@@ -140,6 +140,9 @@ export async function startDevnet(opts: DevnetOptions): Promise<RunningDevnet> {
         `127.0.0.1:${opts.basePort}`,
         '--block-interval',
         String(opts.blockIntervalMs),
+        // Strand's spec: the Fiber scripts in genesis tx0 outputs 6–8, where a reference node
+        // (fnn, fiber-js) on a dev chain looks for them, so it can join this network.
+        ...(fresh ? ['--spec', 'strand'] : []),
         ...(fresh && opts.epochLength ? ['--epoch-length', String(opts.epochLength)] : []),
         ...fund,
       ],
