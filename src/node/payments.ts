@@ -84,7 +84,7 @@ export function wirePayments(w: PaymentWiring): {
   const r = relay;
   // The channels' TLC expiry check asks the payments layer what it knows of received TLCs.
   w.channels.expiry.hooks = {
-    preimageFor: (_channelId, t) => r.preimageFor(t),
+    preimageFor: (channelId, t) => r.preimageFor(channelId, t),
     // Forwarded TLCs follow their next hop; held ones wait for settle/cancel until expiry nears.
     forwarded: (channelId, t) => links.forwardedFrom(channelId, t.id),
     failExpiring: (channelId, t) => r.failExpiring(incomingTlc(channelId, t)),

@@ -10,6 +10,8 @@
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
 import type { InvoiceService } from '../invoice/service.ts';
 import { allowsMpp, expiresAtMs, findAttr } from '../invoice/types.ts';
+import type { Invoice } from '../invoice/types.ts';
+import { invoiceAsset, scriptAsset } from './asset.ts';
 import type { HeldTlc, TlcLink, TlcLinks, TlcOutcome } from './links.ts';
 import { MPP_HOLD_TIMEOUT_MS } from './mpp.ts';
 import { decodeMppRecord, MPP_RECORD_KEY, TRAMPOLINE_RECORD_KEY } from './onion/hop-data.ts';
@@ -652,6 +654,8 @@ export class PaymentRelay {
         return fail('FinalIncorrectTlcAmount');
       const preimage = invoice.preimage;
       if (preimage && !preimageMatches(preimage, hash, alg)) return fail('IncorrectOrUnknownPaymentDetails');
+      // The asset the invoice asks for, whoever the payer is (the reference's "UDT type script not match").
+      if (!this.paysInAsset(tlc.channelId, invoice.invoice)) return fail('IncorrectOrUnknownPaymentDetails');
       if (accepted)
         return this.receiveAccepted(tlc, invoice.status as 'Received' | 'Paid', preimage, record, secret);
       if (mpp) {
@@ -731,15 +735,22 @@ export class PaymentRelay {
    * use — learned downstream or by keysend (no invoice), or the invoice's once the payment was
    * accepted (Received or Paid) and the TLC pays it in full.
    */
-  preimageFor(tlc: { paymentHash: string; amount: bigint }): string | undefined {
+  preimageFor(channelId: string, tlc: { paymentHash: string; amount: bigint }): string | undefined {
     const preimage = this.o.invoices.getPreimage(tlc.paymentHash);
     if (!preimage) return undefined;
     const invoice = this.o.invoices.lookupForPayment(tlc.paymentHash);
     if (invoice) {
       if (invoice.status !== 'Received' && invoice.status !== 'Paid') return undefined;
       if (invoice.invoice.amount !== undefined && tlc.amount < invoice.invoice.amount) return undefined;
+      if (!this.paysInAsset(channelId, invoice.invoice)) return undefined;
     }
     return bytesToHex(preimage);
+  }
+
+  /** Whether a TLC on the channel moves the asset the invoice asks for (CKB or its UDT). */
+  private paysInAsset(channelId: string, inv: Invoice): boolean {
+    const policy = this.o.channels.policyOf(channelId);
+    return !!policy && scriptAsset(policy.udtScript) === invoiceAsset(inv);
   }
 
   /** A received TLC we did not forward nears its expiry: failed back with ExpiryTooSoon. */
