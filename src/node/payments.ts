@@ -93,7 +93,10 @@ export function wirePayments(w: PaymentWiring): {
   r.resume();
   const fail = (what: string) => (err: unknown) => w.log.error({ err: (err as Error).message }, what);
   const stopRecording = w.channels.onTlcRecord((channelId, n) => {
-    if (!n.tlc.offered) return;
+    if (!n.tlc.offered) {
+      if (n.type === 'fulfilled') r.recordReceivedFulfilled(n.tlc.paymentHash);
+      return;
+    }
     if (n.type === 'fulfilled') r.recordOutcome(channelId, n.tlc.id, { preimage: hexToBytes(n.preimage) });
     else if (n.type === 'failed') r.recordOutcome(channelId, n.tlc.id, { errorPacket: hexToBytes(n.error) });
   });

@@ -9,8 +9,8 @@
  */
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
 import type { InvoiceService } from '../invoice/service.ts';
-import { allowsMpp, expiresAtMs, findAttr } from '../invoice/types.ts';
 import type { Invoice } from '../invoice/types.ts';
+import { allowsMpp, expiresAtMs, findAttr } from '../invoice/types.ts';
 import { invoiceAsset, scriptAsset } from './asset.ts';
 import type { HeldTlc, TlcLink, TlcLinks, TlcOutcome } from './links.ts';
 import { MPP_HOLD_TIMEOUT_MS } from './mpp.ts';
@@ -199,6 +199,17 @@ export class PaymentRelay {
    */
   recordOutcome(channelId: string, tlcId: bigint, outcome: TlcOutcome): void {
     if (this.o.links.get(channelId, tlcId)) this.o.links.recordOutcome(channelId, tlcId, outcome);
+  }
+
+  /**
+   * A TLC the peer offered us was removed with its preimage: the invoice it paid is Paid (the
+   * reference's `apply_remove_tlc_operation`). Called in the transaction that saves the channel
+   * state which removed it, whatever fulfilled it — the final hop, a held set settled, a retry
+   * after a refused fulfil or a restart, the expiry check — so that none leaves it Received.
+   */
+  recordReceivedFulfilled(paymentHash: string): void {
+    const found = this.o.invoices.lookupForPayment(paymentHash);
+    if (found && found.status !== 'Paid') this.o.invoices.markPaid(paymentHash);
   }
 
   private async deliver(channelId: string, tlcId: bigint, link: TlcLink, outcome: TlcOutcome): Promise<void> {
@@ -447,24 +458,33 @@ export class PaymentRelay {
     const preimage = this.o.invoices.getPreimage(paymentHash);
     if (!preimage) return;
     for (const h of this.o.links.held(paymentHash))
-      await this.o.channels.fulfilTlc(h.channelId, h.tlcId, preimage);
+      await this.o.channels.fulfilTlc(h.channelId, h.tlcId, preimage).catch(this.notRemoved(h));
     this.o.links.release(paymentHash);
-    this.o.invoices.markPaid(paymentHash);
   }
 
   /** `cancel_invoice` on a held payment: fail what was held. */
   async cancelHeld(paymentHash: string): Promise<void> {
-    for (const h of this.o.links.held(paymentHash)) {
-      await this.o.channels.failTlc(
-        h.channelId,
-        h.tlcId,
-        createErrorPacket(
-          { code: 'InvoiceCancelled', extra: null },
-          h.sharedSecret ? hexToBytes(h.sharedSecret) : null,
-        ),
-      );
-    }
+    for (const h of this.o.links.held(paymentHash))
+      await this.failHeld(h, 'InvoiceCancelled').catch(this.notRemoved(h));
     this.o.links.release(paymentHash);
+  }
+
+  /**
+   * settle_invoice and cancel_invoice answer before the held TLCs move: a removal the channel
+   * refuses (closed meanwhile) is logged, not thrown at no one (an unhandled rejection ends the
+   * node); the TLC is left to the expiry check.
+   */
+  private notRemoved(h: HeldTlc) {
+    return (e: unknown) =>
+      this.o.logger?.warn(
+        {
+          payment_hash: h.paymentHash,
+          channel: h.channelId,
+          tlc: String(h.tlcId),
+          err: (e as Error).message,
+        },
+        'removing a held TLC failed',
+      );
   }
 
   /**
@@ -515,7 +535,6 @@ export class PaymentRelay {
     for (const f of decision.fail) await this.failHeld(heldOf(f.part), f.code);
     if (decision.complete && preimage) {
       for (const p of decision.settle) await this.o.channels.fulfilTlc(p.channelId, p.tlcId, preimage);
-      this.o.invoices.markPaid(paymentHash);
     }
   }
 
@@ -689,7 +708,6 @@ export class PaymentRelay {
       }
       this.o.invoices.markReceived(tlc.paymentHash, tlc.amount);
       await this.o.channels.fulfilTlc(tlc.channelId, tlc.tlcId, preimage);
-      this.o.invoices.markPaid(tlc.paymentHash);
       return;
     }
     // An MPP part for an invoice this node does not know.
@@ -714,7 +732,6 @@ export class PaymentRelay {
   ): Promise<void> {
     if (preimage) {
       await this.o.channels.fulfilTlc(tlc.channelId, tlc.tlcId, preimage);
-      if (status === 'Received') this.o.invoices.markPaid(tlc.paymentHash);
       return;
     }
     if (status === 'Paid')

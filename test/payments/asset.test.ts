@@ -12,7 +12,7 @@ import { TlcLinks } from '../../src/payment/links.ts';
 import { encodeMppRecord, MPP_RECORD_KEY } from '../../src/payment/onion/hop-data.ts';
 import { buildOnion, decodeErrorPacket } from '../../src/payment/onion/packet.ts';
 import { buildPaymentHops } from '../../src/payment/onion/route-hops.ts';
-import { buildNetwork, CKB, type Stack, type SimChannel, waitFor } from './sim-network.ts';
+import { buildNetwork, CKB, type SimChannel, type Stack, waitFor } from './sim-network.ts';
 
 const TOKEN_X = { code_hash: `0x${'ab'.repeat(32)}`, hash_type: 'type' as const, args: '0x0102' };
 const TOKEN_Y = { code_hash: `0x${'cd'.repeat(32)}`, hash_type: 'type' as const, args: '0x0304' };
