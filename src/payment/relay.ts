@@ -104,6 +104,9 @@ export class PaymentRelay {
   /** Trampoline sessions whose incoming TLC is being settled now. */
   private readonly settling = new Set<string>();
 
+  /** Received TLCs (`channel/tlc`) being failed near their expiry. */
+  private readonly failingExpired = new Set<string>();
+
   constructor(private readonly o: RelayOptions) {
     this.now = o.now ?? Date.now;
     o.payments.onTrampolineEnd((s) => void this.settleUpstream(s));
@@ -770,8 +773,14 @@ export class PaymentRelay {
     return !!policy && scriptAsset(policy.udtScript) === invoiceAsset(inv);
   }
 
-  /** A received TLC we did not forward nears its expiry: failed back with ExpiryTooSoon. */
+  /**
+   * A received TLC we did not forward nears its expiry: failed back with ExpiryTooSoon. The fail
+   * may wait for a reconnecting peer; meanwhile a later check does not fail the TLC again.
+   */
   async failExpiring(tlc: IncomingTlc): Promise<void> {
+    const key = `${tlc.channelId}/${tlc.tlcId}`;
+    if (this.failingExpired.has(key)) return;
+    this.failingExpired.add(key);
     let secret: Uint8Array | null = null;
     try {
       if (tlc.onion.length)
@@ -779,7 +788,11 @@ export class PaymentRelay {
     } catch (e) {
       if (!(e instanceof OnionError)) throw e;
     }
-    await this.fail(tlc, { code: 'ExpiryTooSoon', extra: null }, secret);
+    try {
+      await this.fail(tlc, { code: 'ExpiryTooSoon', extra: null }, secret);
+    } finally {
+      this.failingExpired.delete(key);
+    }
   }
 
   private channelFailed(code: TlcErrorCodeName, channelOutpoint: string): TlcErr {
