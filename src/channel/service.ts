@@ -605,7 +605,11 @@ export class ChannelService {
     return { tlcId: tlcId as bigint };
   }
 
-  /** Fulfils (preimage) or fails (error packet) a TLC the peer offered us; waits like `addTlc`. */
+  /**
+   * Fulfils (preimage) or fails (error packet) a TLC the peer offered us; waits like `addTlc`.
+   * `waitMs: Infinity` waits for the round however long it takes: a removal refused while the
+   * peer reconnects would otherwise wait for the next expiry check to be sent again.
+   */
   async removeTlc(
     channelId: string,
     tlcId: bigint,
@@ -635,6 +639,11 @@ export class ChannelService {
 
   /** The round ended: everything queued meanwhile goes out as the updates of one new round. */
   private drainTlcs(ch: Channel): void {
+    if (ch.state === 'CLOSED') {
+      for (const w of this.tlcQueue.take(ch.tempId))
+        w.reject(new DomainError('Messaging failed because channel is closed'));
+      return;
+    }
     if (ch.round) return;
     const ws = this.tlcQueue.take(ch.tempId);
     if (ws.length) this.runTlcBatch(ch, ws);
@@ -796,7 +805,7 @@ export class ChannelService {
     this.o.onChange?.(s.ch);
     this.ackTimeout.observe(s.ch);
     for (const e of s.effects) this.perform(s.ch, e);
-    if (!s.ch.round) this.drainTlcs(s.ch);
+    this.drainTlcs(s.ch);
   }
 
   private perform(ch: Channel, e: Effect): void {

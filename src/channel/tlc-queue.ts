@@ -22,11 +22,14 @@ export class TlcQueue {
   /**
    * Queues `w` behind the channel's round; if the round has not ended within `waitMs`, `w`
    * leaves the queue and fails with the reference's "waiting TLC ACK" text, as a busy channel
-   * answered before batching.
+   * answered before batching. With an infinite `waitMs` it waits for the round however long
+   * (a peer reconnecting), until the channel closes or the node stops.
    */
   add(key: string, w: WaitingTlc, waitMs: number): void {
     const list = this.waiting.get(key) ?? [];
     this.waiting.set(key, list);
+    list.push(w);
+    if (!Number.isFinite(waitMs)) return;
     w.timer = setTimeout(() => {
       const at = list.indexOf(w);
       if (at < 0) return;
@@ -35,7 +38,6 @@ export class TlcQueue {
       w.reject(new DomainError(WAITING_ACK));
     }, waitMs);
     w.timer.unref?.();
-    list.push(w);
   }
 
   /** Everything waiting for the channel, oldest first; their timers stop. */

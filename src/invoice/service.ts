@@ -48,7 +48,8 @@ export interface InvoiceServiceOptions {
   features?: { mpp?: boolean; trampolineRouting?: boolean };
   /**
    * Called by settle_invoice after the preimage of a Received hold invoice is stored: the payment
-   * layer fulfils the held TLCs and then calls `markPaid`. Without it, settle marks Paid at once.
+   * layer fulfils the held TLCs, and `markPaid` follows once a channel has removed one with the
+   * preimage. Without it, settle marks Paid at once.
    */
   onSettle?: (paymentHash: Uint8Array, preimage: Uint8Array) => void;
   /** Called after cancel_invoice committed, so that the payment layer fails any held TLCs. */
@@ -97,7 +98,11 @@ export interface InvoiceService {
   lookupForPayment(paymentHash: Hash32): StoredInvoice | undefined;
   /** A payment for the invoice arrived (TLCs held). Open → Received; refuses expired/cancelled/paid. */
   markReceived(paymentHash: Hash32, amount: bigint): InvoiceStatus;
-  /** The TLCs were fulfilled. Any status → Paid. */
+  /**
+   * A TLC was fulfilled. Any status → Paid. May run inside a transaction of the node's database
+   * (the one saving the channel state that removed the TLC): then `onChange` reports it only
+   * once that transaction has committed.
+   */
   markPaid(paymentHash: Hash32): InvoiceStatus;
   getPreimage(paymentHash: Hash32): Uint8Array | undefined;
   /** Stores a preimage (learned or given); must hash to the payment hash with ckb_hash or sha256. */
@@ -143,6 +148,17 @@ export function createInvoiceService(opts: InvoiceServiceOptions): InvoiceServic
     return out;
   }
 
+  /**
+   * Reports a status change once it is on disk: at once, or — written inside a caller's
+   * transaction — after it commits (and only if it did: the status is read back).
+   */
+  function afterCommit(hash: Uint8Array, status: InvoiceStatus) {
+    if (!opts.db.inTransaction) return statusChange(hash, status);
+    queueMicrotask(() => {
+      if (tables.get(hash)?.status === status) statusChange(hash, status);
+    });
+  }
+
   /** Applies one event through the state machine, in one transaction; returns the new status. */
   function apply(hash: Uint8Array, event: StatusEvent, notFound: string, receivedAmount?: bigint) {
     const result = tables.transaction(() => {
@@ -158,7 +174,7 @@ export function createInvoiceService(opts: InvoiceServiceOptions): InvoiceServic
       if (changed || receivedAmount !== undefined) tables.setStatus(hash, t.status, now(), receivedAmount);
       return { status: t.status, changed };
     });
-    if (result.changed) statusChange(hash, result.status);
+    if (result.changed) afterCommit(hash, result.status);
     return result.status;
   }
 

@@ -82,18 +82,25 @@ export function wirePayments(w: PaymentWiring): {
     logger: w.log,
   });
   const r = relay;
+  const fail = (what: string) => (err: unknown) => w.log.error({ err: (err as Error).message }, what);
   // The channels' TLC expiry check asks the payments layer what it knows of received TLCs.
   w.channels.expiry.hooks = {
-    preimageFor: (_channelId, t) => r.preimageFor(t),
+    preimageFor: (channelId, t) => r.preimageFor(channelId, t),
     // Forwarded TLCs follow their next hop; held ones wait for settle/cancel until expiry nears.
     forwarded: (channelId, t) => links.forwardedFrom(channelId, t.id),
-    failExpiring: (channelId, t) => r.failExpiring(incomingTlc(channelId, t)),
+    // Not awaited: the fail waits for the channel's round (a peer reconnecting), and the check
+    // of every other channel must not wait with it.
+    failExpiring: async (channelId, t) => {
+      void r.failExpiring(incomingTlc(channelId, t)).catch(fail('failing a TLC near its expiry failed'));
+    },
   };
   // Sessions and outcomes a stop (or a crash) cut short, before any channel event arrives.
   r.resume();
-  const fail = (what: string) => (err: unknown) => w.log.error({ err: (err as Error).message }, what);
   const stopRecording = w.channels.onTlcRecord((channelId, n) => {
-    if (!n.tlc.offered) return;
+    if (!n.tlc.offered) {
+      if (n.type === 'fulfilled') r.recordReceivedFulfilled(n.tlc.paymentHash);
+      return;
+    }
     if (n.type === 'fulfilled') r.recordOutcome(channelId, n.tlc.id, { preimage: hexToBytes(n.preimage) });
     else if (n.type === 'failed') r.recordOutcome(channelId, n.tlc.id, { errorPacket: hexToBytes(n.error) });
   });

@@ -105,7 +105,11 @@ export function channelTlcPort(channels: ChannelService): ChannelTlcPort {
         .flatMap((c) => offeredBy(c));
     },
     unresolvedReceived: () => channels.store.list().flatMap((c) => unresolvedReceivedOf(c)),
-    fulfilTlc: (channelId, tlcId, preimage) => channels.removeTlc(channelId, tlcId, { preimage }),
-    failTlc: (channelId, tlcId, errorPacket) => channels.removeTlc(channelId, tlcId, { error: errorPacket }),
+    // Behind a round the peer has yet to answer (it may be reconnecting), a removal waits for it
+    // and goes out as soon as the round ends, instead of being refused.
+    fulfilTlc: (channelId, tlcId, preimage) =>
+      channels.removeTlc(channelId, tlcId, { preimage }, { waitMs: Number.POSITIVE_INFINITY }),
+    failTlc: (channelId, tlcId, errorPacket) =>
+      channels.removeTlc(channelId, tlcId, { error: errorPacket }, { waitMs: Number.POSITIVE_INFINITY }),
   };
 }

@@ -9,7 +9,9 @@
  */
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
 import type { InvoiceService } from '../invoice/service.ts';
+import type { Invoice } from '../invoice/types.ts';
 import { allowsMpp, expiresAtMs, findAttr } from '../invoice/types.ts';
+import { invoiceAsset, scriptAsset } from './asset.ts';
 import type { HeldTlc, TlcLink, TlcLinks, TlcOutcome } from './links.ts';
 import { MPP_HOLD_TIMEOUT_MS } from './mpp.ts';
 import { decodeMppRecord, MPP_RECORD_KEY, TRAMPOLINE_RECORD_KEY } from './onion/hop-data.ts';
@@ -101,6 +103,9 @@ export class PaymentRelay {
 
   /** Trampoline sessions whose incoming TLC is being settled now. */
   private readonly settling = new Set<string>();
+
+  /** Received TLCs (`channel/tlc`) being failed near their expiry. */
+  private readonly failingExpired = new Set<string>();
 
   constructor(private readonly o: RelayOptions) {
     this.now = o.now ?? Date.now;
@@ -214,6 +219,17 @@ export class PaymentRelay {
    */
   recordOutcome(channelId: string, tlcId: bigint, outcome: TlcOutcome): void {
     if (this.o.links.get(channelId, tlcId)) this.o.links.recordOutcome(channelId, tlcId, outcome);
+  }
+
+  /**
+   * A TLC the peer offered us was removed with its preimage: the invoice it paid is Paid (the
+   * reference's `apply_remove_tlc_operation`). Called in the transaction that saves the channel
+   * state which removed it, whatever fulfilled it — the final hop, a held set settled, a retry
+   * after a refused fulfil or a restart, the expiry check — so that none leaves it Received.
+   */
+  recordReceivedFulfilled(paymentHash: string): void {
+    const found = this.o.invoices.lookupForPayment(paymentHash);
+    if (found && found.status !== 'Paid') this.o.invoices.markPaid(paymentHash);
   }
 
   private async deliver(channelId: string, tlcId: bigint, link: TlcLink, outcome: TlcOutcome): Promise<void> {
@@ -463,24 +479,33 @@ export class PaymentRelay {
     const preimage = this.o.invoices.getPreimage(paymentHash);
     if (!preimage) return;
     for (const h of this.o.links.held(paymentHash))
-      await this.o.channels.fulfilTlc(h.channelId, h.tlcId, preimage);
+      await this.o.channels.fulfilTlc(h.channelId, h.tlcId, preimage).catch(this.notRemoved(h));
     this.o.links.release(paymentHash);
-    this.o.invoices.markPaid(paymentHash);
   }
 
   /** `cancel_invoice` on a held payment: fail what was held. */
   async cancelHeld(paymentHash: string): Promise<void> {
-    for (const h of this.o.links.held(paymentHash)) {
-      await this.o.channels.failTlc(
-        h.channelId,
-        h.tlcId,
-        createErrorPacket(
-          { code: 'InvoiceCancelled', extra: null },
-          h.sharedSecret ? hexToBytes(h.sharedSecret) : null,
-        ),
-      );
-    }
+    for (const h of this.o.links.held(paymentHash))
+      await this.failHeld(h, 'InvoiceCancelled').catch(this.notRemoved(h));
     this.o.links.release(paymentHash);
+  }
+
+  /**
+   * settle_invoice and cancel_invoice answer before the held TLCs move: a removal the channel
+   * refuses (closed meanwhile) is logged, not thrown at no one (an unhandled rejection ends the
+   * node); the TLC is left to the expiry check.
+   */
+  private notRemoved(h: HeldTlc) {
+    return (e: unknown) =>
+      this.o.logger?.warn(
+        {
+          payment_hash: h.paymentHash,
+          channel: h.channelId,
+          tlc: String(h.tlcId),
+          err: (e as Error).message,
+        },
+        'removing a held TLC failed',
+      );
   }
 
   /**
@@ -531,7 +556,6 @@ export class PaymentRelay {
     for (const f of decision.fail) await this.failHeld(heldOf(f.part), f.code);
     if (decision.complete && preimage) {
       for (const p of decision.settle) await this.o.channels.fulfilTlc(p.channelId, p.tlcId, preimage);
-      this.o.invoices.markPaid(paymentHash);
     }
   }
 
@@ -670,6 +694,8 @@ export class PaymentRelay {
         return fail('FinalIncorrectTlcAmount');
       const preimage = invoice.preimage;
       if (preimage && !preimageMatches(preimage, hash, alg)) return fail('IncorrectOrUnknownPaymentDetails');
+      // The asset the invoice asks for, whoever the payer is (the reference's "UDT type script not match").
+      if (!this.paysInAsset(tlc.channelId, invoice.invoice)) return fail('IncorrectOrUnknownPaymentDetails');
       if (accepted)
         return this.receiveAccepted(tlc, invoice.status as 'Received' | 'Paid', preimage, record, secret);
       if (mpp) {
@@ -703,7 +729,6 @@ export class PaymentRelay {
       }
       this.o.invoices.markReceived(tlc.paymentHash, tlc.amount);
       await this.o.channels.fulfilTlc(tlc.channelId, tlc.tlcId, preimage);
-      this.o.invoices.markPaid(tlc.paymentHash);
       return;
     }
     // An MPP part for an invoice this node does not know.
@@ -728,7 +753,6 @@ export class PaymentRelay {
   ): Promise<void> {
     if (preimage) {
       await this.o.channels.fulfilTlc(tlc.channelId, tlc.tlcId, preimage);
-      if (status === 'Received') this.o.invoices.markPaid(tlc.paymentHash);
       return;
     }
     if (status === 'Paid')
@@ -749,19 +773,32 @@ export class PaymentRelay {
    * use — learned downstream or by keysend (no invoice), or the invoice's once the payment was
    * accepted (Received or Paid) and the TLC pays it in full.
    */
-  preimageFor(tlc: { paymentHash: string; amount: bigint }): string | undefined {
+  preimageFor(channelId: string, tlc: { paymentHash: string; amount: bigint }): string | undefined {
     const preimage = this.o.invoices.getPreimage(tlc.paymentHash);
     if (!preimage) return undefined;
     const invoice = this.o.invoices.lookupForPayment(tlc.paymentHash);
     if (invoice) {
       if (invoice.status !== 'Received' && invoice.status !== 'Paid') return undefined;
       if (invoice.invoice.amount !== undefined && tlc.amount < invoice.invoice.amount) return undefined;
+      if (!this.paysInAsset(channelId, invoice.invoice)) return undefined;
     }
     return bytesToHex(preimage);
   }
 
-  /** A received TLC we did not forward nears its expiry: failed back with ExpiryTooSoon. */
+  /** Whether a TLC on the channel moves the asset the invoice asks for (CKB or its UDT). */
+  private paysInAsset(channelId: string, inv: Invoice): boolean {
+    const policy = this.o.channels.policyOf(channelId);
+    return !!policy && scriptAsset(policy.udtScript) === invoiceAsset(inv);
+  }
+
+  /**
+   * A received TLC we did not forward nears its expiry: failed back with ExpiryTooSoon. The fail
+   * may wait for a reconnecting peer; meanwhile a later check does not fail the TLC again.
+   */
   async failExpiring(tlc: IncomingTlc): Promise<void> {
+    const key = `${tlc.channelId}/${tlc.tlcId}`;
+    if (this.failingExpired.has(key)) return;
+    this.failingExpired.add(key);
     let secret: Uint8Array | null = null;
     try {
       if (tlc.onion.length)
@@ -769,7 +806,11 @@ export class PaymentRelay {
     } catch (e) {
       if (!(e instanceof OnionError)) throw e;
     }
-    await this.fail(tlc, { code: 'ExpiryTooSoon', extra: null }, secret);
+    try {
+      await this.fail(tlc, { code: 'ExpiryTooSoon', extra: null }, secret);
+    } finally {
+      this.failingExpired.delete(key);
+    }
   }
 
   private channelFailed(code: TlcErrorCodeName, channelOutpoint: string): TlcErr {

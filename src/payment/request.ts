@@ -9,6 +9,7 @@ import { bytesToHex } from '../codec/hex.ts';
 import { ckbHash, sha256 } from '../crypto/hash.ts';
 import type { Invoice } from '../invoice/types.ts';
 import { allowsMpp, allowsTrampoline, findAttr } from '../invoice/types.ts';
+import { describeAsset, invoiceAsset, invoiceUdtScript, scriptAsset } from './asset.ts';
 import { MAX_PARTS_LIMIT, mppRecordEntry } from './mpp.ts';
 import { MAX_CUSTOM_RECORDS_SIZE } from './onion/hop-data.ts';
 import { type TrampolineContext, trampolineHopsProblem } from './trampoline.ts';
@@ -84,8 +85,6 @@ export interface ValidateContext {
   nowMs: number;
   /** Hex pubkey (66 chars, no 0x) of the payee in the invoice, when present. */
   invoicePayee?: string;
-  /** Hex of the invoice's UDT script (molecule), for comparison. */
-  invoiceUdtScriptMatches?: (s: NonNullable<SendPaymentParams['udt_type_script']>) => boolean;
 }
 
 export function validateSendPayment(p: SendPaymentParams, ctx: ValidateContext): PaymentRequest {
@@ -100,6 +99,7 @@ export function validateSendPayment(p: SendPaymentParams, ctx: ValidateContext):
   let hashAlgorithm: HashAlgorithmName = 'ckb_hash';
   let allowMpp = false;
   let paymentSecret: Uint8Array | undefined;
+  let udt = p.udt_type_script ?? null;
   if (inv) {
     if (ctx.invoiceSignatureValid === false) throw invalidRequest('invoice is invalid');
     const payee = ctx.invoicePayee;
@@ -127,9 +127,7 @@ export function validateSendPayment(p: SendPaymentParams, ctx: ValidateContext):
     finalDelta ??= invDelta?.value;
     const alg = findAttr(inv, 'HashAlgorithm');
     if (alg) hashAlgorithm = alg.value;
-    if (p.udt_type_script && ctx.invoiceUdtScriptMatches && !ctx.invoiceUdtScriptMatches(p.udt_type_script)) {
-      throw invalidRequest('udt_type_script does not match the invoice');
-    }
+    udt = paidAsset(inv, p.udt_type_script);
     if (p.hop_hints && p.hop_hints.length > 0 && !allowsTrampoline(inv))
       throw invalidRequest('invoice does not support hop hints');
     allowMpp = allowsMpp(inv);
@@ -147,7 +145,7 @@ export function validateSendPayment(p: SendPaymentParams, ctx: ValidateContext):
   }
   if (paymentHash === undefined) throw invalidRequest('payment_hash is missing');
   if (amount === 0n) throw invalidRequest('amount must be greater than 0');
-  if (!p.udt_type_script && amount >= U64_MAX) {
+  if (!udt && amount >= U64_MAX) {
     throw invalidRequest(`The payment amount (${amount}) should be less than ${U64_MAX}`);
   }
   finalDelta ??= DEFAULT_FINAL_TLC_EXPIRY_DELTA;
@@ -218,7 +216,7 @@ export function validateSendPayment(p: SendPaymentParams, ctx: ValidateContext):
     maxParts,
     allowMpp,
     keysend: !!p.keysend,
-    udtTypeScript: p.udt_type_script ?? null,
+    udtTypeScript: udt,
     allowSelfPayment: !!p.allow_self_payment,
     customRecords,
     hopHints: (p.hop_hints ?? []).map((h) => ({
@@ -233,6 +231,26 @@ export function validateSendPayment(p: SendPaymentParams, ctx: ValidateContext):
     timeout: p.timeout ?? null,
     trampolineHops: p.trampoline_hops ?? null,
   };
+}
+
+/**
+ * The asset an invoice is paid in: the invoice's own (its UdtScript, none for CKB). An explicit
+ * `udt_type_script` must name that same asset: the receiver settles nothing else.
+ */
+function paidAsset(
+  inv: Invoice,
+  given: SendPaymentParams['udt_type_script'] | null,
+): PaymentRequest['udtTypeScript'] {
+  const script = invoiceUdtScript(inv);
+  if (script === undefined) throw invalidRequest('the invoice names a UDT script of an unknown hash type');
+  const want = invoiceAsset(inv);
+  const named = given ? scriptAsset(given) : want;
+  if (named !== want) {
+    throw invalidRequest(
+      `udt_type_script does not match the invoice: the invoice is paid in ${describeAsset(want)}, udt_type_script names ${describeAsset(named)}`,
+    );
+  }
+  return script;
 }
 
 /** Whether `preimage` opens `paymentHash` under `alg`. */

@@ -266,6 +266,28 @@ describe('statuses', () => {
     svc.cancelInvoice(cancelled);
     expect(domainError(() => svc.markReceived(cancelled, 1n))).toBe('Invoice is already cancelled');
   });
+
+  it("marked Paid inside a caller's transaction: reported once it commits, never if it rolls back", async () => {
+    const svc = service();
+    const paid = svc.newInvoice({ amount: 10n, currency: 'Fibd' }).invoice.data.paymentHash;
+    const undone = svc.newInvoice({ amount: 10n, currency: 'Fibd' }).invoice.data.paymentHash;
+    changes = [];
+    db.transaction(() => {
+      svc.markPaid(paid);
+      expect(changes).toEqual([]);
+    })();
+    expect(() =>
+      db.transaction(() => {
+        svc.markPaid(undone);
+        throw new Error('the channel state could not be saved');
+      })(),
+    ).toThrow('could not be saved');
+    await Promise.resolve();
+    expect(changes).toEqual([
+      { PutCkbInvoiceStatus: { payment_hash: bytesToHex(paid), invoice_status: 'Paid' } },
+    ]);
+    expect(svc.getInvoice(undone).status).toBe('Open');
+  });
 });
 
 describe('settle_invoice (hold invoices)', () => {

@@ -35,7 +35,7 @@ interface SimChannel {
   outpoint: string;
   a: Stack;
   b: Stack;
-  tlcs: Map<bigint, { from: Stack; amount: bigint }>;
+  tlcs: Map<bigint, { from: Stack; amount: bigint; paymentHash: string }>;
   nextTlc: bigint;
 }
 
@@ -70,7 +70,7 @@ function buildNetwork() {
     addTlc: async (channelId, t) => {
       const ch = channels.find((c) => c.id === channelId)!;
       const id = ch.nextTlc++;
-      ch.tlcs.set(id, { from: me, amount: t.amount });
+      ch.tlcs.set(id, { from: me, amount: t.amount, paymentHash: t.paymentHash });
       const peer = other(ch, me);
       setTimeout(() => void peer.relay.onIncoming({ channelId, tlcId: id, ...t }), 1);
       return id;
@@ -82,6 +82,8 @@ function buildNetwork() {
       // The balance moves from the offerer to us.
       t.from.balances.set(ch.id, t.from.balances.get(ch.id)! - t.amount);
       me.balances.set(ch.id, me.balances.get(ch.id)! + t.amount);
+      // As the node's TLC recorder does with the channel state that removed it.
+      me.relay.recordReceivedFulfilled(t.paymentHash);
       setTimeout(() => void t.from.relay.onFulfilled(channelId, tlcId, preimage), 1);
     },
     failTlc: async (channelId, tlcId, packet) => {

@@ -197,6 +197,8 @@ export function buildNetwork(opts: { holdTimeoutMs?: number } = {}) {
       ch.tlcs.delete(tlcId);
       ch.balance.set(t.from, ch.balance.get(t.from)! - t.amount);
       ch.balance.set(me, ch.balance.get(me)! + t.amount);
+      // As the node's TLC recorder does with the channel state that removed it.
+      me.relay.recordReceivedFulfilled(t.paymentHash);
       outcomeTo(t, channelId, tlcId, { preimage });
     },
     failTlc: async (channelId, tlcId, packet) => {
