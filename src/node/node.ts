@@ -249,7 +249,7 @@ export class StrandNode {
           intervalSeconds: fiber.watchtower_check_interval_seconds,
           udtWhitelist: this.config.ckb.udt_whitelist,
           onPreimage: (hash, preimage) => this.preimageLearned(hash, preimage),
-          preimageFor: (_channelId, tlc) => this.paymentRelay?.preimageFor(tlc),
+          preimageFor: (channelId, tlc) => this.paymentRelay?.preimageFor(channelId, tlc),
           logger: this.log,
         });
       if (fiber.standalone_watchtower_rpc_url)
