@@ -10,20 +10,9 @@
 import { PaymentHistory } from '../src/graph/history.ts';
 import { NetworkGraph } from '../src/graph/network-graph.ts';
 import { findPath, PathFindError } from '../src/graph/pathfind.ts';
+import { prng } from '../test/helpers/prng.ts';
 
 const QUERIES = Number(process.env.BENCH_QUERIES ?? 200);
-
-/** mulberry32: a small deterministic PRNG so that every run sees the same graphs. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const nodeId = (i: number) => '02' + i.toString(16).padStart(64, '0');
 const outpoint = (i: number) => '0x' + i.toString(16).padStart(72, '0');

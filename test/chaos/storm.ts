@@ -12,6 +12,7 @@ import path from 'node:path';
 import { type RunningDevnet, startDevnet } from '../../src/devnet/devnet.ts';
 import { createRpcClient, type RpcClient } from '../../src/rpc/client.ts';
 import { tempDir } from '../helpers/node-process.ts';
+import { prng } from '../helpers/prng.ts';
 import { audit, type ChannelView, type PayerRecord, type Snapshot } from './audit.ts';
 
 export interface ChaosOptions {
@@ -41,18 +42,6 @@ export interface ChaosReport {
 const TAG_KEY = '0x1';
 const hex = (n: bigint) => `0x${n.toString(16)}`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** mulberry32: a seeded PRNG, so a run that finds something can be run again. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const tag = (payee: string, amount: bigint) => `0x${Buffer.from(`${payee}:${amount}`).toString('hex')}`;
 function untag(v: string | undefined): { payee: string; amount: bigint } | undefined {
