@@ -1,11 +1,7 @@
 /** Two and three PeerManagers over real TCP and WebSocket sockets on loopback. */
 
-import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { TcpConn } from '../../src/p2p/conn.ts';
 import { encodeFiberMessage, type FiberMessage } from '../../src/p2p/fiber-message.ts';
-import { secioHandshake } from '../../src/p2p/secio/handshake.ts';
-import { PeerSession } from '../../src/p2p/session.ts';
 import {
   CHAIN_A,
   CHAIN_B,
