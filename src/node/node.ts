@@ -76,6 +76,13 @@ const KNOWN_CHAIN_HASHES: Record<string, string> = {
 /** How long a starting node waits for an unreachable chain before giving up. */
 const CHAIN_STARTUP_TIMEOUT_MS = 30_000;
 
+/**
+ * How long services get to stop in order (in-flight payments, channel queues, peers) before the
+ * store is closed regardless: SIGTERM must end the node within 10 s on every path, the log flush
+ * included. Committed state is safe either way (WAL, `synchronous=FULL`).
+ */
+export const STOP_DEADLINE_MS = 7_000;
+
 /** Feature bits this build advertises (names of fiber-rpc.md §2.9). */
 export const NODE_FEATURES: string[] = [
   'GOSSIP_QUERIES_OPTIONAL',
@@ -496,9 +503,41 @@ export class StrandNode {
     return this.fundingLock;
   }
 
-  async stop(): Promise<void> {
-    if (this.stopped) return;
+  /**
+   * Stops the services in the reverse order of their start, then closes the store. A service
+   * still busy at `deadlineMs` (a chain call that never answers, a peer that does not read) is
+   * left behind: the store closes anyway and the result is false, for the caller to exit.
+   */
+  async stop(deadlineMs = STOP_DEADLINE_MS): Promise<boolean> {
+    if (this.stopped) return true;
     this.stopped = true;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), deadlineMs);
+    });
+    const orderly = this.stopServices().then(
+      () => true,
+      (err) => {
+        this.log.error({ err: (err as Error).message }, 'stopping a service failed');
+        return true;
+      },
+    );
+    const clean = await Promise.race([orderly, late]);
+    clearTimeout(timer);
+    if (!clean)
+      this.log.warn({ deadline_ms: deadlineMs }, 'services did not stop in time: closing the store');
+    this.closeStore();
+    this.log.info({}, 'node stopped');
+    this.log.flush();
+    return clean;
+  }
+
+  /** Closes the store now (a second signal, a missed deadline); committed state stays. */
+  closeStore(): void {
+    if (this.db.open) this.db.close();
+  }
+
+  private async stopServices(): Promise<void> {
     await this.rpc?.close();
     this.stopPayments?.();
     await this.watchtower?.stop();
@@ -506,8 +545,5 @@ export class StrandNode {
     await this.channels?.stop();
     await this.graph?.stop();
     await this.peers?.stop();
-    this.db.close();
-    this.log.info({}, 'node stopped');
-    this.log.flush();
   }
 }

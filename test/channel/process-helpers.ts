@@ -11,6 +11,7 @@ const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/fiber-test-nodes
 export interface DevchainProcess {
   url: string;
   dir: string;
+  proc: ChildProcess;
   stop(): Promise<void>;
 }
 
@@ -61,6 +62,7 @@ export async function startDevchain(
   return {
     url,
     dir,
+    proc,
     async stop() {
       if (proc.exitCode === null) {
         const exited = new Promise((r) => proc.once('exit', r));
