@@ -2,8 +2,8 @@
 import type { Command } from 'commander';
 import { ConfigError, loadConfig } from '../node/config.ts';
 import { CONFIG_FIELDS, flagNames } from '../node/config-fields.ts';
-import { dropPendingLogs, flushLogsForExit } from '../node/log.ts';
 import { StrandNode } from '../node/node.ts';
+import { exitOnSignals } from './shutdown.ts';
 import { defaultBaseDir, fail } from './util.ts';
 
 export function registerNodeCommand(program: Command): void {
@@ -40,23 +40,7 @@ export function registerNodeCommand(program: Command): void {
       if (e instanceof ConfigError) fail(e.message);
       fail(`cannot start: ${(e as Error).message}`);
     }
-    let stopping = false;
-    const shutdown = async (signal: string) => {
-      if (stopping) {
-        // A second signal does not wait for the services: the store closes and the process ends.
-        node.log.warn({ signal }, 'second signal: exiting now');
-        node.closeStore();
-        dropPendingLogs(node.log);
-        process.exit(1);
-      }
-      stopping = true;
-      node.log.info({ signal }, 'shutting down');
-      const clean = await node.stop();
-      await flushLogsForExit(node.log);
-      process.exit(clean ? 0 : 1);
-    };
-    process.on('SIGINT', () => void shutdown('SIGINT'));
-    process.on('SIGTERM', () => void shutdown('SIGTERM'));
+    exitOnSignals(node);
   });
 }
 
