@@ -51,7 +51,7 @@ import type { ScriptJson } from '../rpc/schema.ts';
 import { assertBindAllowed, type RpcServer, startRpcServer } from '../rpc/server.ts';
 import { type BackupResult, backupNode } from '../store/backup.ts';
 import { StoreChangeBus } from '../store/changes.ts';
-import { type Db, openDatabase } from '../store/db.ts';
+import { type Db, openDatabase, watchPageQuota } from '../store/db.ts';
 import { checkNodeOwnership, nodeMetaSchema } from '../store/node-meta.ts';
 import { startWatchtowerFeed, type WatchtowerFeed } from '../watchtower/feed.ts';
 import {
@@ -90,6 +90,9 @@ export const NODE_FEATURES: string[] = [
   'TRAMPOLINE_ROUTING_OPTIONAL',
 ];
 
+/** Dev and test only: a file holding a page cap for the store (see `watchPageQuota`). */
+export const STORE_QUOTA_ENV = 'STRAND_DEV_STORE_QUOTA_FILE';
+
 export interface StartOptions {
   env?: Record<string, string | undefined>;
   logger?: Logger;
@@ -98,6 +101,7 @@ export interface StartOptions {
 export class StrandNode {
   private rpc?: RpcServer;
   private stopped = false;
+  private stopQuota?: () => void;
   private fundingLock?: ScriptJson;
   private invoiceService?: InvoiceService;
   /** Committed store changes, for `store_changes` subscribers. */
@@ -154,6 +158,11 @@ export class StrandNode {
       watchtowerSchema,
     ]);
     const node = new StrandNode(config, identity, walletKey, db, log);
+    const quotaFile = env[STORE_QUOTA_ENV];
+    if (quotaFile)
+      node.stopQuota = watchPageQuota(db, quotaFile, (pages) =>
+        log.warn({ ...pages, file: quotaFile }, 'dev store page quota applied'),
+      );
     try {
       checkNodeOwnership(db, identity.pubkeyHex);
       if (config.services.includes('ckb')) await node.connectChain();
@@ -534,6 +543,7 @@ export class StrandNode {
 
   /** Closes the store now (a second signal, a missed deadline); committed state stays. */
   closeStore(): void {
+    this.stopQuota?.();
     if (this.db.open) this.db.close();
   }
 
