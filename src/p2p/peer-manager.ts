@@ -488,7 +488,12 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
     this.log.info({ pubkey: peer.pubkey, address: peer.address }, 'p2p peer session open');
     if (peer.redial) {
       this.redialer.succeeded(peer.redial);
-      this.store.touch(peer.pubkey, peer.redial);
+      try {
+        this.store.touch(peer.pubkey, peer.redial);
+      } catch (e) {
+        // A store that cannot write (disk full) must not cost the session: the time is a hint.
+        this.log.warn({ pubkey: peer.pubkey, err: (e as Error).message }, 'p2p peer last-seen not stored');
+      }
     }
     // The dialer speaks first; the listener answers once it has read the dialer's Init. Both
     // orders are valid for the reference (each side sends Init on connect and checks the other's),

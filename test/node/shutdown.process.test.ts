@@ -7,8 +7,8 @@ import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CKB,
-  connect,
   type DevchainProcess,
+  readyPair,
   rpc,
   startChannelNode,
   startDevchain,
@@ -62,22 +62,9 @@ describe('SIGTERM with channels', () => {
 
   beforeAll(async () => {
     chain = await startDevchain([1, 2]);
-    a = await startChannelNode(1, chain.url, {}, undefined, {}, MODULES);
-    b = await startChannelNode(
-      2,
-      chain.url,
-      { auto_accept_channel_ckb_funding_amount: Number(250n * CKB) },
-      undefined,
-      {},
-      MODULES,
-    );
-    bPubkey = (await connect(a, b)).bInfo.pubkey;
-    await rpc(a, 'open_channel', { pubkey: bPubkey, funding_amount: hex(500n * CKB), public: false });
-    await until(
-      'channel ready',
-      async () => (await rpc(a, 'list_channels', {})).channels[0],
-      (c) => c?.state.state_name === 'CHANNEL_READY',
-    );
+    let bInfo: { pubkey: string };
+    ({ a, b, bInfo } = await readyPair(chain.url, MODULES));
+    bPubkey = bInfo.pubkey;
   }, 180_000);
 
   afterAll(async () => {
