@@ -8,7 +8,7 @@ import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { type ChainClient, scriptToJson } from '../chain/client.ts';
 import { txConfirmation } from '../chain/tracker.ts';
 import type { Wallet } from '../chain/wallet.ts';
-import { DomainError } from '../codec/errors.ts';
+import { DomainError, StorageError } from '../codec/errors.ts';
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
 import { blake160 } from '../crypto/hash.ts';
 import { signSighashAll } from '../crypto/sighash.ts';
@@ -236,6 +236,12 @@ export class ChannelService {
   /** TLC commands waiting for a channel's round to end (the next round's batch), by temporary id. */
   private readonly tlcQueue = new TlcQueue();
   private stopped = false;
+  /**
+   * Peers whose session is being dropped because a channel step with them could not be stored:
+   * the messages of theirs already queued are skipped (handled out of order they would look like
+   * protocol errors); the reconnection's reestablish replays them.
+   */
+  private readonly storageStalled = new Set<string>();
   /** Periodic TLC expiry check; its hooks are the payments layer's (set once it is wired). */
   readonly expiry: ExpiryMonitor;
   private readonly ackTimeout: AckTimeout;
@@ -288,6 +294,7 @@ export class ChannelService {
     }
     this.monitorFunding();
     const onConnected = (peer: { pubkey: string }) => {
+      this.storageStalled.delete(peer.pubkey);
       this.ackTimeout.reconnected(peer.pubkey);
       this.reestablish(peer.pubkey);
     };
@@ -778,7 +785,7 @@ export class ChannelService {
     return this.enqueue(tempId, () => {
       if (this.stopped) return;
       const ch = this.store.get(tempId);
-      if (!ch) return;
+      if (!ch || this.storageStalled.has(ch.peer)) return;
       let s: Step;
       try {
         s = step(ch, ev, this.env);
@@ -788,8 +795,28 @@ export class ChannelService {
         if (!abortable(ch)) return;
         s = fail(ch, e.message);
       }
-      this.commit(s);
+      try {
+        this.commit(s);
+      } catch (e) {
+        const failure = StorageError.from(e);
+        if (!failure) throw e;
+        this.stallOnStorage(ch, failure);
+      }
     }).catch((e) => this.log.error({ channel: tempId, err: (e as Error).message }, 'channel event failed'));
+  }
+
+  /**
+   * A received step could not be stored (disk full, I/O error): nothing of it was kept or sent,
+   * so the peer's message is as if never received. The session is dropped; each reconnection
+   * reestablishes the channel from the stored state, which succeeds once the store can write.
+   */
+  private stallOnStorage(ch: Channel, failure: StorageError): void {
+    this.log.error(
+      { channel: ch.id, peer: ch.peer, err: failure.message, code: failure.code },
+      'channel step not stored: storage failure, the peer session is dropped until it can be',
+    );
+    this.storageStalled.add(ch.peer);
+    this.o.peers.drop?.(ch.peer, failure.message);
   }
 
   /** Persist, then act: nothing leaves the node before the state it depends on is committed. */

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { ConfigError, loadConfig } from '../node/config.ts';
 import { CONFIG_FIELDS, flagNames } from '../node/config-fields.ts';
 import { StrandNode } from '../node/node.ts';
+import { exitOnSignals } from './shutdown.ts';
 import { defaultBaseDir, fail } from './util.ts';
 
 export function registerNodeCommand(program: Command): void {
@@ -39,16 +40,7 @@ export function registerNodeCommand(program: Command): void {
       if (e instanceof ConfigError) fail(e.message);
       fail(`cannot start: ${(e as Error).message}`);
     }
-    let stopping = false;
-    const shutdown = async (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      node.log.info({ signal }, 'shutting down');
-      await node.stop();
-      process.exit(0);
-    };
-    process.on('SIGINT', () => void shutdown('SIGINT'));
-    process.on('SIGTERM', () => void shutdown('SIGTERM'));
+    exitOnSignals(node);
   });
 }
 

@@ -7,6 +7,7 @@
 import type { Command } from 'commander';
 import { ConfigError, loadConfig } from '../node/config.ts';
 import { StrandNode } from '../node/node.ts';
+import { exitOnSignals } from './shutdown.ts';
 import { defaultBaseDir, fail } from './util.ts';
 
 export function registerWatchtowerCommand(program: Command): void {
@@ -30,11 +31,6 @@ export function registerWatchtowerCommand(program: Command): void {
         if (e instanceof ConfigError) fail(e.message);
         fail(`cannot start: ${(e as Error).message}`);
       }
-      const shutdown = async () => {
-        await node.stop();
-        process.exit(0);
-      };
-      process.once('SIGINT', () => void shutdown());
-      process.once('SIGTERM', () => void shutdown());
+      exitOnSignals(node);
     });
 }

@@ -21,3 +21,28 @@ export class DomainError extends StrandError {}
 
 /** Stored data that cannot be read by this version (newer schema, corrupt row). */
 export class StoreError extends StrandError {}
+
+/** SQLite result codes that mean the storage itself failed, not the data or the query. */
+const STORAGE_CODES = /^SQLITE_(FULL|IOERR|READONLY|CANTOPEN)/;
+
+/**
+ * The store could not write: the disk is full (`SQLITE_FULL`), or the file system failed
+ * (`SQLITE_IOERR…`, `SQLITE_READONLY…`, `SQLITE_CANTOPEN`). The failed write left nothing behind;
+ * what was committed before stays. `data.code` names the failure for RPC callers.
+ */
+export class StorageError extends StoreError {
+  constructor(
+    readonly code: string,
+    detail: string,
+  ) {
+    super(`storage failure: ${detail} (${code})`, { code });
+  }
+
+  /** `e` as a StorageError when it is a storage failure (a better-sqlite3 error with such a code). */
+  static from(e: unknown): StorageError | undefined {
+    if (e instanceof StorageError) return e;
+    const code = (e as { code?: unknown } | null)?.code;
+    if (typeof code !== 'string' || !STORAGE_CODES.test(code)) return undefined;
+    return new StorageError(code, (e as Error).message);
+  }
+}

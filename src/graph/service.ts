@@ -86,6 +86,8 @@ const NO_SUBSCRIPTION = 0xffff_ffff_ffff_ffffn;
 export interface GossipPeers {
   onGossip(handler: (pubkey: string, payload: Uint8Array) => void | Promise<void>): () => void;
   sendGossip(pubkey: string, payload: Uint8Array): void;
+  /** Closes the session with a peer that broke the protocol. */
+  drop(pubkey: string, reason: string): void;
   list(): { pubkey: string; outbound: boolean; init?: unknown }[];
   on(event: 'connected', listener: (p: { pubkey: string; outbound: boolean }) => void): unknown;
   on(event: 'disconnected', listener: (p: { pubkey: string }, reason: string) => void): unknown;
@@ -512,7 +514,10 @@ export class GraphService {
     try {
       msg = decodeGossipMessage(payload);
     } catch (e) {
-      this.log.warn({ pubkey, err: (e as Error).message }, 'gossip: malformed message ignored');
+      // Bytes that are no GossipMessage end the session, as a malformed FiberMessage does: a peer
+      // that speaks garbage must not keep its place.
+      this.log.warn({ pubkey, err: (e as Error).message }, 'malformed gossip message: session closed');
+      this.o.peers?.drop(pubkey, `malformed gossip message: ${(e as Error).message}`);
       return Promise.resolve();
     }
     const run = this.queue.then(() => this.handle(pubkey, msg));

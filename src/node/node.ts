@@ -51,7 +51,7 @@ import type { ScriptJson } from '../rpc/schema.ts';
 import { assertBindAllowed, type RpcServer, startRpcServer } from '../rpc/server.ts';
 import { type BackupResult, backupNode } from '../store/backup.ts';
 import { StoreChangeBus } from '../store/changes.ts';
-import { type Db, openDatabase } from '../store/db.ts';
+import { type Db, openDatabase, watchPageQuota } from '../store/db.ts';
 import { checkNodeOwnership, nodeMetaSchema } from '../store/node-meta.ts';
 import { startWatchtowerFeed, type WatchtowerFeed } from '../watchtower/feed.ts';
 import {
@@ -76,12 +76,22 @@ const KNOWN_CHAIN_HASHES: Record<string, string> = {
 /** How long a starting node waits for an unreachable chain before giving up. */
 const CHAIN_STARTUP_TIMEOUT_MS = 30_000;
 
+/**
+ * How long services get to stop in order (in-flight payments, channel queues, peers) before the
+ * store is closed regardless: SIGTERM must end the node within 10 s on every path, the log flush
+ * included. Committed state is safe either way (WAL, `synchronous=FULL`).
+ */
+export const STOP_DEADLINE_MS = 7_000;
+
 /** Feature bits this build advertises (names of fiber-rpc.md §2.9). */
 export const NODE_FEATURES: string[] = [
   'GOSSIP_QUERIES_OPTIONAL',
   'BASIC_MPP_OPTIONAL',
   'TRAMPOLINE_ROUTING_OPTIONAL',
 ];
+
+/** Dev and test only: a file holding a page cap for the store (see `watchPageQuota`). */
+export const STORE_QUOTA_ENV = 'STRAND_DEV_STORE_QUOTA_FILE';
 
 export interface StartOptions {
   env?: Record<string, string | undefined>;
@@ -91,6 +101,7 @@ export interface StartOptions {
 export class StrandNode {
   private rpc?: RpcServer;
   private stopped = false;
+  private stopQuota?: () => void;
   private fundingLock?: ScriptJson;
   private invoiceService?: InvoiceService;
   /** Committed store changes, for `store_changes` subscribers. */
@@ -147,6 +158,11 @@ export class StrandNode {
       watchtowerSchema,
     ]);
     const node = new StrandNode(config, identity, walletKey, db, log);
+    const quotaFile = env[STORE_QUOTA_ENV];
+    if (quotaFile)
+      node.stopQuota = watchPageQuota(db, quotaFile, (pages) =>
+        log.warn({ ...pages, file: quotaFile }, 'dev store page quota applied'),
+      );
     try {
       checkNodeOwnership(db, identity.pubkeyHex);
       if (config.services.includes('ckb')) await node.connectChain();
@@ -517,9 +533,42 @@ export class StrandNode {
     return this.fundingLock;
   }
 
-  async stop(): Promise<void> {
-    if (this.stopped) return;
+  /**
+   * Stops the services in the reverse order of their start, then closes the store. A service
+   * still busy at `deadlineMs` (a chain call that never answers, a peer that does not read) is
+   * left behind: the store closes anyway and the result is false, for the caller to exit.
+   */
+  async stop(deadlineMs = STOP_DEADLINE_MS): Promise<boolean> {
+    if (this.stopped) return true;
     this.stopped = true;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), deadlineMs);
+    });
+    const orderly = this.stopServices().then(
+      () => true,
+      (err) => {
+        this.log.error({ err: (err as Error).message }, 'stopping a service failed');
+        return true;
+      },
+    );
+    const clean = await Promise.race([orderly, late]);
+    clearTimeout(timer);
+    if (!clean)
+      this.log.warn({ deadline_ms: deadlineMs }, 'services did not stop in time: closing the store');
+    this.closeStore();
+    this.log.info({}, 'node stopped');
+    this.log.flush();
+    return clean;
+  }
+
+  /** Closes the store now (a second signal, a missed deadline); committed state stays. */
+  closeStore(): void {
+    this.stopQuota?.();
+    if (this.db.open) this.db.close();
+  }
+
+  private async stopServices(): Promise<void> {
     await this.rpc?.close();
     this.stopPayments?.();
     await this.watchtower?.stop();
@@ -527,8 +576,5 @@ export class StrandNode {
     await this.channels?.stop();
     await this.graph?.stop();
     await this.peers?.stop();
-    this.db.close();
-    this.log.info({}, 'node stopped');
-    this.log.flush();
   }
 }

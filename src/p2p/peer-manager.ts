@@ -27,6 +27,7 @@ import {
   INIT_FEATURES,
   type Init,
 } from './fiber-message.ts';
+import type { GateTicket } from './gate.ts';
 import { type DialTarget, formatAddress, parseDialAddress, parseListenAddress } from './multiaddr.ts';
 import { createPeerStore, type PeerStore } from './peer-store.ts';
 import { FIBER_PROTOCOL_ID, GOSSIP_PROTOCOL_ID } from './protocol-select.ts';
@@ -126,7 +127,10 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
   private readonly dispatcher: MessageDispatcher;
   /** Addresses to keep connected (bootnodes, saved peers). */
   private readonly redialer: Redialer;
+  /** Inbound connections in the secio handshake. */
   private readonly pendingInbound = new Set<RawConn>();
+  /** Sessions past secio whose Fiber protocol is not open yet, with their direction (outbound). */
+  private readonly opening = new Map<PeerSession, boolean>();
   private listener?: Listener;
   private started = false;
   private stopping = false;
@@ -184,7 +188,7 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
     this.started = true;
     if (this.opts.listenAddr) {
       const { host, port } = parseListenAddress(this.opts.listenAddr);
-      this.listener = await listen(host, port, (c) => this.onInbound(c));
+      this.listener = await listen(host, port, (c, ticket) => this.onInbound(c, ticket));
       this.log.info({ addresses: this.listeningAddrs() }, 'p2p listening');
     }
     for (const b of this.opts.bootnodes ?? []) this.want(b);
@@ -196,6 +200,7 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
     this.stopping = true;
     this.redialer.stop();
     for (const c of this.pendingInbound) c.destroy();
+    for (const s of this.opening.keys()) s.close('node stopping');
     const closing = [...this.peers.values()].map(
       (p) => new Promise<void>((resolve) => this.closeSession(p, 'node stopping', resolve)),
     );
@@ -361,14 +366,12 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
     };
   }
 
-  private onInbound(raw: RawConn): void {
+  /**
+   * An accepted connection: the listener's gate bounds it until secio proves a key; the inbound
+   * limit counts sessions with a proven key only, so unauthenticated sockets cannot fill it.
+   */
+  private onInbound(raw: RawConn, ticket: GateTicket): void {
     if (this.stopping) {
-      raw.destroy();
-      return;
-    }
-    const inbound = [...this.peers.values()].filter((p) => !p.outbound).length + this.pendingInbound.size;
-    if (inbound >= this.maxInbound) {
-      this.log.warn({ address: raw.remoteAddr }, 'p2p inbound limit reached, dropping connection');
       raw.destroy();
       return;
     }
@@ -376,7 +379,12 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
     secioHandshake(raw, this.handshakeOptions())
       .then((secure) => {
         this.pendingInbound.delete(raw);
+        ticket.leave();
         if (this.stopping) return secure.destroy();
+        if (this.inboundSessions() >= this.maxInbound) {
+          this.log.warn({ address: raw.remoteAddr }, 'p2p inbound limit reached, dropping connection');
+          return secure.destroy();
+        }
         const pubkey = bytesToHex(secure.remotePubkey, false);
         if (!this.admitDuplicate(pubkey, false)) {
           this.log.debug({ pubkey }, 'p2p repeated connection dropped');
@@ -392,6 +400,14 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
         this.pendingInbound.delete(raw);
         this.log.warn({ address: raw.remoteAddr, err: (e as Error).message }, 'p2p inbound handshake failed');
       });
+  }
+
+  /** Inbound sessions with a proven key: open peers and those still opening their protocols. */
+  private inboundSessions(): number {
+    let n = 0;
+    for (const p of this.peers.values()) if (!p.outbound) n++;
+    for (const outbound of this.opening.values()) if (!outbound) n++;
+    return n;
   }
 
   /** Runs a session until protocol 42 opens (resolve) or the session ends first (reject). */
@@ -413,6 +429,7 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
             this.log.debug({ pubkey: base.pubkey, protocol: id }, 'p2p protocol open');
             this.emit('protocol', base.pubkey, id);
             if (id !== FIBER_PROTOCOL_ID || peer) return;
+            this.opening.delete(session);
             if (!this.admitDuplicate(base.pubkey, base.outbound)) {
               session.close('repeated connection');
               return;
@@ -432,6 +449,7 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
             if (id === FIBER_PROTOCOL_ID && peer) session.close(`fiber protocol closed: ${reason}`);
           },
           close: (reason, err) => {
+            this.opening.delete(session);
             if (!peer) {
               reject(new DomainError(`session closed: ${reason}`));
               return;
@@ -440,6 +458,7 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
           },
         },
       });
+      this.opening.set(session, base.outbound);
       session.start();
     });
   }
@@ -469,7 +488,12 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
     this.log.info({ pubkey: peer.pubkey, address: peer.address }, 'p2p peer session open');
     if (peer.redial) {
       this.redialer.succeeded(peer.redial);
-      this.store.touch(peer.pubkey, peer.redial);
+      try {
+        this.store.touch(peer.pubkey, peer.redial);
+      } catch (e) {
+        // A store that cannot write (disk full) must not cost the session: the time is a hint.
+        this.log.warn({ pubkey: peer.pubkey, err: (e as Error).message }, 'p2p peer last-seen not stored');
+      }
     }
     // The dialer speaks first; the listener answers once it has read the dialer's Init. Both
     // orders are valid for the reference (each side sends Init on connect and checks the other's),

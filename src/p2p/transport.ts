@@ -9,6 +9,7 @@ import net from 'node:net';
 import { WebSocket, WebSocketServer } from 'ws';
 import { type RawConn, socketMultiaddr, TcpConn, WsConn } from './conn.ts';
 import { P2pError } from './errors.ts';
+import { type GateTicket, InboundGate } from './gate.ts';
 import type { DialTarget } from './multiaddr.ts';
 
 export interface Listener {
@@ -17,12 +18,20 @@ export interface Listener {
   close(): Promise<void>;
 }
 
-const SNIFF_TIMEOUT_MS = 10_000;
 /** One secio frame (8 MiB + prefix) fits; the reference only ever coalesces small frames. */
 const MAX_WS_MESSAGE = 8 * 1024 * 1024 + 64;
-const MAX_SNIFFING = 64;
 
-export async function listen(host: string, port: number, onConn: (c: RawConn) => void): Promise<Listener> {
+/**
+ * Each accepted socket enters `gate` until the caller's handshake proves a key (it calls
+ * `ticket.leave()`); the gate bounds, times out and evicts the unauthenticated ones.
+ */
+export async function listen(
+  host: string,
+  port: number,
+  onConn: (c: RawConn, ticket: GateTicket) => void,
+  gate = new InboundGate(),
+): Promise<Listener> {
+  const tickets = new WeakMap<net.Socket, GateTicket>();
   const httpServer = http.createServer((_req, res) => {
     // Plain HTTP gets nothing here: 426 Upgrade Required, and the connection closes.
     res.writeHead(426, { Connection: 'close' }).end();
@@ -31,37 +40,24 @@ export async function listen(host: string, port: number, onConn: (c: RawConn) =>
   httpServer.on('upgrade', (req, socket, head) => {
     wss.handleUpgrade(req, socket, head, (ws) => {
       const s = req.socket;
-      onConn(new WsConn(ws, `${socketMultiaddr(s.remoteAddress, s.remotePort)}/ws`));
+      onConn(new WsConn(ws, `${socketMultiaddr(s.remoteAddress, s.remotePort)}/ws`), tickets.get(s)!);
     });
   });
   httpServer.on('clientError', (_e, socket) => socket.destroy());
   const sockets = new Set<net.Socket>();
-  let sniffing = 0;
   const server = net.createServer((socket) => {
-    // Connections that have not yet said whether they are TCP or WebSocket are capped, so that a
-    // flood of silent sockets cannot pile up (each would otherwise wait 10 s).
-    if (sniffing >= MAX_SNIFFING) {
-      socket.destroy();
-      return;
-    }
+    const ticket = gate.enter(socket.remoteAddress ?? '', () => socket.destroy());
+    tickets.set(socket, ticket);
     sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
+    socket.on('close', () => {
+      sockets.delete(socket);
+      ticket.leave();
+    });
     socket.on('error', () => socket.destroy());
     let buf: Buffer = Buffer.alloc(0);
-    sniffing++;
-    let sniffed = false;
-    const done = () => {
-      if (!sniffed) sniffing--;
-      sniffed = true;
-    };
-    socket.once('close', done);
-    const timer = setTimeout(() => socket.destroy(), SNIFF_TIMEOUT_MS);
-    timer.unref();
     const onData = (d: Buffer) => {
       buf = buf.length === 0 ? d : Buffer.concat([buf, d]);
       if (buf.length < 4) return;
-      clearTimeout(timer);
-      done();
       socket.removeListener('data', onData);
       socket.pause();
       if (buf.subarray(0, 4).toString('latin1') === 'GET ') {
@@ -69,7 +65,7 @@ export async function listen(host: string, port: number, onConn: (c: RawConn) =>
         httpServer.emit('connection', socket);
         socket.resume();
       } else {
-        onConn(new TcpConn(socket, new Uint8Array(buf)));
+        onConn(new TcpConn(socket, new Uint8Array(buf)), ticket);
         socket.resume();
       }
     };

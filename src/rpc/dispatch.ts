@@ -4,7 +4,7 @@
  * and get text (or nothing, for notifications) out.
  */
 import type { z } from 'zod';
-import { DomainError, InvalidParams, StrandError } from '../codec/errors.ts';
+import { DomainError, InvalidParams, StorageError, StrandError } from '../codec/errors.ts';
 import type { Authorizer } from './auth.ts';
 import type { CallContext, MethodSpec } from './method.ts';
 import { PERMISSIONS } from './permissions.ts';
@@ -169,6 +169,12 @@ export class Dispatcher {
     // A handler's own refusal of a parameter carries the reference's text as is (e.g. a cursor).
     if (e instanceof InvalidParams) return [ERR.INVALID_PARAMS, e.message, e.data];
     if (e instanceof DomainError || e instanceof StrandError) return [ERR.DOMAIN, e.message, e.data];
+    // A full disk or a failing file system is named, with its code, not hidden as an internal error.
+    const storage = StorageError.from(e);
+    if (storage) {
+      this.log?.error({ method, err: storage.message }, 'rpc call not stored');
+      return [ERR.DOMAIN, storage.message, storage.data];
+    }
     this.log?.error({ method, err: e }, 'rpc handler failed');
     return [ERR.INTERNAL, 'Internal error'];
   }

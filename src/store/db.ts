@@ -99,3 +99,36 @@ function latestVersion(schema: DomainSchema): number {
   }
   return v;
 }
+
+/** SQLite's largest `max_page_count`: no cap. */
+const NO_PAGE_CAP = 4294967294;
+
+/**
+ * Dev and test hook (`STRAND_DEV_STORE_QUOTA_FILE`): caps this connection's database at the page
+ * count written in `file` (SQLite's `max_page_count`, after a VACUUM), read again whenever the file changes; 0, a
+ * blank or a missing file lifts the cap. A cap at or below the current size (SQLite raises it to
+ * that size) makes every write that needs a new page fail with SQLITE_FULL, as a full disk does —
+ * a real storage failure without root, a mount or a full disk. Returns the function that stops it.
+ */
+export function watchPageQuota(
+  db: Db,
+  file: string,
+  onApplied?: (pages: { max: number; count: number }) => void,
+): () => void {
+  const apply = () => {
+    let cap = 0;
+    try {
+      cap = Number.parseInt(fs.readFileSync(file, 'utf8').trim(), 10) || 0;
+    } catch {
+      // no file: no cap
+    }
+    if (!db.open) return;
+    // Packed first, as a disk that filled up leaves no room in the pages either.
+    if (cap > 0) db.exec('VACUUM');
+    const max = db.pragma(`max_page_count = ${cap > 0 ? cap : NO_PAGE_CAP}`, { simple: true }) as number;
+    onApplied?.({ max, count: db.pragma('page_count', { simple: true }) as number });
+  };
+  apply();
+  fs.watchFile(file, { interval: 100, persistent: false }, apply);
+  return () => fs.unwatchFile(file, apply);
+}

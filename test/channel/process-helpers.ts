@@ -11,6 +11,7 @@ const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/fiber-test-nodes
 export interface DevchainProcess {
   url: string;
   dir: string;
+  proc: ChildProcess;
   stop(): Promise<void>;
 }
 
@@ -61,6 +62,7 @@ export async function startDevchain(
   return {
     url,
     dir,
+    proc,
     async stop() {
       if (proc.exitCode === null) {
         const exited = new Promise((r) => proc.once('exit', r));
@@ -80,6 +82,7 @@ export async function startChannelNode(
   dir?: string,
   ckb: Record<string, unknown> = {},
   modules = ['info', 'peer', 'channel', 'dev', 'graph'],
+  env: Record<string, string> = {},
 ): Promise<NodeProcess> {
   const home = dir ?? tempDir();
   if (!dir) {
@@ -96,8 +99,37 @@ export async function startChannelNode(
       services: ['fiber', 'rpc', 'ckb'],
       ckb: { rpc_url: rpcUrl, ...ckb },
     },
-    env: { FIBER_SECRET_KEY_PASSWORD: 'password1' },
+    env: { FIBER_SECRET_KEY_PASSWORD: 'password1', ...env },
   });
+}
+
+/**
+ * Fixture nodes 1 and 2 on the chain at `rpcUrl` with RPC `modules`, connected, and a private
+ * channel from 1 (500 CKB; 2 adds 250) ready on both. `aEnv` is node 1's extra environment.
+ */
+export async function readyPair(
+  rpcUrl: string,
+  modules: string[],
+  aEnv: Record<string, string> = {},
+): Promise<{ a: NodeProcess; b: NodeProcess; bInfo: any }> {
+  const accept = { auto_accept_channel_ckb_funding_amount: Number(250n * CKB) };
+  const [a, b] = await Promise.all([
+    startChannelNode(1, rpcUrl, {}, undefined, {}, modules, aEnv),
+    startChannelNode(2, rpcUrl, accept, undefined, {}, modules),
+  ]);
+  const { bInfo } = await connect(a, b);
+  await rpc(a, 'open_channel', {
+    pubkey: bInfo.pubkey,
+    funding_amount: `0x${(500n * CKB).toString(16)}`,
+    public: false,
+  });
+  for (const n of [a, b])
+    await until(
+      'channel ready',
+      async () => (await rpc(n, 'list_channels', {})).channels[0],
+      (c) => c?.state.state_name === 'CHANNEL_READY',
+    );
+  return { a, b, bInfo };
 }
 
 export async function rpc(node: NodeProcess, method: string, params: unknown = {}): Promise<any> {

@@ -47,6 +47,7 @@ function harness() {
     sendGossip(_pk: string, p: Uint8Array) {
       sent.push(p);
     },
+    drop: () => {},
     list: () => [{ pubkey: 'ff'.repeat(33), outbound: true, init: {} }],
     on: () => {},
     off: () => {},

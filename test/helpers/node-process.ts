@@ -112,3 +112,19 @@ export async function startNode(opts: StartNodeOptions = {}): Promise<NodeProces
     },
   };
 }
+
+/** Resolves when `cond()` holds, polling a process (no timing assertion: the test's timeout bounds it). */
+export async function eventually(cond: () => Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 1200; i++) {
+    if (await cond()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** `list_peers` of a node process. */
+export async function listPeers(
+  n: NodeProcess,
+): Promise<{ pubkey: string; peer_id: string; address: string }[]> {
+  return (await n.call('list_peers')).result.peers;
+}

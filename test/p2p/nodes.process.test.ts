@@ -5,7 +5,7 @@
  */
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type NodeProcess, startNode } from '../helpers/node-process.ts';
+import { eventually, listPeers, type NodeProcess, startNode } from '../helpers/node-process.ts';
 import { randomIdentity } from './helpers.ts';
 
 const running: NodeProcess[] = [];
@@ -25,17 +25,7 @@ async function info(n: NodeProcess) {
   return r.result as { pubkey: string; addresses: string[]; peers_count: string; chain_hash: string };
 }
 
-async function peers(n: NodeProcess): Promise<{ pubkey: string; peer_id: string; address: string }[]> {
-  return (await n.call('list_peers')).result.peers;
-}
-
-async function eventually(cond: () => Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 1200; i++) {
-    if (await cond()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+const peers = listPeers;
 
 // Generous limits: several node processes start per test, on a machine that may be busy.
 describe('strand node processes over P2P', { timeout: 120_000 }, () => {

@@ -1,19 +1,16 @@
 /** Two and three PeerManagers over real TCP and WebSocket sockets on loopback. */
 
-import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { TcpConn } from '../../src/p2p/conn.ts';
 import {
   encodeFiberMessage,
   type FiberMessage,
   featureNames,
   INIT_FEATURES,
 } from '../../src/p2p/fiber-message.ts';
-import { secioHandshake } from '../../src/p2p/secio/handshake.ts';
-import { PeerSession } from '../../src/p2p/session.ts';
 import {
   CHAIN_A,
   CHAIN_B,
+  clientSession,
   randomIdentity,
   startManager,
   stopAll,
@@ -174,26 +171,7 @@ describe('PeerManager on loopback', () => {
       order.push('TxAbort');
     });
     server.on('connected', () => order.push('connected'));
-    const id = randomIdentity();
-    const socket = net.connect(server.listenPort!, '127.0.0.1');
-    await new Promise((r) => socket.once('connect', r));
-    const secure = await secioHandshake(new TcpConn(socket), {
-      secretKey: id.secretKey,
-      publicKey: id.publicKey,
-    });
-    const open = new Set<number>();
-    const session = new PeerSession(secure, {
-      outbound: true,
-      protocols: [42, 43],
-      handlers: {
-        protocolOpen: (pid) => open.add(pid),
-        message: () => {},
-        protocolClosed: () => {},
-        close: () => {},
-      },
-    });
-    session.start();
-    await until(() => open.size === 2);
+    const { session } = await clientSession(server.listenPort!);
     session.send(43, new Uint8Array([1]));
     session.send(42, encodeFiberMessage({ type: 'TxAbort', raw: new Uint8Array([0]) }));
     session.send(43, new Uint8Array([2]));

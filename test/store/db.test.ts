@@ -2,9 +2,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { StoreError } from '../../src/codec/errors.ts';
-import { type DomainSchema, openDatabase } from '../../src/store/db.ts';
+import { StorageError, StoreError } from '../../src/codec/errors.ts';
+import { type DomainSchema, openDatabase, watchPageQuota } from '../../src/store/db.ts';
 import { checkNodeOwnership, nodeMetaSchema } from '../../src/store/node-meta.ts';
+import { until } from '../p2p/helpers.ts';
 
 let dir: string;
 beforeEach(() => {
@@ -75,6 +76,40 @@ describe('store', () => {
     checkNodeOwnership(db, 'aa');
     checkNodeOwnership(db, 'aa');
     expect(() => checkNodeOwnership(db, 'bb')).toThrow(/belongs to node aa/);
+    db.close();
+  });
+
+  it('a capped store refuses writes with a coded StorageError, keeps what it had, and writes again once lifted', async () => {
+    const db = openDatabase(path.join(dir, 'a.db'), [v1]);
+    const insert = db.prepare('INSERT INTO things (name) VALUES (?)');
+    insert.run('kept');
+    const quota = path.join(dir, 'quota');
+    fs.writeFileSync(quota, '1');
+    const stop = watchPageQuota(db, quota);
+    let caught: unknown;
+    try {
+      for (let i = 0; i < 10_000; i++) insert.run('x'.repeat(200));
+    } catch (e) {
+      caught = e;
+    }
+    const failure = StorageError.from(caught);
+    expect(failure).toBeInstanceOf(StoreError);
+    expect(failure).toMatchObject({ code: 'SQLITE_FULL', data: { code: 'SQLITE_FULL' } });
+    expect(failure!.message).toMatch(/^storage failure: .*\(SQLITE_FULL\)$/);
+    expect(StorageError.from(new Error('no such table'))).toBeUndefined();
+    fs.writeFileSync(quota, '0');
+    await until(() => {
+      try {
+        insert.run('after');
+        return true;
+      } catch {
+        return false;
+      }
+    });
+    stop();
+    expect(db.prepare("SELECT count(*) AS n FROM things WHERE name IN ('kept', 'after')").get()).toEqual({
+      n: 2,
+    });
     db.close();
   });
 });
