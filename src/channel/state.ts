@@ -1,7 +1,7 @@
 /**
  * The persisted state of one channel: plain data (hex strings for bytes, bigint for amounts),
  * serialised to one JSON text per row. Names of states and flags are the seed's
- * (`CHANNEL_READY`, flags as arrays; DESIGN.md §Where the seed and Fiber v0.8 differ).
+ * (`CHANNEL_READY`, flags as arrays; docs/protocol.md, the table of names).
  */
 export type Hex = string;
 

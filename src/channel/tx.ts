@@ -206,7 +206,7 @@ export function revocationWitness(revocationKeys: Uint8Array[], version: bigint,
  * TLCs still in the cell, so a side takes its share first only when it has no TLC left to claim
  * (the watchtower's rule, `watchtower/settle.ts`).
  * Refuses to build a continuation cell below its occupied capacity — the case where the other
- * side must settle first (see the reserve note in DESIGN.md).
+ * side must settle first (see the settlement floor in docs/protocol.md).
  */
 export function partySettlementTx(a: {
   cell: { outPoint: ccc.OutPointLike; output: ccc.CellOutputLike };

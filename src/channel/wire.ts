@@ -1,6 +1,6 @@
 /**
  * Molecule codecs of the channel messages of the reference's `fiber.mol` (FiberMessage union ids
- * 1–18, `../shared/reference/fiber-channel-protocol.md` §1). Tables are read in molecule's
+ * 1–18, `docs/reference/fiber-channel-protocol.md` §1). Tables are read in molecule's
  * "compatible" mode (extra trailing fields ignored), structs must have their exact size.
  * Every decode failure is a P2pError('Malformed'), never another exception.
  */

@@ -1,6 +1,6 @@
 /**
  * The genesis block exactly as CKB's `ChainSpec::build_genesis` builds it (see
- * `reference/ckb-genesis.md`): a cellbase with the genesis cell, the system cells (optionally
+ * `docs/reference/ckb-genesis.md`): a cellbase with the genesis cell, the system cells (optionally
  * type-id), the special issued cell and the spec's issued cells; a dep-group transaction signed by
  * a fixed, well-known key; the DAO field of the genesis header. Any node given the same spec —
  * the reference node included — computes the same hash.

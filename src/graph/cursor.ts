@@ -1,5 +1,5 @@
 /**
- * Gossip cursors (`../shared/reference/fiber-routing-protocol.md` §3.3): 45 bytes,
+ * Gossip cursors (`docs/reference/fiber-routing-protocol.md` §3.3): 45 bytes,
  * `timestamp u64 BE ‖ type ‖ id(36)`, type 0 ChannelAnnouncement (id = outpoint),
  * 1 ChannelUpdate (outpoint), 2 NodeAnnouncement (pubkey ‖ 000000). Plain byte order sorts them.
  */

@@ -1,5 +1,5 @@
 /**
- * The on-chain check of a channel announcement (`../shared/reference/fiber-routing-protocol.md`
+ * The on-chain check of a channel announcement (`docs/reference/fiber-routing-protocol.md`
  * §3.5, `gossip.rs` get_channel_on_chain_info / verify_channel_announcement): the funding tx is
  * committed, its output 0 is locked with args = ckbhash(ckb_key)[0..20], a CKB channel's capacity
  * is at most that output's capacity; the block timestamp becomes the announcement's cursor time.

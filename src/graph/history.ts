@@ -1,6 +1,6 @@
 /**
  * Payment history and the success probability of a channel direction, the reference's port of
- * lnd's bimodal model (`../shared/reference/fiber-routing-protocol.md` §2.4 "History records",
+ * lnd's bimodal model (`docs/reference/fiber-routing-protocol.md` §2.4 "History records",
  * §4.2). Pure: time is passed in; the store persists records through the `onChange` hook.
  */
 
@@ -282,7 +282,7 @@ const FINAL_GIVE_UP = new Set([
 ]);
 
 /**
- * The reference's `record_payment_fail` (`../shared/reference/fiber-routing-protocol.md` §2.4):
+ * The reference's `record_payment_fail` (`docs/reference/fiber-routing-protocol.md` §2.4):
  * which pairs of the route to penalise or credit for an error `code` (a TlcErrorCode name) raised
  * by `erringNode`, and whether the payment may retry. A node outside the route stops the payment.
  */

@@ -1,6 +1,6 @@
 /**
  * The gossip messages of the reference (`gossip.mol`, `ChannelUpdate` of `fiber.mol`;
- * `../shared/reference/fiber-routing-protocol.md` §3.1) with byte-exact molecule codecs.
+ * `docs/reference/fiber-routing-protocol.md` §3.1) with byte-exact molecule codecs.
  * Text-like fields (version, node name, UDT name and args) stay raw bytes so that a decoded
  * message re-encodes to exactly the bytes that were signed.
  */

@@ -1,5 +1,5 @@
 /**
- * The reference's path-finding (`../shared/reference/fiber-routing-protocol.md` §4): Dijkstra
+ * The reference's path-finding (`docs/reference/fiber-routing-protocol.md` §4): Dijkstra
  * from the target back to the source over the enabled channel directions, each edge priced by the
  * sending node's own ChannelUpdate (fee ceil(amount × ppm / 1e6) and expiry delta, both zero on
  * the source's first hop), with capacity / liquidity / tlc-min / expiry / fee-cap filters, and a

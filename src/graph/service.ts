@@ -1,5 +1,5 @@
 /**
- * The graph service: gossip over /p2p/43 (`../shared/reference/fiber-routing-protocol.md` §3),
+ * The graph service: gossip over /p2p/43 (`docs/reference/fiber-routing-protocol.md` §3),
  * the persisted message store, the network graph and payment history, and the path-finding entry
  * the payment layer calls.
  *

@@ -1,6 +1,6 @@
 /**
  * Signing and verification of gossip messages as the reference does
- * (`../shared/reference/fiber-routing-protocol.md` §3.2): the digest is the ckb hash of the
+ * (`docs/reference/fiber-routing-protocol.md` §3.2): the digest is the ckb hash of the
  * molecule bytes with every signature field zero-filled; ECDSA signatures are 64-byte compact
  * (low s, RFC 6979 nonces) over that digest as is; the channel announcement also carries a BIP340
  * signature by the funding aggregate key.

@@ -1,5 +1,5 @@
 /**
- * The Fiber invoice string (`../shared/reference/fiber-internals.md` §1), byte-exact with the
+ * The Fiber invoice string (`docs/reference/fiber-internals.md` §1), byte-exact with the
  * reference node: bech32m(hrp, [signed flag] ++ u5(arcode(molecule RawInvoiceData)) ++ [104 u5 of
  * the recoverable signature]). The hrp is the currency prefix followed by the amount in decimal.
  *

@@ -1,7 +1,7 @@
 /**
  * The RPC JSON form of an invoice (`CkbInvoice`). Strand writes the seed's attribute keys
  * (PascalCase: `Description`, `ExpiryTime` {secs, nanos}, `HashAlgorithm`, `PayeePublicKey`,
- * `UdtScript`, …, see DESIGN "Where the seed and Fiber v0.8 differ"); the `v08` style writes
+ * `UdtScript`, …, see docs/protocol.md, the table of names); the `v08` style writes
  * Fiber v0.8's snake_case keys with hex quantities instead.
  */
 import { bytesToHex, toHexQuantity } from '../codec/hex.ts';

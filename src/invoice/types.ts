@@ -1,5 +1,5 @@
 /**
- * The invoice model (`../shared/reference/fiber-internals.md` §1). Amounts and times are bigints:
+ * The invoice model (`docs/reference/fiber-internals.md` §1). Amounts and times are bigints:
  * `timestamp` in milliseconds since the epoch (u128), `ExpiryTime` in seconds (u64),
  * `FinalHtlcMinimumExpiryDelta` in milliseconds (u64).
  */

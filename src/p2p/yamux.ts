@@ -1,5 +1,5 @@
 /**
- * Yamux as tokio-yamux 0.3.18 speaks it (`../shared/reference/tentacle-protocol.md` §3): 12-byte
+ * Yamux as tokio-yamux 0.3.18 speaks it (`docs/reference/tentacle-protocol.md` §3): 12-byte
  * big-endian headers, a 256 KiB window per stream, SYN/ACK carried on the first frame of a
  * stream, ping echo on stream 0, GoAway answered with GoAway.
  *

@@ -1,5 +1,5 @@
 /**
- * Basic multi-part payments, the sender's pure core (`../shared/reference/fiber-internals.md`
+ * Basic multi-part payments, the sender's pure core (`docs/reference/fiber-internals.md`
  * §MPP; the reference's `build_payment_routes` and `PaymentSession` accounting):
  * - a payment to an invoice that allows MPP (and `max_parts` > 1, not keysend) may be split into
  *   parts, each a TLC with its own onion whose final payload carries the MPP record

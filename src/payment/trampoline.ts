@@ -1,5 +1,5 @@
 /**
- * Trampoline routing, the pure rules (`../shared/reference/fiber-routing-protocol.md` §5,
+ * Trampoline routing, the pure rules (`docs/reference/fiber-routing-protocol.md` §5,
  * `fiber-internals.md` §Trampoline; the reference's `find_trampoline_route` and
  * `forward_trampoline_packet`):
  * - the sender names 1..5 trampoline nodes and a fee budget (`max_fee_amount`); it routes to the

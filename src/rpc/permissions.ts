@@ -1,6 +1,6 @@
 /**
  * The one permission table: every RPC method of every module, implemented or not yet, maps to
- * the single Biscuit fact its caller's token must carry (`../shared/reference/fiber-rpc.md` §4).
+ * the single Biscuit fact its caller's token must carry (`docs/reference/fiber-rpc.md` §4).
  * `write` does not imply `read`. A method missing from this table can never be authorised, so a
  * forgotten entry fails closed (and a test checks that every registered method has one).
  */

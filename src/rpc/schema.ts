@@ -1,6 +1,6 @@
 /**
  * Zod building blocks for RPC params, following Fiber's JSON conventions
- * (`../shared/reference/fiber-rpc.md` §3): quantities are strict hex strings parsed to bigint,
+ * (`docs/reference/fiber-rpc.md` §3): quantities are strict hex strings parsed to bigint,
  * hashes are 32 bytes with or without `0x`, pubkeys are 33-byte compressed keys.
  */
 import { z } from 'zod';

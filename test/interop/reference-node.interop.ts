@@ -67,7 +67,7 @@ describe.skipIf(!referenceAvailable())('reference node (fiber-js 0.8.1) dials St
     expect(events).toContain('protocol 43');
     expect(inits.length).toBe(1);
     expect(bytesToHex(inits[0]!.chainHash)).toBe(refInfo.chain_hash);
-    // …which is the genesis hash of that spec in ../shared/reference/ckb-genesis.md.
+    // …which is the genesis hash of that spec in docs/reference/ckb-genesis.md.
     expect(refInfo.chain_hash).toBe('0x677c33a40ddd906cdb6ca996d80081a0a6da2ff40050525da640d5c24d557614');
     expect(reasons[0]).toBe(
       `Invalid chain hash: Hash256(${refInfo.chain_hash}) (expecting Hash256(0x${'5a'.repeat(32)}))`,

@@ -1,6 +1,6 @@
 /**
  * The reference node (@nervosnetwork/fiber-js 0.8.1, the Rust node compiled to WebAssembly) in
- * headless Chromium, as a test peer (`../shared/reference/reference-node-harness.md`). It can
+ * headless Chromium, as a test peer (`docs/reference/reference-node-harness.md`). It can
  * only dial, over WebSocket.
  */
 import fs from 'node:fs';

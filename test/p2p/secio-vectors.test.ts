@@ -1,5 +1,5 @@
 /**
- * secio against the captured reference handshake (`../shared/vectors/secio-transcript.md`) and
+ * secio against the captured reference handshake (`docs/reference/secio-transcript.md`) and
  * the computed schedule of `tentacle-protocol.md` §10.
  */
 import { secp256k1 } from '@noble/curves/secp256k1.js';

@@ -1,5 +1,5 @@
 /**
- * The secio handshake over a raw connection (tentacle-secio 0.6.7, `../shared/reference/
+ * The secio handshake over a raw connection (tentacle-secio 0.6.7, `docs/reference/
  * tentacle-protocol.md` §2): both sides send Propose at once, then Exchange, verify, derive keys,
  * and echo each other's nonce as the first encrypted frame. Symmetric: there is no initiator.
  * Returns a SecureConn carrying plaintext as a byte stream (frame boundaries mean nothing).

@@ -1,6 +1,6 @@
 /**
  * `PaymentHopData`, the per-hop payload of a payment onion (`fiber.mol`;
- * `../shared/reference/fiber-routing-protocol.md` §1.5), and its custom records.
+ * `docs/reference/fiber-routing-protocol.md` §1.5), and its custom records.
  */
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import {

@@ -1,5 +1,5 @@
 /**
- * Fiber's payment onion on top of Sphinx (`../shared/reference/fiber-routing-protocol.md` §1.4,
+ * Fiber's payment onion on top of Sphinx (`docs/reference/fiber-routing-protocol.md` §1.4,
  * §1.6): 6,566-byte packets (L = 6500), version 1 on send (versions 0 and 1 accepted), the
  * payment hash as associated data, and `TlcErrPacket` error packets — obfuscated per hop, or
  * plaintext behind 32 zero bytes when the erring node has no shared secret.

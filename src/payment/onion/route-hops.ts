@@ -1,5 +1,5 @@
 /**
- * From a route to the per-hop onion payloads (`../shared/reference/fiber-routing-protocol.md`
+ * From a route to the per-hop onion payloads (`docs/reference/fiber-routing-protocol.md`
  * §2.2, `build_router_from_path`): absolute expiries = now + relative expiry + one random privacy
  * offset shared by all hops; `hops[0]` is the sender's own instruction for its first AddTlc.
  */

@@ -1,7 +1,7 @@
 /**
  * The Sphinx construction of fiber-sphinx (BOLT 4 Sphinx), independent of Fiber's payload format:
  * key schedule, packet creation, peeling, and error packets
- * (`../shared/reference/fiber-routing-protocol.md` §1.1–§1.3, §1.6).
+ * (`docs/reference/fiber-routing-protocol.md` §1.1–§1.3, §1.6).
  *
  * A packet is `version(1) ‖ α(33) ‖ β(L) ‖ γ(32)`. The caller chooses L and how a hop's payload
  * length is read from the decrypted routing info (`HopLength`). Hand-written because no maintained

@@ -1,6 +1,6 @@
 /**
  * `TlcErr`, the payload of an onion error packet, with the reference's `TlcErrorCode` values and
- * names (`../shared/reference/fiber-routing-protocol.md` §1.6, `fiber-rpc.md` §2.7).
+ * names (`docs/reference/fiber-routing-protocol.md` §1.6, `fiber-rpc.md` §2.7).
  */
 
 import {

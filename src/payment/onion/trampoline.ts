@@ -1,5 +1,5 @@
 /**
- * The trampoline inner onion (`../shared/reference/fiber-routing-protocol.md` §1.4, §5): 1,366-byte
+ * The trampoline inner onion (`docs/reference/fiber-routing-protocol.md` §1.4, §5): 1,366-byte
  * packets (L = 1300), version 1 only, the payment hash as associated data, per-hop payloads of
  * the molecule union `TrampolineHopPayload` (Forward for each trampoline, Final for the target).
  * It travels as custom record 65537 of the outer final payload.

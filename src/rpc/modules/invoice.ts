@@ -1,6 +1,6 @@
 /**
  * `invoice` module: new_invoice, parse_invoice, get_invoice, cancel_invoice, settle_invoice
- * (`../shared/reference/fiber-rpc.md` §1.5). Business failures carry the reference's texts and,
+ * (`docs/reference/fiber-rpc.md` §1.5). Business failures carry the reference's texts and,
  * as fnn does, echo the request params as `error.data`.
  */
 import { z } from 'zod';
