@@ -10,12 +10,11 @@ import { ckbHash, sha256 } from '../crypto/hash.ts';
 import type { Invoice } from '../invoice/types.ts';
 import { allowsMpp, allowsTrampoline, findAttr } from '../invoice/types.ts';
 import { describeAsset, invoiceAsset, invoiceUdtScript, scriptAsset } from './asset.ts';
+import { MAX_TLC_EXPIRY_LIMIT, MIN_TLC_EXPIRY_DELTA } from './expiry-limits.ts';
 import { MAX_PARTS_LIMIT, mppRecordEntry } from './mpp.ts';
 import { MAX_CUSTOM_RECORDS_SIZE } from './onion/hop-data.ts';
 import { type TrampolineContext, trampolineHopsProblem } from './trampoline.ts';
 
-export const MIN_TLC_EXPIRY_DELTA = 9_600_000n;
-export const MAX_TLC_EXPIRY_LIMIT = 1_209_600_000n;
 export const DEFAULT_FINAL_TLC_EXPIRY_DELTA = 86_400_000n;
 export const DEFAULT_MAX_FEE_RATE = 5n; // per thousand
 export const DEFAULT_MAX_PARTS = 12n;

@@ -23,6 +23,8 @@
 import { DomainError } from '../codec/errors.ts';
 import { hexToBytes } from '../codec/hex.ts';
 import { DEFAULT_TLC_EXPIRY_DELTA } from '../graph/pathfind.ts';
+// A cycle (request.ts checks trampoline_hops here), harmless: only used inside functions.
+import { MAX_TLC_EXPIRY_LIMIT, MIN_TLC_EXPIRY_DELTA } from './expiry-limits.ts';
 import { MAX_PARTS_LIMIT } from './mpp.ts';
 import type { HashAlgorithm } from './onion/hop-data.ts';
 import { TLC_ERROR_CODES, type TlcErrorCodeName } from './onion/tlc-error.ts';
@@ -31,8 +33,6 @@ import {
   type TrampolineForwardPayload,
   type TrampolineHopPayload,
 } from './onion/trampoline.ts';
-// A cycle (request.ts checks trampoline_hops here), harmless: only used inside functions.
-import { MAX_TLC_EXPIRY_LIMIT, MIN_TLC_EXPIRY_DELTA } from './request.ts';
 import type { PaymentSession } from './session.ts';
 
 export const MAX_TRAMPOLINE_HOPS = 5;

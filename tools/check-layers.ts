@@ -1,0 +1,141 @@
+/**
+ * `npm run lint` (with biome): the layer rule of docs/architecture.md, checked on every import
+ * under src/. A folder imports only the folders its row allows; no file takes part in an import
+ * cycle (type-only imports aside: they vanish at run time). Breaches already known are listed
+ * below with their reason; a new one fails, and so does a listed one that is gone (drop it from
+ * the list, so the list only shrinks).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+
+/** The tree to check: src/ (an argument names another, for the checker's own test). */
+const SRC = path.resolve(process.argv[2] ?? path.join(import.meta.dirname, '../src'));
+
+const DOMAIN = ['chain', 'store', 'p2p', 'channel', 'graph', 'invoice', 'payment', 'watchtower', 'cch'];
+/** The table of docs/architecture.md: what each folder may import. */
+const ALLOWED: Record<string, string[]> = {
+  codec: [],
+  crypto: ['codec'],
+  store: ['codec'],
+  chain: ['codec', 'crypto'],
+  devchain: ['codec', 'crypto', 'chain', 'store'],
+  p2p: ['codec', 'crypto', 'store'],
+  channel: ['codec', 'crypto', 'chain', 'store', 'p2p'],
+  graph: ['codec', 'crypto', 'chain', 'store', 'p2p'],
+  invoice: ['codec', 'crypto', 'store'],
+  payment: ['codec', 'crypto', 'chain', 'store', 'p2p', 'channel', 'graph', 'invoice'],
+  watchtower: ['codec', 'crypto', 'chain', 'store', 'p2p', 'channel', 'graph', 'invoice', 'payment'],
+  cch: ['codec', 'crypto', 'chain', 'store', 'p2p', 'channel', 'graph', 'invoice', 'payment', 'rpc'],
+  rpc: ['codec', 'crypto', ...DOMAIN],
+  node: ['codec', 'crypto', 'devchain', 'rpc', ...DOMAIN],
+  devnet: ['codec', 'crypto', 'node', 'devchain', 'rpc', ...DOMAIN],
+  cli: ['codec', 'crypto', 'node', 'devchain', 'devnet', 'rpc', ...DOMAIN],
+};
+
+/** Known folder breaches (`from -> to: file`), each to be removed by moving code down a layer. */
+const KNOWN_BREACHES = new Set([
+  // The party-share settlement reuses the watchtower's signing; it belongs in chain/ (issue #17).
+  'channel -> watchtower: channel/share-settled.ts',
+]);
+
+/** Known import cycles, as the sorted file list of each (issue #17 removes them). */
+const KNOWN_CYCLES = new Set<string>(
+  JSON.parse(fs.readFileSync(path.join(import.meta.dirname, 'known-cycles.json'), 'utf8')),
+);
+
+interface Edge {
+  from: string;
+  to: string;
+  typeOnly: boolean;
+}
+
+function sourceFiles(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) return sourceFiles(p);
+    return e.name.endsWith('.ts') ? [p] : [];
+  });
+}
+
+const IMPORT = /^\s*(import|export)\s+(type\s+)?[^'";]*?\bfrom\s+'(\.[^']+)'|^\s*import\s+'(\.[^']+)'/gm;
+
+function edgesOf(file: string): Edge[] {
+  const text = fs.readFileSync(file, 'utf8');
+  const out: Edge[] = [];
+  for (const m of text.matchAll(IMPORT)) {
+    const spec = m[3] ?? m[4]!;
+    out.push({
+      from: path.relative(SRC, file),
+      to: path.relative(SRC, path.resolve(path.dirname(file), spec)),
+      typeOnly: m[2] !== undefined,
+    });
+  }
+  return out;
+}
+
+const folderOf = (rel: string) => rel.split(path.sep)[0]!;
+
+/** Strongly connected components of more than one file (Tarjan). */
+function cycles(edges: Edge[]): string[][] {
+  const next = new Map<string, string[]>();
+  for (const e of edges) if (!e.typeOnly) next.set(e.from, [...(next.get(e.from) ?? []), e.to]);
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const out: string[][] = [];
+  let n = 0;
+  const visit = (v: string) => {
+    index.set(v, n);
+    low.set(v, n++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of next.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const comp: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        comp.push(w);
+      } while (w !== v);
+      if (comp.length > 1) out.push(comp.sort());
+    }
+  };
+  for (const v of next.keys()) if (!index.has(v)) visit(v);
+  return out;
+}
+
+const edges = sourceFiles(SRC).flatMap(edgesOf);
+const problems: string[] = [];
+
+const breaches = new Set<string>();
+for (const e of edges) {
+  const [a, b] = [folderOf(e.from), folderOf(e.to)];
+  if (a === b || a.endsWith('.ts')) continue;
+  const allowed = ALLOWED[a];
+  if (!allowed)
+    problems.push(`src/${a}/ is not in the layer table (docs/architecture.md, tools/check-layers.ts)`);
+  else if (!allowed.includes(b)) breaches.add(`${a} -> ${b}: ${e.from}`);
+}
+for (const b of breaches) if (!KNOWN_BREACHES.has(b)) problems.push(`layer breach: ${b}`);
+for (const b of KNOWN_BREACHES)
+  if (!breaches.has(b)) problems.push(`fixed, drop it from KNOWN_BREACHES: ${b}`);
+
+const found = new Set(cycles(edges).map((c) => c.join(' ')));
+for (const c of found) if (!KNOWN_CYCLES.has(c)) problems.push(`import cycle: ${c}`);
+for (const c of KNOWN_CYCLES)
+  if (!found.has(c)) problems.push(`cycle gone, drop it from tools/known-cycles.json: ${c}`);
+
+if (problems.length) {
+  console.error(problems.join('\n'));
+  process.exit(1);
+}
+console.log(
+  `layers: ${edges.length} imports checked, ${KNOWN_BREACHES.size} known breach(es), ${KNOWN_CYCLES.size} known cycle(s)`,
+);
