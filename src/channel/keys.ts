@@ -5,6 +5,7 @@
  * Peers never reproduce the seed, so only the resulting public values matter for interop.
  */
 import { secp256k1 } from '@noble/curves/secp256k1.js';
+import { curve } from '../crypto/curve.ts';
 import { ckbHash } from '../crypto/hash.ts';
 
 const te = new TextEncoder();
@@ -42,7 +43,7 @@ export function bigTo32(v: bigint): Uint8Array {
 }
 
 export function pubOf(sk: Uint8Array): Uint8Array {
-  return secp256k1.getPublicKey(sk, true);
+  return curve().mulG(sk);
 }
 
 const keyCache = new Map<string, ChannelKeys>();
@@ -119,7 +120,10 @@ export function tweakSecret(sk: Uint8Array, point: Uint8Array): Uint8Array {
 export function tweakPubkey(pk: Uint8Array, point: Uint8Array): Uint8Array {
   return tweakMemo(`${hexOf(pk)}:${hexOf(point)}`, () => {
     const t = bytesToBig(ckbHash(point)) % N;
-    return secp256k1.Point.fromBytes(pk).add(secp256k1.Point.BASE.multiply(t)).toBytes(true);
+    if (t === 0n) return pk.slice();
+    const sum = curve().add([pk, curve().mulG(bigTo32(t))]);
+    if (!sum) throw new Error('tweaked key is the point at infinity');
+    return sum;
   }).slice();
 }
 

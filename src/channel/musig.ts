@@ -7,8 +7,8 @@
  * nonce and the message, and travels with its partial signature — so it never needs storing and
  * can never sign two different messages. Keys are given in aggregation order; nonces follow it.
  */
-import { schnorr } from '@noble/curves/secp256k1.js';
 import * as musig from '@scure/btc-signer/musig2.js';
+import { schnorrVerify } from '../crypto/curve.ts';
 import * as fast from '../crypto/musig2-fast.ts';
 
 export interface NoncePair {
@@ -94,7 +94,7 @@ function verifiedAggregate(s: fast.SessionValues, partials: Uint8Array[]): Uint8
   try {
     sig = fast.aggregatePartials(s, partials);
   } catch {}
-  if (!sig || !schnorr.verify(sig, s.msg, s.ctx.xonly))
+  if (!sig || !schnorrVerify(sig, s.msg, s.ctx.xonly))
     throw new SignatureError('the peer partial signature does not verify');
   return sig;
 }

@@ -9,22 +9,33 @@
  * byte for byte against @scure/btc-signer.
  */
 import { schnorr, secp256k1 } from '@noble/curves/secp256k1.js';
+import { curve } from './curve.ts';
 
-const Point = secp256k1.Point;
-type Pt = InstanceType<typeof Point>;
-const Fn = Point.Fn;
-const { taggedHash, pointToBytes } = schnorr.utils;
+const Fn = secp256k1.Point.Fn;
+const { taggedHash } = schnorr.utils;
+const G = secp256k1.Point.BASE.toBytes(true);
 
 const taggedInt = (tag: string, ...parts: Uint8Array[]): bigint =>
   Fn.create(Fn.fromBytes(taggedHash(tag, ...parts), true));
-const hasEvenY = (p: Pt): boolean => p.toAffine().y % 2n === 0n;
-const evenScalar = (p: Pt, n: bigint): bigint => (hasEvenY(p) ? n : Fn.neg(n));
+/** A compressed point's y is even when its prefix is 02. */
+const hasEvenY = (p: Uint8Array): boolean => p[0] === 2;
+const evenScalar = (p: Uint8Array, n: bigint): bigint => (hasEvenY(p) ? n : Fn.neg(n));
 const hex = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
+/** k·P, with 0·P the point at infinity (null). */
+const mul = (p: Uint8Array, k: bigint): Uint8Array | null =>
+  Fn.is0(k) ? null : curve().mul(p, Fn.toBytes(k));
+const mulG = (k: bigint): Uint8Array | null => (Fn.is0(k) ? null : curve().mulG(Fn.toBytes(k)));
+/** The sum of points, null ones (infinity) left out. */
+function add(...points: (Uint8Array | null)[]): Uint8Array | null {
+  const ps = points.filter((p): p is Uint8Array => p !== null);
+  if (ps.length === 0) return null;
+  return ps.length === 1 ? ps[0]! : curve().add(ps);
+}
 
 export interface KeyAggContext {
   keys: Uint8Array[];
-  /** The aggregate point Q. */
-  Q: Pt;
+  /** The aggregate point Q, compressed. */
+  Q: Uint8Array;
   /** xbytes(Q), the 32-byte x-only aggregate key. */
   xonly: Uint8Array;
   /** KeyAgg coefficient per key, by the key's hex. */
@@ -42,7 +53,7 @@ export function keyAggContext(keys: Uint8Array[]): KeyAggContext {
   const L = taggedHash('KeyAgg list', ...keys);
   const second = keys.find((k) => hex(k) !== hex(keys[0]!));
   const coef = new Map<string, bigint>();
-  let Q = Point.ZERO;
+  const terms: (Uint8Array | null)[] = [];
   for (const k of keys) {
     const h = hex(k);
     let a = coef.get(h);
@@ -50,62 +61,45 @@ export function keyAggContext(keys: Uint8Array[]): KeyAggContext {
       a = second !== undefined && hex(second) === h ? 1n : taggedInt('KeyAgg coefficient', L, k);
       coef.set(h, a);
     }
-    Q = Q.add(Point.fromBytes(k).multiplyUnsafe(a));
+    terms.push(mul(k, a));
   }
-  if (Q.equals(Point.ZERO)) throw new Error('the aggregate key is the point at infinity');
-  const ctx: KeyAggContext = { keys: keys.map((k) => k.slice()), Q, xonly: pointToBytes(Q), coef };
+  const Q = add(...terms);
+  if (!Q) throw new Error('the aggregate key is the point at infinity');
+  const ctx: KeyAggContext = { keys: keys.map((k) => k.slice()), Q, xonly: Q.slice(1), coef };
   if (contexts.size >= 4096) contexts.clear();
   contexts.set(id, ctx);
   return ctx;
 }
 
-function decodeNonce(n: Uint8Array): { R1: Pt; R2: Pt } {
+function decodeNonce(n: Uint8Array): { R1: Uint8Array; R2: Uint8Array } {
   if (n.length !== 66) throw new RangeError('a public nonce is 66 bytes');
-  return { R1: Point.fromBytes(n.subarray(0, 33)), R2: Point.fromBytes(n.subarray(33, 66)) };
+  return { R1: n.subarray(0, 33), R2: n.subarray(33, 66) };
 }
 
-function encodeNonce(R1: Pt, R2: Pt): Uint8Array {
+function aggNonceBytes(R1: Uint8Array | null, R2: Uint8Array | null): Uint8Array {
   const out = new Uint8Array(66);
-  out.set(R1.toBytes(true), 0);
-  out.set(R2.toBytes(true), 33);
-  return out;
-}
-
-/** NonceAgg of two public nonces (an infinite sum is encoded as 33 zero bytes, per BIP-327). */
-export function aggregateNonces(a: Uint8Array, b: Uint8Array): { R1: Pt; R2: Pt } {
-  const x = decodeNonce(a);
-  const y = decodeNonce(b);
-  return { R1: x.R1.add(y.R1), R2: x.R2.add(y.R2) };
-}
-
-function aggNonceBytes(R1: Pt, R2: Pt): Uint8Array {
-  const out = new Uint8Array(66);
-  if (!R1.equals(Point.ZERO)) out.set(R1.toBytes(true), 0);
-  if (!R2.equals(Point.ZERO)) out.set(R2.toBytes(true), 33);
+  if (R1) out.set(R1, 0);
+  if (R2) out.set(R2, 33);
   return out;
 }
 
 export interface SessionValues {
   ctx: KeyAggContext;
   b: bigint;
-  R: Pt;
+  /** The final nonce point, compressed. */
+  R: Uint8Array;
   e: bigint;
   msg: Uint8Array;
 }
 
 /** GetSessionValues for the aggregate of the given public nonces. */
 export function sessionValues(ctx: KeyAggContext, nonces: Uint8Array[], msg: Uint8Array): SessionValues {
-  let R1 = Point.ZERO;
-  let R2 = Point.ZERO;
-  for (const n of nonces) {
-    const d = decodeNonce(n);
-    R1 = R1.add(d.R1);
-    R2 = R2.add(d.R2);
-  }
+  const ds = nonces.map(decodeNonce);
+  const R1 = add(...ds.map((d) => d.R1));
+  const R2 = add(...ds.map((d) => d.R2));
   const b = taggedInt('MuSig/noncecoef', aggNonceBytes(R1, R2), ctx.xonly, msg);
-  const sum = R1.add(R2.multiplyUnsafe(b));
-  const R = sum.equals(Point.ZERO) ? Point.BASE : sum;
-  const e = taggedInt('BIP0340/challenge', pointToBytes(R), ctx.xonly, msg);
+  const R = add(R1, R2 ? mul(R2, b) : null) ?? G;
+  const e = taggedInt('BIP0340/challenge', R.subarray(1), ctx.xonly, msg);
   return { ctx, b, R, e, msg };
 }
 
@@ -127,7 +121,7 @@ export function partialSign(
   const d0 = Fn.fromBytes(secret);
   if (Fn.is0(d0)) throw new Error('the secret key is zero');
   if (Fn.is0(k1) || Fn.is0(k2)) throw new Error('a secret nonce is zero');
-  const pubkey = knownPubkey ?? Point.BASE.multiply(d0).toBytes(true);
+  const pubkey = knownPubkey ?? mulG(d0)!;
   const a = coefficient(s.ctx, pubkey);
   const d = evenScalar(s.ctx.Q, d0);
   const k1e = evenScalar(s.R, k1);
@@ -146,13 +140,14 @@ export function partialVerify(
   const sc = Fn.fromBytes(partial, true);
   if (!Fn.isValid(sc)) return false;
   const { R1, R2 } = decodeNonce(pubNonce);
-  const reSum = R1.add(R2.multiplyUnsafe(s.b));
-  const Re = hasEvenY(s.R) ? reSum : reSum.negate();
+  const reSum = add(R1, mul(R2, s.b));
+  const Re = reSum && !hasEvenY(s.R) ? curve().negate(reSum) : reSum;
   const a = coefficient(s.ctx, pubkey);
   const g = evenScalar(s.ctx.Q, 1n);
-  const left = Point.BASE.multiplyUnsafe(sc);
-  const right = Re.add(Point.fromBytes(pubkey).multiplyUnsafe(Fn.mul(s.e, Fn.mul(a, g))));
-  return left.equals(right);
+  const left = mulG(sc);
+  const right = add(Re, mul(pubkey, Fn.mul(s.e, Fn.mul(a, g))));
+  if (!left || !right) return left === right;
+  return Buffer.compare(left, right) === 0;
 }
 
 /** PartialSigAgg: the 64-byte BIP-340 signature. */
@@ -164,7 +159,7 @@ export function aggregatePartials(s: SessionValues, partials: Uint8Array[]): Uin
     sum = Fn.add(sum, v);
   }
   const out = new Uint8Array(64);
-  out.set(pointToBytes(s.R), 0);
+  out.set(s.R.subarray(1), 0);
   out.set(Fn.toBytes(sum), 32);
   return out;
 }
@@ -196,7 +191,9 @@ export function deterministicSign(
     taggedInt('MuSig/deterministic/nonce', secret, otherNonce, ctx.xonly, len, msg, Uint8Array.of(i));
   const k1 = k(0);
   const k2 = k(1);
-  const nonce = encodeNonce(Point.BASE.multiply(k1), Point.BASE.multiply(k2));
+  const nonce = new Uint8Array(66);
+  nonce.set(mulG(k1)!, 0);
+  nonce.set(mulG(k2)!, 33);
   const s = sessionValues(ctx, [nonce, otherNonce], msg);
   return { partial: partialSign(s, k1, k2, secret), nonce };
 }

@@ -15,6 +15,7 @@ import { MS_PER_EPOCH_DEV, MS_PER_EPOCH_MAINNET } from '../channel/expiry.ts';
 import { ChannelService, loadChannelScripts } from '../channel/service.ts';
 import { channelSchema } from '../channel/store.ts';
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
+import { curveBackend } from '../crypto/curve.ts';
 import { blake160 } from '../crypto/hash.ts';
 import { identityFromSecret, type NodeIdentity, publicKeyOf } from '../crypto/identity.ts';
 import { loadOrCreateNodeKey, loadWalletKey, PASSWORD_ENV } from '../crypto/keyfile.ts';
@@ -176,7 +177,13 @@ export class StrandNode {
       await node.stop();
       throw e;
     }
-    log.info({ pubkey: identity.pubkeyHex, peer_id: identity.peerId, version: VERSION }, 'node started');
+    const { curve, fallbackReason } = curveBackend();
+    if (fallbackReason)
+      log.warn({ curve: curve.name, reason: fallbackReason }, 'curve arithmetic in pure JS (slower)');
+    log.info(
+      { pubkey: identity.pubkeyHex, peer_id: identity.peerId, version: VERSION, curve: curve.name },
+      'node started',
+    );
     return node;
   }
 

@@ -1,0 +1,63 @@
+/**
+ * The curve backends agree byte for byte: libsecp256k1 (native) and @noble/curves, on random
+ * scalars and points; BIP-340 verification agrees with noble's on valid, altered and foreign
+ * signatures. `FUZZ_RUNS` raises the number of cases.
+ */
+import { schnorr, secp256k1 } from '@noble/curves/secp256k1.js';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { curveBackend, nobleCurve, schnorrVerify } from '../../src/crypto/curve.ts';
+
+const runs = Number(process.env.FUZZ_RUNS ?? 200);
+const hex = (b: Uint8Array | null) => (b ? Buffer.from(b).toString('hex') : 'infinity');
+const N = secp256k1.Point.Fn.ORDER;
+const scalar = fc.bigInt({ min: 1n, max: N - 1n }).map((k) => secp256k1.Point.Fn.toBytes(k));
+
+describe('curve backends', () => {
+  const { curve: native, fallbackReason } = curveBackend();
+
+  it('loads the native binding on this machine', () => {
+    expect(fallbackReason).toBeUndefined();
+    expect(native.name).toBe('libsecp256k1');
+  });
+
+  it('k·G, k·P, P+Q and −P are the same bytes in both', () => {
+    fc.assert(
+      fc.property(scalar, scalar, scalar, (a, b, k) => {
+        const P = nobleCurve.mulG(a);
+        const Q = nobleCurve.mulG(b);
+        expect(hex(native.mulG(a))).toBe(hex(P));
+        expect(hex(native.mul(P, k))).toBe(hex(nobleCurve.mul(P, k)));
+        expect(hex(native.add([P, Q]))).toBe(hex(nobleCurve.add([P, Q])));
+        expect(hex(native.negate(P))).toBe(hex(nobleCurve.negate(P)));
+      }),
+      { numRuns: runs },
+    );
+  });
+
+  it('a sum at infinity is null in both, and a point that does not decode throws in both', () => {
+    const P = nobleCurve.mulG(secp256k1.Point.Fn.toBytes(7n));
+    for (const c of [native, nobleCurve]) {
+      expect(c.add([P, c.negate(P)])).toBeNull();
+      const bad = Uint8Array.of(2, ...new Uint8Array(32).fill(0xff));
+      expect(() => c.add([P, bad])).toThrow();
+      expect(() => c.mul(bad, secp256k1.Point.Fn.toBytes(3n))).toThrow();
+    }
+  });
+
+  it('BIP-340 verification agrees with noble on valid, altered and foreign signatures', () => {
+    fc.assert(
+      fc.property(scalar, fc.uint8Array({ minLength: 32, maxLength: 32 }), fc.nat(63), (sk, msg, flip) => {
+        const pk = schnorr.getPublicKey(sk);
+        const sig = schnorr.sign(msg, sk);
+        expect(schnorrVerify(sig, msg, pk)).toBe(true);
+        const bad = sig.slice();
+        bad[flip]! ^= 1;
+        expect(schnorrVerify(bad, msg, pk)).toBe(schnorr.verify(bad, msg, pk));
+        const other = schnorr.getPublicKey(secp256k1.utils.randomSecretKey());
+        expect(schnorrVerify(sig, msg, other)).toBe(false);
+      }),
+      { numRuns: runs },
+    );
+  });
+});
