@@ -12,6 +12,7 @@ import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { StrandError } from '../../codec/errors.ts';
+import { curve } from '../../crypto/curve.ts';
 
 export type Bytes = Uint8Array;
 
@@ -66,17 +67,18 @@ export function deriveKey(label: keyof typeof LABEL, secret: Bytes): Bytes {
   return hmac(sha256, LABEL[label], secret);
 }
 
-function point(bytes: Bytes) {
+/** k·P for a compressed point from a packet or a route; k in [1, n). */
+function mulPoint(p: Bytes, k: bigint): Bytes {
   try {
-    return secp256k1.Point.fromBytes(bytes);
+    return curve().mul(p, secp256k1.Point.Fn.toBytes(k));
   } catch {
     throw new SphinxError('InvalidPublicKey', 'invalid public key in onion packet');
   }
 }
 
 /** libsecp256k1's default ECDH: SHA256(compressed(k·P)). */
-function ecdh(p: ReturnType<typeof point>, k: bigint): Bytes {
-  return sha256(p.multiply(k).toBytes(true));
+function ecdh(p: Bytes, k: bigint): Bytes {
+  return sha256(mulPoint(p, k));
 }
 
 function blinding(alpha: Bytes, secret: Bytes): bigint {
@@ -97,11 +99,10 @@ export interface HopKeys {
 export function deriveHopsKeys(sessionKey: Bytes, hopPubkeys: Bytes[]): HopKeys[] {
   let e = toScalar(sessionKey);
   if (e === 0n || e >= N) throw new SphinxError('InvalidSessionKey', 'session key out of range');
-  let alphaPoint = secp256k1.Point.BASE.multiply(e);
+  let alpha = curve().mulG(secp256k1.Point.Fn.toBytes(e));
   const out: HopKeys[] = [];
   for (const pk of hopPubkeys) {
-    const alpha = alphaPoint.toBytes(true);
-    const secret = ecdh(point(pk), e);
+    const secret = ecdh(pk, e);
     out.push({
       ephemeralPublicKey: alpha,
       sharedSecret: secret,
@@ -110,7 +111,7 @@ export function deriveHopsKeys(sessionKey: Bytes, hopPubkeys: Bytes[]): HopKeys[
     });
     const b = blinding(alpha, secret);
     e = (e * b) % N;
-    alphaPoint = alphaPoint.multiply(b);
+    alpha = mulPoint(alpha, b);
   }
   return out;
 }
@@ -202,7 +203,7 @@ export function peelPacket(
   const L = beta.length;
   const sk = toScalar(secretKey);
   if (sk === 0n || sk >= N) throw new SphinxError('InvalidSessionKey', 'secret key out of range');
-  const secret = ecdh(point(alpha), sk);
+  const secret = ecdh(alpha, sk);
   const mu = deriveKey('mu', secret);
   const expected = hmac(sha256, mu, concat(beta, assocData ?? new Uint8Array(0)));
   if (!constantTimeEqual(expected, gamma)) throw new SphinxError('InvalidHmac', 'onion packet HMAC mismatch');
@@ -216,7 +217,7 @@ export function peelPacket(
   const hopData = D.slice(0, n);
   const nextHmac = D.subarray(n, n + 32);
   if (nextHmac.every((x) => x === 0)) return { hopData, next: null, sharedSecret: secret };
-  const nextAlpha = point(alpha).multiply(blinding(alpha, secret)).toBytes(true);
+  const nextAlpha = mulPoint(alpha, blinding(alpha, secret));
   const next = new Uint8Array(packet.length);
   next[0] = packet[0]!;
   next.set(nextAlpha, 1);
