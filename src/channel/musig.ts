@@ -7,7 +7,6 @@
  * nonce and the message, and travels with its partial signature — so it never needs storing and
  * can never sign two different messages. Keys are given in aggregation order; nonces follow it.
  */
-import * as musig from '@scure/btc-signer/musig2.js';
 import { schnorrVerify } from '../crypto/curve.ts';
 import * as fast from '../crypto/musig2-fast.ts';
 
@@ -21,8 +20,7 @@ export interface NoncePair {
 export class SignatureError extends Error {}
 
 export function newNonce(myPubkey: Uint8Array, mySecret: Uint8Array): NoncePair {
-  const n = musig.nonceGen(myPubkey, mySecret);
-  return { secret: n.secret.slice(), public: n.public.slice() };
+  return fast.nonceGen(myPubkey, mySecret);
 }
 
 /** First signer: a partial signature and its public nonce, given the completer's public nonce. */

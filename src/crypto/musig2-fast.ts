@@ -8,6 +8,8 @@
  * arithmetic follows BIP-327 step by step; `test/crypto/musig2-fast.test.ts` checks every output
  * byte for byte against @scure/btc-signer.
  */
+
+import { randomBytes } from 'node:crypto';
 import { schnorr, secp256k1 } from '@noble/curves/secp256k1.js';
 import { curve } from './curve.ts';
 
@@ -196,4 +198,44 @@ export function deterministicSign(
   nonce.set(mulG(k2)!, 33);
   const s = sessionValues(ctx, [nonce, otherNonce], msg);
   return { partial: partialSign(s, k1, k2, secret), nonce };
+}
+
+/**
+ * BIP-327 NonceGen with fresh randomness and no optional inputs: a secret nonce
+ * (k1 ‖ k2 ‖ pubkey, 97 bytes) and its public nonce (k1·G ‖ k2·G, 66 bytes). The secret key is
+ * mixed in as BIP-327 does, so a weak random source alone does not repeat nonces.
+ */
+export function nonceGen(
+  pubkey: Uint8Array,
+  secret?: Uint8Array,
+): { secret: Uint8Array; public: Uint8Array } {
+  const randPrime = randomBytes(32);
+  const rand = secret ? xor32(secret, taggedHash('MuSig/aux', randPrime)) : randPrime;
+  const k = (i: number) =>
+    taggedInt(
+      'MuSig/nonce',
+      rand,
+      Uint8Array.of(pubkey.length),
+      pubkey,
+      Uint8Array.of(0), // no aggregate key
+      Uint8Array.of(0), // no message
+      new Uint8Array(4), // no extra input
+      Uint8Array.of(i),
+    );
+  const k1 = k(0);
+  const k2 = k(1);
+  if (Fn.is0(k1) || Fn.is0(k2)) throw new Error('a secret nonce is zero');
+  const out = { secret: new Uint8Array(97), public: new Uint8Array(66) };
+  out.secret.set(Fn.toBytes(k1), 0);
+  out.secret.set(Fn.toBytes(k2), 32);
+  out.secret.set(pubkey, 64);
+  out.public.set(mulG(k1)!, 0);
+  out.public.set(mulG(k2)!, 33);
+  return out;
+}
+
+function xor32(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(32);
+  for (let i = 0; i < 32; i++) out[i] = a[i]! ^ b[i]!;
+  return out;
 }

@@ -6,6 +6,7 @@ import {
   decodeSecretNonce,
   deterministicSign,
   keyAggContext,
+  nonceGen,
   partialSign,
   partialVerify,
   sessionValues,
@@ -77,6 +78,34 @@ describe('musig2-fast against @scure/btc-signer', () => {
       expect(partialVerify(s, bad, first.nonce, a.pk)).toBe(false);
       expect(partialVerify(s, first.partial, bNonce.public, a.pk)).toBe(false);
     }
+  });
+
+  it('nonceGen gives fresh BIP-327 nonces: k·G as public, usable in scure`s session, never repeated', () => {
+    const a = party();
+    const b = party();
+    const keys = [a.pk, b.pk];
+    const msg = new Uint8Array(32).fill(9);
+    const seen = new Set<string>();
+    for (let i = 0; i < 8; i++) {
+      const n = nonceGen(b.pk, b.sk);
+      expect(n.secret.length).toBe(97);
+      expect(hex(n.secret.subarray(64))).toBe(hex(b.pk));
+      const { k1, k2 } = decodeSecretNonce(n.secret);
+      expect(hex(n.public)).toBe(
+        hex(
+          Buffer.concat([
+            secp256k1.Point.BASE.multiply(k1).toBytes(true),
+            secp256k1.Point.BASE.multiply(k2).toBytes(true),
+          ]),
+        ),
+      );
+      seen.add(hex(n.public));
+      const aNonce = scure.nonceGen(a.pk, a.sk).public;
+      const session = new scure.Session(scure.nonceAggregate([aNonce, n.public]), keys, msg);
+      const partial = session.sign(n.secret.slice(), b.sk);
+      expect(session.partialSigVerify(partial, [aNonce, n.public], 1)).toBe(true);
+    }
+    expect(seen.size).toBe(8);
   });
 
   it('refuses a signer whose key is not in the list', () => {
