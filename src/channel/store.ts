@@ -1,6 +1,13 @@
 /**
  * Channel rows in the node's SQLite store: one row per channel, keyed by the temporary id (stable
  * for the channel's life), with the current id, peer, state name and the JSON of the state.
+ *
+ * Committed channels are also kept in memory, one cache per database connection (every
+ * ChannelStore on the same `Db` shares it), so reads do not parse a channel's JSON — tens of KB
+ * with its TLCs' onions — again on every event. A channel is a value: nobody mutates the object
+ * a read returns. The cache follows commits only: a save inside a transaction that is not its own
+ * drops the entry (the transaction may still roll back), and reads inside a transaction go to
+ * the database and are not cached.
  */
 import type { Db, DomainSchema } from '../store/db.ts';
 import { type Channel, deserializeChannel, serializeChannel } from './state.ts';
@@ -24,7 +31,16 @@ export const channelSchema: DomainSchema = {
   ],
 };
 
+interface Cache {
+  byTempId: Map<string, Channel>;
+  /** Every committed channel is in `byTempId`. */
+  complete: boolean;
+}
+
+const caches = new WeakMap<Db, Cache>();
+
 export class ChannelStore {
+  private readonly cache: Cache;
   private readonly upsert;
   private readonly byAnyId;
   private readonly all;
@@ -32,6 +48,12 @@ export class ChannelStore {
   private readonly setMeta;
 
   constructor(private readonly db: Db) {
+    let cache = caches.get(db);
+    if (!cache) {
+      cache = { byTempId: new Map(), complete: false };
+      caches.set(db, cache);
+    }
+    this.cache = cache;
     this.upsert = db.prepare(
       `INSERT INTO channels (temp_id, id, peer, state, created_at, data) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT(temp_id) DO UPDATE SET id = excluded.id, state = excluded.state, data = excluded.data`,
@@ -46,24 +68,59 @@ export class ChannelStore {
 
   /** Writes the channel in one transaction (committed, fsynced) before anything depends on it. */
   save(ch: Channel): void {
-    this.upsert.run(ch.tempId, ch.id, ch.peer, ch.state, ch.createdAt, serializeChannel(ch));
+    this.write(ch);
+    if (this.db.inTransaction) this.forget(ch.tempId);
+    else this.cache.byTempId.set(ch.tempId, ch);
   }
 
   /** Saves the channel and whatever `alsoWrite` writes in one transaction: both or neither. */
   saveWith(ch: Channel, alsoWrite: () => void): void {
+    const outer = this.db.inTransaction;
     this.db.transaction(() => {
-      this.save(ch);
+      this.write(ch);
       alsoWrite();
     })();
+    if (outer) this.forget(ch.tempId);
+    else this.cache.byTempId.set(ch.tempId, ch);
   }
 
   get(id: string): Channel | undefined {
+    const hit = this.cache.byTempId.get(id) ?? this.cachedById(id);
+    if (hit) return hit;
     const row = this.byAnyId.get(id, id) as { data: string } | undefined;
-    return row ? deserializeChannel(row.data) : undefined;
+    if (!row) return undefined;
+    const ch = deserializeChannel(row.data);
+    if (!this.db.inTransaction) this.cache.byTempId.set(ch.tempId, ch);
+    return ch;
   }
 
   list(): Channel[] {
-    return (this.all.all() as { data: string }[]).map((r) => deserializeChannel(r.data));
+    if (!this.cache.complete || this.db.inTransaction) {
+      const all = (this.all.all() as { data: string }[]).map((r) => deserializeChannel(r.data));
+      if (this.db.inTransaction) return all;
+      this.cache.byTempId = new Map(all.map((ch) => [ch.tempId, ch]));
+      this.cache.complete = true;
+    }
+    // The table's order: newest first, then by temporary id.
+    return [...this.cache.byTempId.values()].sort(
+      (a, b) => b.createdAt - a.createdAt || (a.tempId < b.tempId ? -1 : a.tempId > b.tempId ? 1 : 0),
+    );
+  }
+
+  private write(ch: Channel): void {
+    this.upsert.run(ch.tempId, ch.id, ch.peer, ch.state, ch.createdAt, serializeChannel(ch));
+  }
+
+  private forget(tempId: string): void {
+    this.cache.byTempId.delete(tempId);
+    this.cache.complete = false;
+  }
+
+  /** A channel cached under its temporary id, looked up by its final id. */
+  private cachedById(id: string): Channel | undefined {
+    if (!this.cache.complete) return undefined;
+    for (const ch of this.cache.byTempId.values()) if (ch.id === id) return ch;
+    return undefined;
   }
 
   /** A counter that only grows (channel seeds must never repeat). */

@@ -60,4 +60,27 @@ describe('channel store', () => {
       '09'.repeat(32),
     );
   });
+
+  it('reads come from memory after a commit, shared by every store on the connection; a rolled-back save is not seen', () => {
+    const a = new ChannelStore(db);
+    const b = new ChannelStore(db);
+    a.save(channel('CHANNEL_READY', [0n]));
+    expect(b.get('0x01')?.tlcs).toHaveLength(1);
+    expect(b.get('0x01')).toBe(a.get('0x01'));
+    b.save(channel('CHANNEL_READY', [0n, 1n]));
+    expect(a.list().map((c) => c.tlcs.length)).toEqual([2]);
+    // A save inside a transaction that rolls back: neither the database nor the cache keeps it.
+    expect(() =>
+      db.transaction(() => {
+        a.save(channel('SHUTTING_DOWN', []));
+        throw new Error('rolled back');
+      })(),
+    ).toThrow('rolled back');
+    expect(b.get('0x02')?.state).toBe('CHANNEL_READY');
+    expect(a.list().map((c) => c.state)).toEqual(['CHANNEL_READY']);
+    // Newest first, then by temporary id, as the table orders them.
+    a.save({ ...channel('CHANNEL_READY', []), tempId: '0x03', id: '0x04', createdAt: 5 });
+    a.save({ ...channel('CHANNEL_READY', []), tempId: '0x00', id: '0x05', createdAt: 5 });
+    expect(b.list().map((c) => c.tempId)).toEqual(['0x00', '0x03', '0x01']);
+  });
 });
