@@ -5,6 +5,7 @@
  */
 import { ccc } from '@ckb-ccc/core';
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
+import { fnnOf, isFnn } from './fnn-nonces.ts';
 import { deriveChannelKeys } from './keys.ts';
 import {
   ChannelError,
@@ -13,6 +14,7 @@ import {
   type MachineEnv,
   type Step,
   scriptData,
+  signFunding,
   toScript,
 } from './machine.ts';
 import { aggregateTwo, SignatureError, signWithNonce, sorted2 } from './musig.ts';
@@ -188,32 +190,12 @@ function maybeClosingSigned(ch: Channel, env: MachineEnv): Step {
     !noTlcPending(ch)
   )
     return { ch, effects: [] };
-  const my = ch.nonces.mine[0];
-  const their = ch.nonces.theirs[0];
-  if (!my || !their) throw new ChannelError('no nonce left for the closing signature');
-  const k = deriveChannelKeys(b(ch.seed));
   const tx = buildShutdownTx(ch, env);
-  const remotePk = b((ch.remote as PartyParams).fundingPubkey);
-  const partial = signWithNonce({
-    mySecret: k.fundingKey,
-    myPubkey: k.fundingPubkey,
-    myNonce: { secret: b(my.secret), public: b(my.public) },
-    theirPubkey: remotePk,
-    theirNonce: b(their),
-    keys: sorted2(k.fundingPubkey, remotePk),
-    msg: txMessage(tx),
-  });
+  const { ch: signed, partial, myNonce, theirNonce } = signShutdown(ch, txMessage(tx));
   const c: Channel = withFlag(
     {
-      ...ch,
-      nonces: { mine: ch.nonces.mine.slice(1), theirs: ch.nonces.theirs.slice(1) },
-      shutdown: {
-        ...ch.shutdown,
-        tx: h(tx.toBytes()),
-        myNonce: my.public,
-        theirNonce: their,
-        myPartial: h(partial),
-      },
+      ...signed,
+      shutdown: { ...ch.shutdown, tx: h(tx.toBytes()), myNonce, theirNonce, myPartial: h(partial) },
     },
     'DROPPING_PENDING',
   );
@@ -223,6 +205,38 @@ function maybeClosingSigned(ch: Channel, env: MachineEnv): Step {
   };
   const agg = maybeAggregate(c);
   return { ch: agg.ch, effects: [send, ...agg.effects] };
+}
+
+/**
+ * Our partial signature of the shutdown tx. Strand: the heads of both pools, used once. fnn: our
+ * current commitment nonce (a counted use; refused after two) with the peer's current one.
+ */
+function signShutdown(
+  ch: Channel,
+  msg: Uint8Array,
+): { ch: Channel; partial: Uint8Array; myNonce: string; theirNonce: string } {
+  if (isFnn(ch)) {
+    const f = fnnOf(ch);
+    const myNonce = f.mine[0]?.public ?? '';
+    const r = signFunding(ch, msg);
+    return { ch: r.ch, partial: r.value, myNonce, theirNonce: f.theirs };
+  }
+  const my = ch.nonces.mine[0];
+  const their = ch.nonces.theirs[0];
+  if (!my || !their) throw new ChannelError('no nonce left for the closing signature');
+  const k = deriveChannelKeys(b(ch.seed));
+  const remotePk = b((ch.remote as PartyParams).fundingPubkey);
+  const partial = signWithNonce({
+    mySecret: k.fundingKey,
+    myPubkey: k.fundingPubkey,
+    myNonce: { secret: b(my.secret), public: b(my.public) },
+    theirPubkey: remotePk,
+    theirNonce: b(their),
+    keys: sorted2(k.fundingPubkey, remotePk),
+    msg,
+  });
+  const nonces = { mine: ch.nonces.mine.slice(1), theirs: ch.nonces.theirs.slice(1) };
+  return { ch: { ...ch, nonces }, partial, myNonce: my.public, theirNonce: their };
 }
 
 export function onClosingSigned(ch: Channel, m: ClosingSigned): Step {

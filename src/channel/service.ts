@@ -377,6 +377,7 @@ export class ChannelService {
     const s = openChannel(
       {
         peer: pk,
+        rules: this.rulesOf(pk),
         seed,
         tempId,
         isPublic: r.isPublic ?? true,
@@ -1389,6 +1390,7 @@ export class ChannelService {
       m,
       {
         peer: pubkey,
+        rules: this.rulesOf(pubkey),
         seed,
         shutdownScript: scriptData(shutdown),
         reserve,

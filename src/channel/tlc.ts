@@ -299,9 +299,11 @@ export function collide(ch: Channel): { drop: true } | { drop: false; ch: Channe
   const updates = ch.cache?.updates ?? [];
   // Nonces the peer advertised meanwhile stay; the one our CommitmentSigned took goes back.
   const theirs = [before.nonces.theirs[0] as string, ...ch.nonces.theirs];
+  // fnn mode: the nonce ledger never steps back (its use counts hold whatever happened).
+  const fnn = ch.fnn ? { fnn: ch.fnn } : {};
   return {
     drop: false,
-    ch: { ...before, nonces: { ...ch.nonces, theirs }, retry: [...(ch.retry ?? []), ...updates] },
+    ch: { ...before, ...fnn, nonces: { ...ch.nonces, theirs }, retry: [...(ch.retry ?? []), ...updates] },
   };
 }
 
@@ -648,6 +650,8 @@ function finishRound(ch: Channel, effects: Effect[]): Step {
 
 /** A nonce the peer advertised outside the funding collaboration. */
 export function onNonceAdvert(ch: Channel, nonce: Uint8Array): Step {
+  // fnn mode: the peer's nonces come in its CommitmentSigned only; a pool would never be used.
+  if (ch.rules === 'fnn') return { ch, effects: [] };
   return { ch: addTheirs(ch, [h(nonce)]), effects: [] };
 }
 
