@@ -10,6 +10,7 @@ import { deriveChannelKeys } from './keys.ts';
 import {
   ChannelError,
   channelDeps,
+  completeForBroadcast,
   type Effect,
   type MachineEnv,
   type Step,
@@ -217,7 +218,7 @@ function signShutdown(
 ): { ch: Channel; partial: Uint8Array; myNonce: string; theirNonce: string } {
   if (isFnn(ch)) {
     const f = fnnOf(ch);
-    const myNonce = f.mine[0]?.public ?? '';
+    const myNonce = f.current;
     const r = signFunding(ch, msg);
     return { ch: r.ch, partial: r.value, myNonce, theirNonce: f.theirs };
   }
@@ -283,10 +284,10 @@ function maybeAggregate(ch: Channel): Step {
 export function forceClose(ch: Channel): Step {
   if (ch.state !== 'CHANNEL_READY' && ch.state !== 'SHUTTING_DOWN')
     throw new ChannelError(`Invalid state: Handling force shutdown command invalid state ${ch.state}`);
-  if (!ch.latestCommitmentTx) throw new ChannelError('Commitment transaction not found');
-  const tx = ccc.Transaction.fromBytes(ch.latestCommitmentTx);
+  // fnn mode: our partial is added now, refused if its nonce already signed twice (docs/nonces.md).
+  const { ch: signed, tx } = completeForBroadcast(ch);
   const c: Channel = {
-    ...ch,
+    ...signed,
     state: 'SHUTTING_DOWN',
     flags: ['WAITING_COMMITMENT_CONFIRMATION'],
     shutdown: { ...ch.shutdown, force: true },

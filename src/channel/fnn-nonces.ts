@@ -24,16 +24,26 @@ export interface NonceUse {
 
 export interface FnnNonces {
   /**
-   * Our commitment nonces in the order advertised: the first is the one the peer pairs with ours
-   * now (its `lcrn`); any after it were advertised and are not committed by the peer yet.
+   * Our commitment nonces in the order advertised: `current`, any advertised after it (not
+   * committed by the peer yet) and the one `own` waits on.
    */
   mine: NonceUse[];
+  /** The commitment nonce of ours the peer pairs with its own now (its `lcrn`). */
+  current: Hex;
   /** The peer's commitment nonce our next funding-cell session pairs with. */
   theirs: Hex;
-  /** Our revocation nonces (advertised in Open/Accept, then one per RevokeAndAck), oldest first. */
+  /**
+   * Our revocation nonces (advertised in Open/Accept, then one per RevokeAndAck we send), oldest
+   * first. The head serves one revocation each way (ours, the peer's), then goes.
+   */
   myRevoke: NonceUse[];
-  /** The peer's revocation nonces, oldest first. */
-  theirRevoke: Hex[];
+  /** The peer's revocation nonces by index: its nonce `n` serves the revocations of version n − 1. */
+  theirRevoke: { n: bigint; nonce: Hex }[];
+  /**
+   * Our latest commitment, signed by the peer (its partial verified) and not completed: our
+   * partial is made only to broadcast it (`completeForBroadcast`), so it costs a use only then.
+   */
+  own?: { partial: Hex; myNonce: Hex; theirNonce: Hex } | null;
 }
 
 export const MAX_NONCE_USES = 2;
@@ -49,8 +59,8 @@ export function fnnOf(ch: Channel): FnnNonces {
   return ch.fnn;
 }
 
-export function emptyFnn(theirs: Hex = '', theirRevoke: Hex[] = []): FnnNonces {
-  return { mine: [], theirs, myRevoke: [], theirRevoke };
+export function emptyFnn(theirs: Hex = '', theirRevoke?: Hex): FnnNonces {
+  return { mine: [], current: '', theirs, myRevoke: [], theirRevoke: theirRevoke ? [{ n: 2n, nonce: theirRevoke }] : [] };
 }
 
 /** A fresh random nonce pair, recorded with no use (the caller advertises its public part). */
@@ -75,7 +85,10 @@ export function advertiseCommitment(ch: Channel): { ch: Channel; nonce: Uint8Arr
 export function promote(ch: Channel): Channel {
   const f = fnnOf(ch);
   const last = f.mine[f.mine.length - 1];
-  return last ? { ...ch, fnn: { ...f, mine: [last] } } : ch;
+  if (!last) return ch;
+  // The nonce our latest commitment waits on stays until that commitment is replaced.
+  const mine = f.mine.filter((n) => n === last || n.public === f.own?.myNonce);
+  return { ...ch, fnn: { ...f, mine, current: last.public } };
 }
 
 /**
@@ -86,21 +99,45 @@ export function promote(ch: Channel): Channel {
 export function useNonce<T>(
   list: NonceUse[],
   sign: (n: NoncePair) => T,
+  which?: Hex,
 ): { list: NonceUse[]; value: T; nonce: Hex } {
-  const head = list[0];
+  const i = which === undefined ? (list.length ? 0 : -1) : list.findIndex((n) => n.public === which);
+  const head = list[i];
   if (!head || !head.secret || head.uses >= MAX_NONCE_USES)
     throw new NonceSpent('fnn mode: our nonce already signed twice; a third signature is refused');
   const value = sign({ secret: hexToBytes(head.secret), public: hexToBytes(head.public) });
   const uses = head.uses + 1;
   const spent: NonceUse = { public: head.public, secret: uses >= MAX_NONCE_USES ? '' : head.secret, uses };
-  return { list: [spent, ...list.slice(1)], value, nonce: head.public };
+  return { list: list.map((n, j) => (j === i ? spent : n)), value, nonce: head.public };
 }
 
-/** `useNonce` on our current commitment nonce. */
-export function useCommitmentNonce<T>(ch: Channel, sign: (n: NoncePair) => T): { ch: Channel; value: T } {
+/** `useNonce` on our current commitment nonce (the peer's `lcrn`), or on the one given. */
+export function useCommitmentNonce<T>(
+  ch: Channel,
+  sign: (n: NoncePair) => T,
+  which?: Hex,
+): { ch: Channel; value: T } {
   const f = fnnOf(ch);
-  const r = useNonce(f.mine, sign);
+  const r = useNonce(f.mine, sign, which ?? f.current);
   return { ch: { ...ch, fnn: { ...f, mine: r.list } }, value: r.value };
+}
+
+/**
+ * `useNonce` on the head of our revocation nonces; a spent head goes, so the next one (advertised
+ * in our latest RevokeAndAck) serves the next round.
+ */
+export function useRevokeNonce<T>(ch: Channel, sign: (n: NoncePair) => T): { ch: Channel; value: T } {
+  const f = fnnOf(ch);
+  const r = useNonce(f.myRevoke, sign);
+  const myRevoke = r.list.filter((n) => n.uses < MAX_NONCE_USES);
+  return { ch: { ...ch, fnn: { ...f, myRevoke } }, value: r.value };
+}
+
+/** The peer's revocation nonce number `n` (its nonce for the revocations of version n − 1). */
+export function theirRevokeNonce(ch: Channel, n: bigint): Uint8Array {
+  const x = fnnOf(ch).theirRevoke.find((r) => r.n === n);
+  if (!x) throw new NonceSpent(`fnn mode: no revocation nonce ${n} of the peer`);
+  return hexToBytes(x.nonce);
 }
 
 /**

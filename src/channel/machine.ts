@@ -51,6 +51,7 @@ import {
   signFirst,
   signWithNonce,
   sorted2,
+  verifyPartial,
 } from './musig.ts';
 import { guardOutdated, onReadyAbort } from './outdated.ts';
 import { onReestablish } from './reestablish.ts';
@@ -219,7 +220,7 @@ function firstNonces(ch: Channel): { ch: Channel; commit: Uint8Array; revoke: Ui
   if (isFnn(ch)) {
     const commit = freshUse(ch);
     const revoke = freshUse(ch);
-    const fnn = { ...fnnOf(ch), mine: [commit], myRevoke: [revoke] };
+    const fnn = { ...fnnOf(ch), mine: [commit], current: commit.public, myRevoke: [revoke] };
     return { ch: { ...ch, fnn }, commit: b(commit.public), revoke: b(revoke.public) };
   }
   const k = keysOf(ch);
@@ -232,7 +233,7 @@ function firstNonces(ch: Channel): { ch: Channel; commit: Uint8Array; revoke: Ui
 /** The rules and nonce fields of a new channel (fnn mode: the peer's first nonces go to the ledger). */
 function rulesFields(rules: ChannelRules | undefined, theirs?: { commit: Hex; revoke: Hex }) {
   if (rules !== 'fnn') return {};
-  return { rules, fnn: emptyFnn(theirs?.commit, theirs ? [theirs.revoke] : []) };
+  return { rules, fnn: emptyFnn(theirs?.commit, theirs?.revoke) };
 }
 
 /** The opener's new channel and its OpenChannel. `fundingAmount` excludes the reserve. */
@@ -617,11 +618,8 @@ export function completeOwnCommitment(
   let ch: Channel;
   let sig: Uint8Array;
   try {
-    if (isFnn(ch0)) {
-      const used = useCommitmentNonce(ch0, (n) => session(n, b(fnnOf(ch0).theirs)));
-      ch = { ...used.ch, fnn: { ...fnnOf(used.ch), theirs: h(nonceInMessage) } };
-      sig = used.value;
-    } else {
+    if (isFnn(ch0)) return ownCommitmentSignedByPeer(ch0, tx, partial, nonceInMessage, env);
+    {
       const my = ch0.nonces.mine[0];
       if (!my) throw new ChannelError('no nonce of ours left');
       sig = session({ secret: b(my.secret), public: b(my.public) }, nonceInMessage);
@@ -640,6 +638,79 @@ export function completeOwnCommitment(
     latestCommitmentTx: h(tx.toBytes()),
     latestCommitmentTxHash: tx.hash(),
   };
+}
+
+/**
+ * fnn mode: the peer's partial signature of our new commitment is verified and kept; our own
+ * partial waits until the commitment is to be broadcast (`completeForBroadcast`), so that the
+ * nonce spends a use on it only then. The nonce in the message is the peer's next.
+ */
+function ownCommitmentSignedByPeer(
+  ch: Channel,
+  tx: ccc.Transaction,
+  partial: Uint8Array,
+  nonceInMessage: Uint8Array,
+  env: MachineEnv,
+): Channel {
+  const f = fnnOf(ch);
+  const k = keysOf(ch);
+  try {
+    verifyPartial({
+      myPubkey: k.fundingPubkey,
+      myNonce: b(f.current),
+      theirPubkey: b((ch.remote as PartyParams).fundingPubkey),
+      theirNonce: b(f.theirs),
+      theirPartial: partial,
+      keys: fundingKeys(ch),
+      msg: txMessage(tx),
+    });
+  } catch (e) {
+    if (e instanceof SignatureError) throw new ChannelError('invalid commitment signature from the peer');
+    throw e;
+  }
+  tx.cellDeps = channelDeps(ch, env);
+  const own = { partial: h(partial), myNonce: f.current, theirNonce: f.theirs };
+  // The nonce the replaced commitment waited on (advertised before the current one) goes.
+  const i = f.mine.findIndex((n) => n.public === f.current);
+  return {
+    ...ch,
+    fnn: { ...f, mine: i > 0 ? f.mine.slice(i) : f.mine, own, theirs: h(nonceInMessage) },
+    latestCommitmentTx: h(tx.toBytes()),
+    latestCommitmentTxHash: tx.hash(),
+  };
+}
+
+/**
+ * fnn mode, to broadcast our latest commitment: our partial signature completes the peer's (a
+ * counted use of the nonce it waits on; refused when that nonce already signed twice).
+ */
+export function completeForBroadcast(ch: Channel): { ch: Channel; tx: ccc.Transaction } {
+  if (!ch.latestCommitmentTx) throw new ChannelError('Commitment transaction not found');
+  const tx = ccc.Transaction.fromBytes(ch.latestCommitmentTx);
+  const own = isFnn(ch) ? fnnOf(ch).own : null;
+  if (!own) return { ch, tx };
+  const k = keysOf(ch);
+  const remotePk = b((ch.remote as PartyParams).fundingPubkey);
+  const unsigned = tx.clone();
+  unsigned.cellDeps = [];
+  const used = useCommitmentNonce(
+    ch,
+    (n) =>
+      complete({
+        mySecret: k.fundingKey,
+        myPubkey: k.fundingPubkey,
+        myNonce: n,
+        theirPubkey: remotePk,
+        theirNonce: b(own.theirNonce),
+        theirPartial: b(own.partial),
+        keys: fundingKeys(ch),
+        msg: txMessage(unsigned),
+      }),
+    own.myNonce,
+  );
+  tx.witnesses = [fundingWitness(k.fundingPubkey, remotePk, used.value)];
+  const f = fnnOf(used.ch);
+  return { ch: { ...used.ch, fnn: { ...f, own: null }, latestCommitmentTx: h(tx.toBytes()) }, tx };
 }
 
 // ---- the funding transaction -------------------------------------------------------------------
@@ -923,7 +994,7 @@ function onAccept(ch0: Channel, m: AcceptChannel, env: MachineEnv): Step {
           fnn: {
             ...fnnOf(ch0),
             theirs: h(m.nextCommitmentNonce),
-            theirRevoke: [h(m.nextRevocationNonce)],
+            theirRevoke: [{ n: 2n, nonce: h(m.nextRevocationNonce) }],
           },
         }
       : {

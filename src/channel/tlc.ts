@@ -30,7 +30,8 @@ import {
   toScript,
   totalCapacity,
 } from './machine.ts';
-import { complete, newNonce, SignatureError, signFirst } from './musig.ts';
+import { completePeerRevocation, isFnn, signOwnRevocation } from './fnn-revoke.ts';
+import { complete, type NoncePair, newNonce, SignatureError, signFirst } from './musig.ts';
 import {
   type Channel,
   deserializeChannel,
@@ -538,21 +539,20 @@ export function onCommitmentSignedReady(
     env,
   );
   const effects: Effect[] = [];
-  const ad = advertise(ch);
-  ch = ad.ch;
-  effects.push(ad.effect);
-  // Revoke our previous commitment (version R − 1): we sign first, the peer completes.
+  if (!isFnn(ch)) {
+    const ad = advertise(ch);
+    ch = ad.ch;
+    effects.push(ad.effect);
+  }
+  // Revoke our previous commitment (version R − 1). Strand: we sign first, the peer completes.
   const revoked = ch.commitmentNumbers.remote - 1n;
-  const theirNonce = ch.nonces.theirs[0];
-  if (!theirNonce) throw new ChannelError('no nonce of the peer left');
   const own = buildCommitment(ch, false, env);
   const rv = revocationOutput(ch, true, env);
   const msg = revocationMessage(rv.out, rv.data, own.args, revoked);
   const k = keysOf(ch);
-  const s = signFirst(k.fundingKey, b(theirNonce), own.revocationKeys, msg);
+  const s = isFnn(ch) ? signOwnRevocation(ch, own.revocationKeys, msg) : signFirstRevocation(ch, own.revocationKeys, msg);
   ch = {
-    ...ch,
-    nonces: { ...ch.nonces, theirs: ch.nonces.theirs.slice(1) },
+    ...s.ch,
     commitmentNumbers: { ...ch.commitmentNumbers, remote: ch.commitmentNumbers.remote + 1n },
   };
   const raa: RevokeAndAck = {
@@ -579,30 +579,48 @@ export function onCommitmentSignedReady(
   return maybeRetry(finishRound(ch, effects), env);
 }
 
+/** Strand: our revocation, first signer with a deterministic nonce (the peer completes). */
+function signFirstRevocation(ch: Channel, keys: Uint8Array[], msg: Uint8Array) {
+  const theirNonce = ch.nonces.theirs[0];
+  if (!theirNonce) throw new ChannelError('no nonce of the peer left');
+  const s = signFirst(keysOf(ch).fundingKey, b(theirNonce), keys, msg);
+  return { ch: { ...ch, nonces: { ...ch.nonces, theirs: ch.nonces.theirs.slice(1) } }, ...s };
+}
+
 /** The peer revoked its previous commitment: we complete and keep the revocation signature. */
 export function onRevokeAndAck(ch0: Channel, m: RevokeAndAck, env: MachineEnv): Step {
   ready(ch0);
   if (!ch0.round) throw new ChannelError('RevokeAndAck without a round in progress');
   if (ch0.round.initiator === 'local' && ch0.round.gotRevoke) throw new ChannelError('second RevokeAndAck');
-  const my = ch0.nonces.mine[0];
-  if (!my) throw new ChannelError('no nonce of ours left');
   const revoked = ch0.commitmentNumbers.local - 1n;
   const theirs = buildCommitment(ch0, true, env);
   const rv = revocationOutput(ch0, false, env);
   const msg = revocationMessage(rv.out, rv.data, theirs.args, revoked);
   const k = keysOf(ch0);
-  let sig: Uint8Array;
-  try {
-    sig = complete({
+  const session = (myNonce: NoncePair, theirNonce: Uint8Array) =>
+    complete({
       mySecret: k.fundingKey,
       myPubkey: k.fundingPubkey,
-      myNonce: { secret: b(my.secret), public: b(my.public) },
+      myNonce,
       theirPubkey: b((ch0.remote as PartyParams).fundingPubkey),
-      theirNonce: m.nextRevocationNonce,
+      theirNonce,
       theirPartial: m.revocationPartialSignature,
       keys: theirs.revocationKeys,
       msg,
     });
+  let sig: Uint8Array;
+  let ch1: Channel;
+  try {
+    if (isFnn(ch0)) {
+      const r = completePeerRevocation(ch0, m.nextRevocationNonce, session);
+      ch1 = r.ch;
+      sig = r.value;
+    } else {
+      const my = ch0.nonces.mine[0];
+      if (!my) throw new ChannelError('no nonce of ours left');
+      sig = session({ secret: b(my.secret), public: b(my.public) }, m.nextRevocationNonce);
+      ch1 = { ...ch0, nonces: { ...ch0.nonces, mine: ch0.nonces.mine.slice(1) } };
+    }
   } catch (e) {
     if (e instanceof SignatureError) throw new ChannelError('invalid revocation signature from the peer');
     throw e;
@@ -610,20 +628,23 @@ export function onRevokeAndAck(ch0: Channel, m: RevokeAndAck, env: MachineEnv): 
   const L = ch0.commitmentNumbers.local + 1n;
   let ch: Channel = withRemotePoint(
     {
-      ...ch0,
-      nonces: { ...ch0.nonces, mine: ch0.nonces.mine.slice(1) },
+      ...ch1,
       revocation: { version: revoked, signature: h(sig), args: h(theirs.args) },
       commitmentNumbers: { ...ch0.commitmentNumbers, local: L },
     },
     L,
     m.nextPerCommitmentPoint,
   );
-  const ad = advertise(ch);
-  ch = ad.ch;
-  if (ch.round?.initiator === 'local') {
-    return { ch: { ...ch, round: { ...ch.round, gotRevoke: true } }, effects: [ad.effect] };
+  const effects: Effect[] = [];
+  if (!isFnn(ch)) {
+    const ad = advertise(ch);
+    ch = ad.ch;
+    effects.push(ad.effect);
   }
-  return maybeRetry(finishRound(ch, [ad.effect]), env);
+  if (ch.round?.initiator === 'local') {
+    return { ch: { ...ch, round: { ...ch.round, gotRevoke: true } }, effects };
+  }
+  return maybeRetry(finishRound(ch, effects), env);
 }
 
 /** Both commitments now include the round's updates: they are committed. */

@@ -2,9 +2,12 @@
  * fnn mode (docs/nonces.md): two machines both on fnn's nonce schedule open a channel and close
  * it cooperatively; the nonce ledger never lets a secret nonce produce a third partial signature.
  */
+import { ccc } from '@ckb-ccc/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MAX_NONCE_USES, NonceSpent, spendAllNonces, useNonce } from '../../src/channel/fnn-nonces.ts';
-import { signFunding } from '../../src/channel/machine.ts';
+import { signFunding, step } from '../../src/channel/machine.ts';
+import { CKB } from '../../src/channel/tx.ts';
+import { ckbHash } from '../../src/crypto/hash.ts';
 import type { Channel } from '../../src/channel/state.ts';
 import { openTestChain, type TestChain } from '../devchain/helpers.ts';
 import { pairHarness } from './pair-harness.ts';
@@ -18,7 +21,21 @@ beforeEach(() => {
 afterEach(() => t.close());
 
 const msg = (n: number) => new Uint8Array(32).fill(n);
-const current = (ch: Channel) => ch.fnn?.mine[0];
+const current = (ch: Channel) => ch.fnn?.mine.find((n) => n.public === ch.fnn?.current);
+const ownNonce = (ch: Channel) => ch.fnn?.mine.find((n) => n.public === ch.fnn?.own?.myNonce);
+const preimage = new Uint8Array(32).fill(7);
+const tlc = (amount: bigint) => ({
+  amount,
+  paymentHash: ckbHash(preimage),
+  expiry: 1_800_000_000_000n,
+  hashAlgorithm: 0,
+  onion: new Uint8Array(0),
+});
+/** No secret nonce of the side has produced more than two partial signatures. */
+const bounded = (ch: Channel) =>
+  [...(ch.fnn?.mine ?? []), ...(ch.fnn?.myRevoke ?? [])].every(
+    (n) => n.uses <= MAX_NONCE_USES && (n.uses < MAX_NONCE_USES || n.secret === ''),
+  );
 
 describe('fnn mode nonces', () => {
   it('the ledger gives a nonce two uses, erases its secret with the second and refuses a third', () => {
@@ -38,9 +55,9 @@ describe('fnn mode nonces', () => {
     for (const s of [A, B]) {
       expect(s.ch.rules).toBe('fnn');
       expect(s.ch.nonces.mine).toEqual([]);
-      // The opening's nonce signed twice (the peer's commitment, ours) and is gone; the next
-      // one, advertised in our CommitmentSigned, is current with no use.
-      expect(s.ch.fnn?.mine).toHaveLength(1);
+      // The opening's nonce signed the peer's commitment and waits to complete ours (a use left);
+      // the next one, advertised in our CommitmentSigned, is current with no use.
+      expect(ownNonce(s.ch)?.uses).toBe(1);
       expect(current(s.ch)?.uses).toBe(0);
       expect(s.ch.latestCommitmentTx).toBeTruthy();
     }
@@ -64,6 +81,45 @@ describe('fnn mode nonces', () => {
     }
     expect(A.ch.shutdownTxHash).toBe(B.ch.shutdownTxHash);
     expect(A.seen.some((e) => e.type === 'broadcast' && e.tx.hash() === A.ch.shutdownTxHash)).toBe(true);
+  });
+
+  it('TLC rounds both ways; each nonce stays within two signatures; a force close completes with the last use', () => {
+    const { A, B } = h.readyPair({ rules: 'fnn' });
+    h.feed(A, B, { type: 'addTlc', cmd: tlc(10n * CKB) });
+    h.run(A, B);
+    h.feed(B, A, { type: 'removeTlc', id: 0n, reason: { preimage } });
+    h.run(A, B);
+    h.feed(B, A, { type: 'addTlc', cmd: tlc(5n * CKB) });
+    h.run(A, B);
+    h.feed(A, B, { type: 'removeTlc', id: 0n, reason: { preimage } });
+    h.run(A, B);
+    for (const s of [A, B]) {
+      expect(s.refused).toEqual([]);
+      expect(s.ch.tlcs).toEqual([]);
+      expect(s.ch.round).toBeNull();
+      expect(bounded(s.ch)).toBe(true);
+      expect(s.ch.commitmentNumbers).toEqual({ local: 6n, remote: 6n });
+    }
+    expect(A.ch.localBalance - B.ch.remoteBalance).toBe(0n);
+    // The chain takes A's latest commitment, completed only now.
+    const fc = step(A.ch, { type: 'shutdown', cmd: { force: true } }, h.env());
+    expect(bounded(fc.ch)).toBe(true);
+    const tx = fc.effects.find((e) => e.type === 'broadcast');
+    if (tx?.type !== 'broadcast') throw new Error('no broadcast');
+    tx.tx.cellDeps = h.env().fundingLock.cellDeps.map((d) => ccc.CellDep.from(d));
+    expect(t.chain.sendTransaction(tx.tx)).toBe(tx.tx.hash());
+  });
+
+  it('a force close whose nonce already signed twice is refused (never a third signature)', () => {
+    const { A, B } = h.readyPair({ rules: 'fnn' });
+    // After a round A started, A's latest commitment waits on A's current nonce, unused.
+    h.feed(A, B, { type: 'addTlc', cmd: tlc(5n * CKB) });
+    h.run(A, B);
+    expect(current(A.ch)?.public).toBe(A.ch.fnn?.own?.myNonce);
+    expect(current(A.ch)?.uses).toBe(0);
+    // Two signatures with it (a ClosingSigned, say, and one more): none left to complete with.
+    const spent = signFunding(signFunding(A.ch, msg(8)).ch, msg(9));
+    expect(() => step(spent.ch, { type: 'shutdown', cmd: { force: true } }, h.env())).toThrow(NonceSpent);
   });
 
   it('a backup copy keeps no secret nonce of an fnn channel', () => {

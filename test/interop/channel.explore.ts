@@ -77,9 +77,10 @@ try {
       .catch((e) => String(e));
     console.log('ref open_channel', JSON.stringify(r));
   } else {
+    // 500 CKB: fnn auto-accepts an opener's funding (reserve excluded) of at least 100 CKB.
     const r = await rpc(strand, 'open_channel', {
       pubkey: String(rinfo.pubkey),
-      funding_amount: '0x2540be400',
+      funding_amount: '0xba43b7400',
       public: true,
     }).catch((e) => String(e));
     console.log('strand open_channel', JSON.stringify(r));
