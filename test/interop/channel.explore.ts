@@ -73,7 +73,7 @@ try {
   const mode = process.argv[2] ?? 'ref-opens';
   if (mode === 'ref-opens') {
     const r = await ref
-      .call('open_channel', [{ pubkey: info.pubkey, funding_amount: '0x2540be400', public: true }])
+      .call('open_channel', [{ pubkey: info.pubkey, funding_amount: '0xba43b7400', public: true }])
       .catch((e) => String(e));
     console.log('ref open_channel', JSON.stringify(r));
   } else {
@@ -85,17 +85,53 @@ try {
     }).catch((e) => String(e));
     console.log('strand open_channel', JSON.stringify(r));
   }
-  for (let i = 0; i < 20; i++) {
-    await new Promise((r) => setTimeout(r, 3000));
+  const states = async (i: number | string) => {
     const a = await rpc(strand, 'list_channels', {}).catch((e) => String(e));
     const b = await ref.call('list_channels', [{}]).catch((e) => String(e));
     console.log(
       i,
       'strand:',
-      JSON.stringify(a.channels?.map((c: any) => [c.state, c.failure_detail])),
+      JSON.stringify(a.channels?.map((c: any) => [c.state, c.failure_detail, c.local_balance])),
       'ref:',
-      JSON.stringify((b as any).channels?.map((c: any) => c.state)),
+      JSON.stringify((b as any).channels?.map((c: any) => [c.state, c.local_balance])),
     );
+    const ready = (x: any) => x?.state_name === 'CHANNEL_READY' || x === 'ChannelReady' || x?.state_name === 'ChannelReady';
+    return ready(a.channels?.[0]?.state) && ready((b as any).channels?.[0]?.state);
+  };
+  let ready = false;
+  for (let i = 0; i < 20 && !ready; i++) {
+    await new Promise((r) => setTimeout(r, 3000));
+    ready = await states(i);
+  }
+  // Level 4: a keysend payment each way over the channel.
+  if (ready) {
+    const amount = '0x3b9aca00'; // 10 CKB
+    const toStrand = await ref
+      .call('send_payment', [{ target_pubkey: info.pubkey, amount, keysend: true }])
+      .catch((e) => String(e));
+    console.log('ref send_payment', JSON.stringify(toStrand));
+    for (let i = 0; i < 8; i++) {
+      await new Promise((r) => setTimeout(r, 2000));
+      const h = (toStrand as any)?.payment_hash;
+      const p = h ? await ref.call('get_payment', [{ payment_hash: h }]).catch((e) => String(e)) : null;
+      console.log('ref payment', JSON.stringify((p as any)?.status ?? p), (p as any)?.failed_error ?? '');
+      if ((p as any)?.status === 'Success' || (p as any)?.status === 'Failed') break;
+    }
+    await states('after ref->strand');
+    const toRef = await rpc(strand, 'send_payment', {
+      target_pubkey: String(rinfo.pubkey),
+      amount: '0x1dcd6500', // 5 CKB of the 10 received
+      keysend: true,
+    }).catch((e) => String(e));
+    console.log('strand send_payment', JSON.stringify(toRef));
+    for (let i = 0; i < 8; i++) {
+      await new Promise((r) => setTimeout(r, 2000));
+      const h = (toRef as any)?.payment_hash;
+      const p = h ? await rpc(strand, 'get_payment', { payment_hash: h }).catch((e) => String(e)) : null;
+      console.log('strand payment', JSON.stringify((p as any)?.status ?? p), (p as any)?.failed_error ?? '');
+      if ((p as any)?.status === 'Success' || (p as any)?.status === 'Failed') break;
+    }
+    await states('after strand->ref');
   }
 } finally {
   console.log('--- ref logs (errors/warns)');
