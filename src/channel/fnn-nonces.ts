@@ -12,7 +12,7 @@
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
 import { ChannelError } from './errors.ts';
 import { deriveChannelKeys } from './keys.ts';
-import { newNonce, type NoncePair } from './musig.ts';
+import { type NoncePair, newNonce } from './musig.ts';
 import type { Channel, Hex } from './state.ts';
 
 /** A secret nonce of ours and how many partial signatures it produced (secret `''` once spent). */
@@ -60,7 +60,13 @@ export function fnnOf(ch: Channel): FnnNonces {
 }
 
 export function emptyFnn(theirs: Hex = '', theirRevoke?: Hex): FnnNonces {
-  return { mine: [], current: '', theirs, myRevoke: [], theirRevoke: theirRevoke ? [{ n: 2n, nonce: theirRevoke }] : [] };
+  return {
+    mine: [],
+    current: '',
+    theirs,
+    myRevoke: [],
+    theirRevoke: theirRevoke ? [{ n: 2n, nonce: theirRevoke }] : [],
+  };
 }
 
 /** A fresh random nonce pair, recorded with no use (the caller advertises its public part). */
@@ -101,9 +107,9 @@ export function useNonce<T>(
   sign: (n: NoncePair) => T,
   which?: Hex,
 ): { list: NonceUse[]; value: T; nonce: Hex } {
-  const i = which === undefined ? (list.length ? 0 : -1) : list.findIndex((n) => n.public === which);
-  const head = list[i];
-  if (!head || !head.secret || head.uses >= MAX_NONCE_USES)
+  const i = which === undefined ? 0 : list.findIndex((n) => n.public === which);
+  const head = i >= 0 ? list[i] : undefined;
+  if (!head?.secret || head.uses >= MAX_NONCE_USES)
     throw new NonceSpent('fnn mode: our nonce already signed twice; a third signature is refused');
   const value = sign({ secret: hexToBytes(head.secret), public: hexToBytes(head.public) });
   const uses = head.uses + 1;

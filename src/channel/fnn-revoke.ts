@@ -5,14 +5,7 @@
  * each way: at most two partial signatures, counted in the ledger (`fnn-nonces.ts`).
  */
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
-import {
-  fnnOf,
-  freshUse,
-  isFnn,
-  promote,
-  theirRevokeNonce,
-  useRevokeNonce,
-} from './fnn-nonces.ts';
+import { fnnOf, freshUse, isFnn, promote, theirRevokeNonce, useRevokeNonce } from './fnn-nonces.ts';
 import { keysOf } from './machine.ts';
 import { type NoncePair, signWithNonce } from './musig.ts';
 import type { Channel, PartyParams } from './state.ts';

@@ -16,16 +16,6 @@
 import { ccc } from '@ckb-ccc/core';
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
 import { blake160 } from '../crypto/hash.ts';
-import { ChannelError } from './errors.ts';
-import {
-  advertiseCommitment,
-  emptyFnn,
-  fnnOf,
-  freshUse,
-  isFnn,
-  promote,
-  useCommitmentNonce,
-} from './fnn-nonces.ts';
 import { onAnnouncementSignatures, signAnnouncement } from './announce.ts';
 import {
   afterPendingResolved,
@@ -35,6 +25,7 @@ import {
   type ShutdownCommand,
   startShutdown,
 } from './close.ts';
+import { ChannelError } from './errors.ts';
 import {
   awaitExternalFunding,
   isAwaitingExternalFunding,
@@ -42,6 +33,15 @@ import {
   recordFunderInputs,
   submitSignedFunding,
 } from './external-funding.ts';
+import {
+  advertiseCommitment,
+  emptyFnn,
+  fnnOf,
+  freshUse,
+  isFnn,
+  promote,
+  useCommitmentNonce,
+} from './fnn-nonces.ts';
 import { commitmentPoint, deriveChannelKeys, finalChannelId } from './keys.ts';
 import {
   complete,
@@ -55,6 +55,7 @@ import {
 } from './musig.ts';
 import { guardOutdated, onReadyAbort } from './outdated.ts';
 import { onReestablish } from './reestablish.ts';
+import type { ChannelRules } from './reserve.ts';
 import {
   type CellDepData,
   type Channel,
@@ -95,7 +96,6 @@ import {
   settlementScript,
   txMessage,
 } from './tx.ts';
-import type { ChannelRules } from './reserve.ts';
 import type { AcceptChannel, ChannelMessage, OpenChannel } from './wire.ts';
 
 export { ChannelError } from './errors.ts';
@@ -1066,7 +1066,10 @@ function completeCollaboration(ch0: Channel): Step {
   return {
     ch,
     effects: [
-      { type: 'send', msg: { type: 'TxComplete', value: { channelId: b(ch.id), nextCommitmentNonce: nonce } } },
+      {
+        type: 'send',
+        msg: { type: 'TxComplete', value: { channelId: b(ch.id), nextCommitmentNonce: nonce } },
+      },
     ],
   };
 }
@@ -1082,7 +1085,10 @@ function advertiseTxComplete(ch: Channel): { ch: Channel; nonce: Uint8Array } {
   }
   const k = keysOf(ch);
   const n = newNonce(k.fundingPubkey, k.fundingKey);
-  return { ch: { ...ch, nonces: { ...ch.nonces, mine: [...ch.nonces.mine, nonceData(n)] } }, nonce: n.public };
+  return {
+    ch: { ...ch, nonces: { ...ch.nonces, mine: [...ch.nonces.mine, nonceData(n)] } },
+    nonce: n.public,
+  };
 }
 
 function onFunded(ch: Channel, tx: ccc.Transaction, env: MachineEnv): Step {

@@ -666,7 +666,8 @@ export class ChannelService {
     if (ch.flags.includes('LOCAL_STATE_OUTDATED'))
       throw new DomainError('Invalid state: the channel state is outdated: our latest commitment is revoked');
     // fnn mode: our partial is added only by a force close, which counts its nonce's use.
-    if (ch.fnn?.own) throw new DomainError('Invalid state: fnn-mode commitment not completed; force-close instead');
+    if (ch.fnn?.own)
+      throw new DomainError('Invalid state: fnn-mode commitment not completed; force-close instead');
     const tx = ccc.Transaction.fromBytes(ch.latestCommitmentTx);
     tx.cellDeps = this.o.scripts.fundingLock.cellDeps.map((d) => ccc.CellDep.from(d));
     return { txHash: await this.o.chain.sendTransaction(tx) };

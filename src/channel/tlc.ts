@@ -15,6 +15,7 @@ import { ccc } from '@ckb-ccc/core';
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
 import { ckbHash, sha256 } from '../crypto/hash.ts';
 import { decodeFiberMessage, encodeFiberMessage } from '../p2p/fiber-message.ts';
+import { completePeerRevocation, isFnn, signOwnRevocation } from './fnn-revoke.ts';
 import { commitmentPoint } from './keys.ts';
 import {
   buildCommitment,
@@ -30,7 +31,6 @@ import {
   toScript,
   totalCapacity,
 } from './machine.ts';
-import { completePeerRevocation, isFnn, signOwnRevocation } from './fnn-revoke.ts';
 import { complete, type NoncePair, newNonce, SignatureError, signFirst } from './musig.ts';
 import {
   type Channel,
@@ -550,7 +550,9 @@ export function onCommitmentSignedReady(
   const rv = revocationOutput(ch, true, env);
   const msg = revocationMessage(rv.out, rv.data, own.args, revoked);
   const k = keysOf(ch);
-  const s = isFnn(ch) ? signOwnRevocation(ch, own.revocationKeys, msg) : signFirstRevocation(ch, own.revocationKeys, msg);
+  const s = isFnn(ch)
+    ? signOwnRevocation(ch, own.revocationKeys, msg)
+    : signFirstRevocation(ch, own.revocationKeys, msg);
   ch = {
     ...s.ch,
     commitmentNumbers: { ...ch.commitmentNumbers, remote: ch.commitmentNumbers.remote + 1n },

@@ -6,9 +6,9 @@ import { ccc } from '@ckb-ccc/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MAX_NONCE_USES, NonceSpent, spendAllNonces, useNonce } from '../../src/channel/fnn-nonces.ts';
 import { signFunding, step } from '../../src/channel/machine.ts';
+import type { Channel } from '../../src/channel/state.ts';
 import { CKB } from '../../src/channel/tx.ts';
 import { ckbHash } from '../../src/crypto/hash.ts';
-import type { Channel } from '../../src/channel/state.ts';
 import { openTestChain, type TestChain } from '../devchain/helpers.ts';
 import { pairHarness } from './pair-harness.ts';
 

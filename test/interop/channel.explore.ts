@@ -95,7 +95,8 @@ try {
       'ref:',
       JSON.stringify((b as any).channels?.map((c: any) => [c.state, c.local_balance])),
     );
-    const ready = (x: any) => x?.state_name === 'CHANNEL_READY' || x === 'ChannelReady' || x?.state_name === 'ChannelReady';
+    const ready = (x: any) =>
+      x?.state_name === 'CHANNEL_READY' || x === 'ChannelReady' || x?.state_name === 'ChannelReady';
     return ready(a.channels?.[0]?.state) && ready((b as any).channels?.[0]?.state);
   };
   let ready = false;
@@ -103,35 +104,38 @@ try {
     await new Promise((r) => setTimeout(r, 3000));
     ready = await states(i);
   }
-  // Level 4: a keysend payment each way over the channel.
-  if (ready) {
-    const amount = '0x3b9aca00'; // 10 CKB
-    const toStrand = await ref
+  // Level 4: a keysend payment each way over the channel, the opener paying first.
+  const poll = async (who: string, hash: string | undefined, get: (h: string) => Promise<any>) => {
+    for (let i = 0; i < 8 && hash; i++) {
+      await new Promise((r) => setTimeout(r, 2000));
+      const p = await get(hash).catch((e) => String(e));
+      console.log(who, 'payment', JSON.stringify(p?.status ?? p), p?.failed_error ?? '');
+      if (p?.status === 'Success' || p?.status === 'Failed') break;
+    }
+  };
+  const refPays = async (amount: string) => {
+    const r: any = await ref
       .call('send_payment', [{ target_pubkey: info.pubkey, amount, keysend: true }])
       .catch((e) => String(e));
-    console.log('ref send_payment', JSON.stringify(toStrand));
-    for (let i = 0; i < 8; i++) {
-      await new Promise((r) => setTimeout(r, 2000));
-      const h = (toStrand as any)?.payment_hash;
-      const p = h ? await ref.call('get_payment', [{ payment_hash: h }]).catch((e) => String(e)) : null;
-      console.log('ref payment', JSON.stringify((p as any)?.status ?? p), (p as any)?.failed_error ?? '');
-      if ((p as any)?.status === 'Success' || (p as any)?.status === 'Failed') break;
-    }
+    console.log('ref send_payment', JSON.stringify(r).slice(0, 300));
+    await poll('ref', r?.payment_hash, (h) => ref.call('get_payment', [{ payment_hash: h }]));
     await states('after ref->strand');
-    const toRef = await rpc(strand, 'send_payment', {
+  };
+  const strandPays = async (amount: string) => {
+    const r: any = await rpc(strand, 'send_payment', {
       target_pubkey: String(rinfo.pubkey),
-      amount: '0x1dcd6500', // 5 CKB of the 10 received
+      amount,
       keysend: true,
     }).catch((e) => String(e));
-    console.log('strand send_payment', JSON.stringify(toRef));
-    for (let i = 0; i < 8; i++) {
-      await new Promise((r) => setTimeout(r, 2000));
-      const h = (toRef as any)?.payment_hash;
-      const p = h ? await rpc(strand, 'get_payment', { payment_hash: h }).catch((e) => String(e)) : null;
-      console.log('strand payment', JSON.stringify((p as any)?.status ?? p), (p as any)?.failed_error ?? '');
-      if ((p as any)?.status === 'Success' || (p as any)?.status === 'Failed') break;
-    }
+    console.log('strand send_payment', JSON.stringify(r).slice(0, 300));
+    await poll('strand', r?.payment_hash, (h) => rpc(strand, 'get_payment', { payment_hash: h }));
     await states('after strand->ref');
+  };
+  if (ready) {
+    // 10 CKB from the opener, then 5 of them back.
+    const [first, second] = mode === 'ref-opens' ? [refPays, strandPays] : [strandPays, refPays];
+    await first('0x3b9aca00');
+    await second('0x1dcd6500');
   }
 } finally {
   console.log('--- ref logs (errors/warns)');
