@@ -105,8 +105,6 @@ interface PoolEntry {
   addedAt: bigint;
 }
 
-/** tx0 output 5: the reference node's CkbAuth cell on a dev chain (a dep of its funding and commitment locks). */
-const REFERENCE_AUTH_INDEX = 5;
 const UDT_CELL_CAPACITY = 142n * 100_000_000n;
 export const MIN_FEE_RATE = 1000n;
 /** A dev RPC must not be able to stall the chain for minutes. */
@@ -628,13 +626,7 @@ function initialise(db: Db, opts: DevChainOptions, now: () => bigint): void {
         g === undefined
           ? { txHash: setupHash, index: toDeploy.findIndex((d) => d.id === id) }
           : { txHash: txHashOf(tx0), index: g };
-      // The reference node's dev layout also lists tx0 output 5 (its CkbAuth cell) among the
-      // funding and commitment locks' deps; a commitment's fee counts them, so both sides must.
-      const auth =
-        g !== undefined && (id === 'funding_lock' || id === 'commitment_lock')
-          ? [{ outPoint: { txHash: txHashOf(tx0), index: REFERENCE_AUTH_INDEX }, depType: 'code' as const }]
-          : [];
-      return { codeHash, hashType: 'data2', cellDeps: [{ outPoint, depType: 'code' }, ...auth] };
+      return { codeHash, hashType: 'data2', cellDeps: [{ outPoint, depType: 'code' }] };
     };
     const scripts: DevScripts = {
       secp256k1_blake160_sighash_all: {

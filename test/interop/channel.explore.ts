@@ -42,6 +42,22 @@ const url = await new Promise<string>((resolve) => {
   chain.stderr.on('data', (d) => process.stderr.write(d));
 });
 console.log('chain', url, out);
+/** The chain's FundingLock / CommitmentLock, for fiber-js to use with the same cell deps as Strand. */
+function chainScripts() {
+  const m = /scripts (\{.*\})/.exec(out);
+  if (!m) throw new Error('the dev chain printed no scripts');
+  const all = JSON.parse(m[1]!);
+  const one = (name: string, key: string) => ({
+    name,
+    codeHash: all[key].script.code_hash,
+    hashType: all[key].script.hash_type,
+    cellDeps: all[key].cell_deps.map((d: any) => ({
+      txHash: d.out_point.tx_hash,
+      index: Number(d.out_point.index),
+    })),
+  });
+  return [one('FundingLock', 'funding_lock'), one('CommitmentLock', 'commitment_lock')];
+}
 const strand = await startChannelNode(1, url, {}, undefined, {}, [
   'info',
   'peer',
@@ -57,11 +73,13 @@ const spec = fs.readFileSync(
   path.resolve(import.meta.dirname, '../../src/devchain/strand-dev-spec.toml'),
   'utf8',
 );
+for (let i = 0; i < 100 && !/scripts \{.*\}/.test(out); i++) await new Promise((r) => setTimeout(r, 100));
 const ref = await startReferenceNode({
   fiberSecretKey: new Uint8Array(fs.readFileSync(`${FIX}/2/fiber/sk`)),
   ckbSecretKey: Buffer.from(fs.readFileSync(`${FIX}/2/ckb/plain_key`, 'utf8').trim(), 'hex'),
   chainSpec: spec,
   ckbRpcUrl: url,
+  scripts: chainScripts(),
 });
 try {
   const rinfo = await ref.call('node_info');
@@ -136,6 +154,20 @@ try {
     const [first, second] = mode === 'ref-opens' ? [refPays, strandPays] : [strandPays, refPays];
     await first('0x3b9aca00');
     await second('0x1dcd6500');
+    // Level 5: a cooperative close asked by Strand (ClosingSigned both ways).
+    const list: any = await rpc(strand, 'list_channels', {});
+    const id = list.channels?.[0]?.channel_id;
+    const r = await rpc(strand, 'shutdown_channel', { channel_id: id }).catch((e) => String(e));
+    console.log('strand shutdown_channel', JSON.stringify(r));
+    for (let i = 0; i < 10; i++) {
+      await new Promise((r) => setTimeout(r, 3000));
+      const a: any = await rpc(strand, 'list_channels', { include_closed: true }).catch((e) => String(e));
+      const b: any = await ref.call('list_channels', [{ include_closed: true }]).catch((e) => String(e));
+      const sa = a.channels?.[0]?.state;
+      const sb = b.channels?.[0]?.state;
+      console.log('close', i, JSON.stringify(sa), JSON.stringify(sb));
+      if (sa?.state_name === 'CLOSED' && sb?.state_name === 'Closed') break;
+    }
   }
 } finally {
   console.log('--- ref logs (errors/warns)');
