@@ -11,7 +11,9 @@
  * Nonces: see `musig.ts`. Open/Accept and TxComplete advertise nonces into our pool (the peer's
  * `theirs`); CommitmentSigned and RevokeAndAck carry the first signer's deterministic nonce. Every
  * secret nonce leaves the pool (and the store) when used. After each completion we advertise a
- * fresh one with a TxComplete (a Strand extension outside the funding collaboration).
+ * fresh one with a TxComplete (a Strand extension outside the funding collaboration). With a peer
+ * on fnn's rules (`ch.rules` 'fnn'), nonces follow fnn's schedule instead, under a two-use ledger
+ * (`fnn-nonces.ts`, `fnn-revoke.ts`, docs/nonces.md).
  */
 import { ccc } from '@ckb-ccc/core';
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';

@@ -9,7 +9,8 @@
  *
  * Nonces: each completion (our new commitment, the peer's revocation) takes the head of our
  * pool and is followed by a TxComplete advertising a fresh nonce (Strand extension: the
- * reference's messages carry too few nonces to never reuse one).
+ * reference's messages carry too few nonces to never reuse one). fnn mode: no such advertisement;
+ * fnn's schedule under the two-use ledger (docs/nonces.md).
  */
 import { ccc } from '@ckb-ccc/core';
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';

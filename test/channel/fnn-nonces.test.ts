@@ -6,6 +6,7 @@ import { ccc } from '@ckb-ccc/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MAX_NONCE_USES, NonceSpent, spendAllNonces, useNonce } from '../../src/channel/fnn-nonces.ts';
 import { signFunding, step } from '../../src/channel/machine.ts';
+import { reestablishMessage } from '../../src/channel/reestablish.ts';
 import type { Channel } from '../../src/channel/state.ts';
 import { CKB } from '../../src/channel/tx.ts';
 import { ckbHash } from '../../src/crypto/hash.ts';
@@ -120,6 +121,40 @@ describe('fnn mode nonces', () => {
     // Two signatures with it (a ClosingSigned, say, and one more): none left to complete with.
     const spent = signFunding(signFunding(A.ch, msg(8)).ch, msg(9));
     expect(() => step(spent.ch, { type: 'shutdown', cmd: { force: true } }, h.env())).toThrow(NonceSpent);
+  });
+
+  it('a round cut after any message resumes by replay after a reconnect; no nonce exceeds two uses', () => {
+    const { A, B } = h.readyPair({ rules: 'fnn' });
+    const reconnect = () => {
+      A.inbox.length = 0;
+      B.inbox.length = 0;
+      B.inbox.push(reestablishMessage(A.ch));
+      A.inbox.push(reestablishMessage(B.ch));
+      h.runSteps(A, B, 1000);
+    };
+    for (let k = 0; k <= 9; k++) {
+      h.feed(A, B, { type: 'addTlc', cmd: tlc(7n * CKB) });
+      h.runSteps(A, B, k);
+      reconnect();
+      const id = B.ch.tlcs.find((x) => !x.offered && !x.removal)?.id as bigint;
+      h.feed(B, A, { type: 'removeTlc', id, reason: { preimage } });
+      h.runSteps(A, B, k);
+      reconnect();
+      for (const s of [A, B]) {
+        expect(s.ch.round ?? null).toBeNull();
+        expect(bounded(s.ch)).toBe(true);
+      }
+      expect(A.ch.commitmentNumbers).toEqual({
+        local: B.ch.commitmentNumbers.remote,
+        remote: B.ch.commitmentNumbers.local,
+      });
+    }
+    expect([...A.refused, ...B.refused]).toEqual([]);
+    expect(B.ch.localBalance).toBe(A.ch.remoteBalance);
+    const fc = step(B.ch, { type: 'shutdown', cmd: { force: true } }, h.env());
+    const tx = fc.effects.find((e) => e.type === 'broadcast');
+    if (tx?.type !== 'broadcast') throw new Error('no broadcast');
+    expect(t.chain.sendTransaction(tx.tx)).toBe(tx.tx.hash());
   });
 
   it('a backup copy keeps no secret nonce of an fnn channel', () => {
