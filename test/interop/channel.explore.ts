@@ -157,7 +157,11 @@ try {
     // Level 5: a cooperative close asked by Strand (ClosingSigned both ways).
     const list: any = await rpc(strand, 'list_channels', {});
     const id = list.channels?.[0]?.channel_id;
-    const r = await rpc(strand, 'shutdown_channel', { channel_id: id }).catch((e) => String(e));
+    // A third argument `force`: Strand force-closes instead (its commitment, completed only now).
+    const force = process.argv[3] === 'force';
+    const r = await rpc(strand, 'shutdown_channel', { channel_id: id, ...(force ? { force } : {}) }).catch(
+      (e) => String(e),
+    );
     console.log('strand shutdown_channel', JSON.stringify(r));
     for (let i = 0; i < 10; i++) {
       await new Promise((r) => setTimeout(r, 3000));
