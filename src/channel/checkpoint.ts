@@ -10,6 +10,7 @@
  * `LOCAL_STATE_OUTDATED` (`outdated.ts`).
  */
 import type { Db } from '../store/db.ts';
+import { spendAllNonces } from './fnn-nonces.ts';
 import { withFlag } from './state.ts';
 import { ChannelStore } from './store.ts';
 
@@ -31,7 +32,10 @@ export function checkpointBackupStore(copy: Db): ChannelCheckpoint[] {
   copy.transaction(() => {
     for (const ch of store.list()) {
       if (ch.state === 'CLOSED') continue;
-      if (ch.state === 'CHANNEL_READY') store.save(withFlag(ch, 'RESTORED_FROM_BACKUP'));
+      // fnn mode: a nonce may have signed after the copy was made; its count here would be low.
+      const c = spendAllNonces(ch);
+      if (ch.state === 'CHANNEL_READY') store.save(withFlag(c, 'RESTORED_FROM_BACKUP'));
+      else if (c !== ch) store.save(c);
       out.push({
         channel_id: ch.id,
         peer_pubkey: ch.peer,

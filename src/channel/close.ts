@@ -5,14 +5,17 @@
  */
 import { ccc } from '@ckb-ccc/core';
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
+import { fnnOf, isFnn } from './fnn-nonces.ts';
 import { deriveChannelKeys } from './keys.ts';
 import {
   ChannelError,
   channelDeps,
+  completeForBroadcast,
   type Effect,
   type MachineEnv,
   type Step,
   scriptData,
+  signFunding,
   toScript,
 } from './machine.ts';
 import { aggregateTwo, SignatureError, signWithNonce, sorted2 } from './musig.ts';
@@ -188,32 +191,12 @@ function maybeClosingSigned(ch: Channel, env: MachineEnv): Step {
     !noTlcPending(ch)
   )
     return { ch, effects: [] };
-  const my = ch.nonces.mine[0];
-  const their = ch.nonces.theirs[0];
-  if (!my || !their) throw new ChannelError('no nonce left for the closing signature');
-  const k = deriveChannelKeys(b(ch.seed));
   const tx = buildShutdownTx(ch, env);
-  const remotePk = b((ch.remote as PartyParams).fundingPubkey);
-  const partial = signWithNonce({
-    mySecret: k.fundingKey,
-    myPubkey: k.fundingPubkey,
-    myNonce: { secret: b(my.secret), public: b(my.public) },
-    theirPubkey: remotePk,
-    theirNonce: b(their),
-    keys: sorted2(k.fundingPubkey, remotePk),
-    msg: txMessage(tx),
-  });
+  const { ch: signed, partial, myNonce, theirNonce } = signShutdown(ch, txMessage(tx));
   const c: Channel = withFlag(
     {
-      ...ch,
-      nonces: { mine: ch.nonces.mine.slice(1), theirs: ch.nonces.theirs.slice(1) },
-      shutdown: {
-        ...ch.shutdown,
-        tx: h(tx.toBytes()),
-        myNonce: my.public,
-        theirNonce: their,
-        myPartial: h(partial),
-      },
+      ...signed,
+      shutdown: { ...ch.shutdown, tx: h(tx.toBytes()), myNonce, theirNonce, myPartial: h(partial) },
     },
     'DROPPING_PENDING',
   );
@@ -223,6 +206,38 @@ function maybeClosingSigned(ch: Channel, env: MachineEnv): Step {
   };
   const agg = maybeAggregate(c);
   return { ch: agg.ch, effects: [send, ...agg.effects] };
+}
+
+/**
+ * Our partial signature of the shutdown tx. Strand: the heads of both pools, used once. fnn: our
+ * current commitment nonce (a counted use; refused after two) with the peer's current one.
+ */
+function signShutdown(
+  ch: Channel,
+  msg: Uint8Array,
+): { ch: Channel; partial: Uint8Array; myNonce: string; theirNonce: string } {
+  if (isFnn(ch)) {
+    const f = fnnOf(ch);
+    const myNonce = f.current;
+    const r = signFunding(ch, msg);
+    return { ch: r.ch, partial: r.value, myNonce, theirNonce: f.theirs };
+  }
+  const my = ch.nonces.mine[0];
+  const their = ch.nonces.theirs[0];
+  if (!my || !their) throw new ChannelError('no nonce left for the closing signature');
+  const k = deriveChannelKeys(b(ch.seed));
+  const remotePk = b((ch.remote as PartyParams).fundingPubkey);
+  const partial = signWithNonce({
+    mySecret: k.fundingKey,
+    myPubkey: k.fundingPubkey,
+    myNonce: { secret: b(my.secret), public: b(my.public) },
+    theirPubkey: remotePk,
+    theirNonce: b(their),
+    keys: sorted2(k.fundingPubkey, remotePk),
+    msg,
+  });
+  const nonces = { mine: ch.nonces.mine.slice(1), theirs: ch.nonces.theirs.slice(1) };
+  return { ch: { ...ch, nonces }, partial, myNonce: my.public, theirNonce: their };
 }
 
 export function onClosingSigned(ch: Channel, m: ClosingSigned): Step {
@@ -269,10 +284,10 @@ function maybeAggregate(ch: Channel): Step {
 export function forceClose(ch: Channel): Step {
   if (ch.state !== 'CHANNEL_READY' && ch.state !== 'SHUTTING_DOWN')
     throw new ChannelError(`Invalid state: Handling force shutdown command invalid state ${ch.state}`);
-  if (!ch.latestCommitmentTx) throw new ChannelError('Commitment transaction not found');
-  const tx = ccc.Transaction.fromBytes(ch.latestCommitmentTx);
+  // fnn mode: our partial is added now, refused if its nonce already signed twice (docs/nonces.md).
+  const { ch: signed, tx } = completeForBroadcast(ch);
   const c: Channel = {
-    ...ch,
+    ...signed,
     state: 'SHUTTING_DOWN',
     flags: ['WAITING_COMMITMENT_CONFIRMATION'],
     shutdown: { ...ch.shutdown, force: true },

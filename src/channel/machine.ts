@@ -11,7 +11,9 @@
  * Nonces: see `musig.ts`. Open/Accept and TxComplete advertise nonces into our pool (the peer's
  * `theirs`); CommitmentSigned and RevokeAndAck carry the first signer's deterministic nonce. Every
  * secret nonce leaves the pool (and the store) when used. After each completion we advertise a
- * fresh one with a TxComplete (a Strand extension outside the funding collaboration).
+ * fresh one with a TxComplete (a Strand extension outside the funding collaboration). With a peer
+ * on fnn's rules (`ch.rules` 'fnn'), nonces follow fnn's schedule instead, under a two-use ledger
+ * (`fnn-nonces.ts`, `fnn-revoke.ts`, docs/nonces.md).
  */
 import { ccc } from '@ckb-ccc/core';
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
@@ -25,6 +27,7 @@ import {
   type ShutdownCommand,
   startShutdown,
 } from './close.ts';
+import { ChannelError } from './errors.ts';
 import {
   awaitExternalFunding,
   isAwaitingExternalFunding,
@@ -32,13 +35,33 @@ import {
   recordFunderInputs,
   submitSignedFunding,
 } from './external-funding.ts';
+import {
+  advertiseCommitment,
+  emptyFnn,
+  fnnOf,
+  freshUse,
+  isFnn,
+  promote,
+  useCommitmentNonce,
+} from './fnn-nonces.ts';
 import { commitmentPoint, deriveChannelKeys, finalChannelId } from './keys.ts';
-import { complete, newNonce, SignatureError, signFirst, sorted2 } from './musig.ts';
+import {
+  complete,
+  type NoncePair,
+  newNonce,
+  SignatureError,
+  signFirst,
+  signWithNonce,
+  sorted2,
+  verifyPartial,
+} from './musig.ts';
 import { guardOutdated, onReadyAbort } from './outdated.ts';
 import { onReestablish } from './reestablish.ts';
+import type { ChannelRules } from './reserve.ts';
 import {
   type CellDepData,
   type Channel,
+  type Hex,
   hasFlag,
   type Nonce,
   type PartyParams,
@@ -77,7 +100,7 @@ import {
 } from './tx.ts';
 import type { AcceptChannel, ChannelMessage, OpenChannel } from './wire.ts';
 
-export class ChannelError extends Error {}
+export { ChannelError } from './errors.ts';
 
 export interface MachineEnv {
   chainHash: string;
@@ -190,15 +213,37 @@ export interface OpenParams {
   tlcFeeProportionalMillionths: bigint;
   /** External funding: the lock of the cells paying our part (`external-funding.ts`). */
   external?: { lock: ScriptData; cellDeps: CellDepData[] };
+  /** The peer's channel rules (`reserve.ts`): 'fnn' puts the nonces on fnn's schedule. */
+  rules?: ChannelRules;
+}
+
+/** Our first commitment and revocation nonces (Open/Accept), kept as the channel's rules say. */
+function firstNonces(ch: Channel): { ch: Channel; commit: Uint8Array; revoke: Uint8Array } {
+  if (isFnn(ch)) {
+    const commit = freshUse(ch);
+    const revoke = freshUse(ch);
+    const fnn = { ...fnnOf(ch), mine: [commit], current: commit.public, myRevoke: [revoke] };
+    return { ch: { ...ch, fnn }, commit: b(commit.public), revoke: b(revoke.public) };
+  }
+  const k = keysOf(ch);
+  const commit = newNonce(k.fundingPubkey, k.fundingKey);
+  const revoke = newNonce(k.fundingPubkey, k.fundingKey);
+  const nonces = { ...ch.nonces, mine: [nonceData(commit), nonceData(revoke)] };
+  return { ch: { ...ch, nonces }, commit: commit.public, revoke: revoke.public };
+}
+
+/** The rules and nonce fields of a new channel (fnn mode: the peer's first nonces go to the ledger). */
+function rulesFields(rules: ChannelRules | undefined, theirs?: { commit: Hex; revoke: Hex }) {
+  if (rules !== 'fnn') return {};
+  return { rules, fnn: emptyFnn(theirs?.commit, theirs?.revoke) };
 }
 
 /** The opener's new channel and its OpenChannel. `fundingAmount` excludes the reserve. */
 export function openChannel(p: OpenParams, env: MachineEnv): Step {
   const k = deriveChannelKeys(p.seed);
-  const commit = newNonce(k.fundingPubkey, k.fundingKey);
-  const revoke = newNonce(k.fundingPubkey, k.fundingKey);
   const announce = p.isPublic ? newNonce(k.fundingPubkey, k.fundingKey) : null;
-  const ch: Channel = {
+  const ch0: Channel = {
+    ...rulesFields(p.rules),
     announcement: announce ? { myNonce: nonceData(announce) } : undefined,
     id: p.tempId,
     tempId: p.tempId,
@@ -227,7 +272,7 @@ export function openChannel(p: OpenParams, env: MachineEnv): Step {
       maxTlcValueInFlight: p.maxTlcValueInFlight,
       maxTlcNumberInFlight: p.maxTlcNumberInFlight,
     },
-    nonces: { mine: [nonceData(commit), nonceData(revoke)], theirs: [] },
+    nonces: { mine: [], theirs: [] },
     localBalance: p.fundingAmount,
     remoteBalance: 0n,
     tlcs: [],
@@ -241,6 +286,7 @@ export function openChannel(p: OpenParams, env: MachineEnv): Step {
     failureDetail: null,
     external: p.external ? { ...p.external, submitted: false } : undefined,
   };
+  const { ch, commit, revoke } = firstNonces(ch0);
   const msg: OpenChannel = {
     chainHash: b(env.chainHash),
     channelId: b(p.tempId),
@@ -259,8 +305,8 @@ export function openChannel(p: OpenParams, env: MachineEnv): Step {
     secondPerCommitmentPoint: commitmentPoint(k.commitmentSeed, 2n),
     // Announcement signatures are not exchanged yet; a public flag travels without the nonce.
     channelAnnouncementNonce: announce ? announce.public : null,
-    nextCommitmentNonce: commit.public,
-    nextRevocationNonce: revoke.public,
+    nextCommitmentNonce: commit,
+    nextRevocationNonce: revoke,
     channelFlags: (p.isPublic ? 1 : 0) | (p.external ? 4 : 0),
   };
   return { ch, effects: [{ type: 'send', msg: { type: 'OpenChannel', value: msg } }] };
@@ -292,12 +338,15 @@ export function receiveOpen(
     shutdownScript: ScriptData;
     reserve: bigint;
     udtCellDeps?: ccc.CellDepLike[];
+    rules?: ChannelRules;
   },
   env: MachineEnv,
   defaults: { tlcExpiryDelta: bigint; tlcMinValue: bigint; tlcFeeProportionalMillionths: bigint },
 ): Channel {
   const k = deriveChannelKeys(a.seed);
+  const fnn = a.rules === 'fnn';
   return {
+    ...rulesFields(a.rules, { commit: h(m.nextCommitmentNonce), revoke: h(m.nextRevocationNonce) }),
     id: h(m.channelId),
     tempId: h(m.channelId),
     peer: a.peer,
@@ -336,11 +385,13 @@ export function receiveOpen(
       maxTlcNumberInFlight: m.maxTlcNumberInFlight,
       commitmentPoints: firstRemotePoints(m.firstPerCommitmentPoint, m.secondPerCommitmentPoint),
     },
-    nonces: {
-      mine: [],
-      theirs: [h(m.nextCommitmentNonce), h(m.nextRevocationNonce)],
-      seen: [h(m.nextCommitmentNonce), h(m.nextRevocationNonce)],
-    },
+    nonces: fnn
+      ? { mine: [], theirs: [] }
+      : {
+          mine: [],
+          theirs: [h(m.nextCommitmentNonce), h(m.nextRevocationNonce)],
+          seen: [h(m.nextCommitmentNonce), h(m.nextRevocationNonce)],
+        },
     localBalance: 0n,
     remoteBalance: m.fundingAmount,
     tlcs: [],
@@ -372,8 +423,6 @@ export function acceptChannel(ch0: Channel, p: AcceptParams): Step {
   if (!ch0.isAcceptor || ch0.state !== 'NEGOTIATING_FUNDING' || !ch0.remote)
     throw new ChannelError(`No channel with temp id Hash256(${ch0.tempId}) found`);
   const k = keysOf(ch0);
-  const commit = newNonce(k.fundingPubkey, k.fundingKey);
-  const revoke = newNonce(k.fundingPubkey, k.fundingKey);
   const local: PartyParams = {
     ...ch0.local,
     fundingAmount: p.fundingAmount,
@@ -383,8 +432,9 @@ export function acceptChannel(ch0: Channel, p: AcceptParams): Step {
   };
   const finalId = h(finalChannelId(k.tlcBasepoint, b(ch0.remote.tlcBasepoint)));
   const announce = ch0.isPublic ? newNonce(k.fundingPubkey, k.fundingKey) : null;
+  const { ch: ch1, commit, revoke } = firstNonces(ch0);
   const ch: Channel = {
-    ...ch0,
+    ...ch1,
     announcement: announce ? { ...ch0.announcement, myNonce: nonceData(announce) } : undefined,
     id: finalId,
     local,
@@ -394,7 +444,6 @@ export function acceptChannel(ch0: Channel, p: AcceptParams): Step {
     tlcFeeProportionalMillionths: p.tlcFeeProportionalMillionths ?? ch0.tlcFeeProportionalMillionths,
     state: 'COLLABORATING_FUNDING_TX',
     flags: ['AWAITING_REMOTE_TX_COLLABORATION_MSG'],
-    nonces: { ...ch0.nonces, mine: [nonceData(commit), nonceData(revoke)] },
   };
   const msg: AcceptChannel = {
     channelId: b(ch0.tempId),
@@ -408,8 +457,8 @@ export function acceptChannel(ch0: Channel, p: AcceptParams): Step {
     firstPerCommitmentPoint: commitmentPoint(k.commitmentSeed, 1n),
     secondPerCommitmentPoint: commitmentPoint(k.commitmentSeed, 2n),
     channelAnnouncementNonce: announce ? announce.public : null,
-    nextCommitmentNonce: commit.public,
-    nextRevocationNonce: revoke.public,
+    nextCommitmentNonce: commit,
+    nextRevocationNonce: revoke,
   };
   return {
     ch,
@@ -501,44 +550,83 @@ export function fundingKeys(ch: Channel): Uint8Array[] {
   return sorted2(b(ch.local.fundingPubkey), b((ch.remote as PartyParams).fundingPubkey));
 }
 
-/** Our CommitmentSigned: we sign the peer's commitment first, with a deterministic nonce. */
+/**
+ * Our CommitmentSigned. Strand: we sign the peer's commitment first, with a deterministic nonce.
+ * fnn: with our current nonce (a counted use) and the peer's, advertising our next one.
+ */
 export function commitmentSigned(ch: Channel, env: MachineEnv): { ch: Channel; msg: ChannelMessage } {
-  const theirNonce = ch.nonces.theirs[0];
-  if (!theirNonce) throw new ChannelError('no nonce of the peer left');
   const { tx } = buildCommitment(ch, true, env);
-  const s = signFirst(keysOf(ch).fundingKey, b(theirNonce), fundingKeys(ch), txMessage(tx));
-  return {
-    ch: { ...ch, nonces: { ...ch.nonces, theirs: ch.nonces.theirs.slice(1) } },
+  const msg = (c: Channel, partial: Uint8Array, nonce: Uint8Array): { ch: Channel; msg: ChannelMessage } => ({
+    ch: c,
     msg: {
       type: 'CommitmentSigned',
-      value: { channelId: b(ch.id), fundingTxPartialSignature: s.partial, nextCommitmentNonce: s.nonce },
+      value: { channelId: b(ch.id), fundingTxPartialSignature: partial, nextCommitmentNonce: nonce },
     },
-  };
+  });
+  if (isFnn(ch)) {
+    const used = signFunding(ch, txMessage(tx));
+    const next = advertiseCommitment(used.ch);
+    return msg(next.ch, used.value, next.nonce);
+  }
+  const theirNonce = ch.nonces.theirs[0];
+  if (!theirNonce) throw new ChannelError('no nonce of the peer left');
+  const s = signFirst(keysOf(ch).fundingKey, b(theirNonce), fundingKeys(ch), txMessage(tx));
+  return msg({ ...ch, nonces: { ...ch.nonces, theirs: ch.nonces.theirs.slice(1) } }, s.partial, s.nonce);
 }
 
-/** Completes our commitment with the peer's partial signature; drops our nonce. */
-export function completeOwnCommitment(
-  ch: Channel,
-  partial: Uint8Array,
-  theirNonce: Uint8Array,
-  env: MachineEnv,
-): Channel {
-  const my = ch.nonces.mine[0];
-  if (!my) throw new ChannelError('no nonce of ours left');
+/**
+ * fnn mode: our partial signature of a funding-cell spend (the peer's commitment, the shutdown
+ * tx), with our current nonce and the peer's — one counted use of ours.
+ */
+export function signFunding(ch: Channel, msg: Uint8Array): { ch: Channel; value: Uint8Array } {
   const k = keysOf(ch);
-  const { tx } = buildCommitment(ch, false, env);
-  let sig: Uint8Array;
-  try {
-    sig = complete({
+  return useCommitmentNonce(ch, (n) =>
+    signWithNonce({
       mySecret: k.fundingKey,
       myPubkey: k.fundingPubkey,
-      myNonce: { secret: b(my.secret), public: b(my.public) },
+      myNonce: n,
       theirPubkey: b((ch.remote as PartyParams).fundingPubkey),
+      theirNonce: b(fnnOf(ch).theirs),
+      keys: fundingKeys(ch),
+      msg,
+    }),
+  );
+}
+
+/**
+ * Completes our commitment with the peer's partial signature. Strand: drops our nonce; the peer's
+ * came with its signature. fnn: a counted use of our current nonce, paired with the peer's
+ * current one; the nonce in the message is the peer's next.
+ */
+export function completeOwnCommitment(
+  ch0: Channel,
+  partial: Uint8Array,
+  nonceInMessage: Uint8Array,
+  env: MachineEnv,
+): Channel {
+  const k = keysOf(ch0);
+  const { tx } = buildCommitment(ch0, false, env);
+  const session = (myNonce: NoncePair, theirNonce: Uint8Array) =>
+    complete({
+      mySecret: k.fundingKey,
+      myPubkey: k.fundingPubkey,
+      myNonce,
+      theirPubkey: b((ch0.remote as PartyParams).fundingPubkey),
       theirNonce,
       theirPartial: partial,
-      keys: fundingKeys(ch),
+      keys: fundingKeys(ch0),
       msg: txMessage(tx),
     });
+  let ch: Channel;
+  let sig: Uint8Array;
+  try {
+    if (isFnn(ch0)) return ownCommitmentSignedByPeer(ch0, tx, partial, nonceInMessage, env);
+    {
+      const my = ch0.nonces.mine[0];
+      if (!my) throw new ChannelError('no nonce of ours left');
+      sig = session({ secret: b(my.secret), public: b(my.public) }, nonceInMessage);
+      ch = { ...ch0, nonces: { ...ch0.nonces, mine: ch0.nonces.mine.slice(1) } };
+    }
   } catch (e) {
     if (e instanceof SignatureError) throw new ChannelError('invalid commitment signature from the peer');
     throw e;
@@ -549,10 +637,82 @@ export function completeOwnCommitment(
   tx.cellDeps = channelDeps(ch, env);
   return {
     ...ch,
-    nonces: { ...ch.nonces, mine: ch.nonces.mine.slice(1) },
     latestCommitmentTx: h(tx.toBytes()),
     latestCommitmentTxHash: tx.hash(),
   };
+}
+
+/**
+ * fnn mode: the peer's partial signature of our new commitment is verified and kept; our own
+ * partial waits until the commitment is to be broadcast (`completeForBroadcast`), so that the
+ * nonce spends a use on it only then. The nonce in the message is the peer's next.
+ */
+function ownCommitmentSignedByPeer(
+  ch: Channel,
+  tx: ccc.Transaction,
+  partial: Uint8Array,
+  nonceInMessage: Uint8Array,
+  env: MachineEnv,
+): Channel {
+  const f = fnnOf(ch);
+  const k = keysOf(ch);
+  try {
+    verifyPartial({
+      myPubkey: k.fundingPubkey,
+      myNonce: b(f.current),
+      theirPubkey: b((ch.remote as PartyParams).fundingPubkey),
+      theirNonce: b(f.theirs),
+      theirPartial: partial,
+      keys: fundingKeys(ch),
+      msg: txMessage(tx),
+    });
+  } catch (e) {
+    if (e instanceof SignatureError) throw new ChannelError('invalid commitment signature from the peer');
+    throw e;
+  }
+  tx.cellDeps = channelDeps(ch, env);
+  const own = { partial: h(partial), myNonce: f.current, theirNonce: f.theirs };
+  // The nonce the replaced commitment waited on (advertised before the current one) goes.
+  const i = f.mine.findIndex((n) => n.public === f.current);
+  return {
+    ...ch,
+    fnn: { ...f, mine: i > 0 ? f.mine.slice(i) : f.mine, own, theirs: h(nonceInMessage) },
+    latestCommitmentTx: h(tx.toBytes()),
+    latestCommitmentTxHash: tx.hash(),
+  };
+}
+
+/**
+ * fnn mode, to broadcast our latest commitment: our partial signature completes the peer's (a
+ * counted use of the nonce it waits on; refused when that nonce already signed twice).
+ */
+export function completeForBroadcast(ch: Channel): { ch: Channel; tx: ccc.Transaction } {
+  if (!ch.latestCommitmentTx) throw new ChannelError('Commitment transaction not found');
+  const tx = ccc.Transaction.fromBytes(ch.latestCommitmentTx);
+  const own = isFnn(ch) ? fnnOf(ch).own : null;
+  if (!own) return { ch, tx };
+  const k = keysOf(ch);
+  const remotePk = b((ch.remote as PartyParams).fundingPubkey);
+  const unsigned = tx.clone();
+  unsigned.cellDeps = [];
+  const used = useCommitmentNonce(
+    ch,
+    (n) =>
+      complete({
+        mySecret: k.fundingKey,
+        myPubkey: k.fundingPubkey,
+        myNonce: n,
+        theirPubkey: remotePk,
+        theirNonce: b(own.theirNonce),
+        theirPartial: b(own.partial),
+        keys: fundingKeys(ch),
+        msg: txMessage(unsigned),
+      }),
+    own.myNonce,
+  );
+  tx.witnesses = [fundingWitness(k.fundingPubkey, remotePk, used.value)];
+  const f = fnnOf(used.ch);
+  return { ch: { ...used.ch, fnn: { ...f, own: null }, latestCommitmentTx: h(tx.toBytes()) }, tx };
 }
 
 // ---- the funding transaction -------------------------------------------------------------------
@@ -733,7 +893,9 @@ function onPeer(ch: Channel, msg: ChannelMessage, env: MachineEnv): Step {
         if (ch.state === 'NEGOTIATING_FUNDING') throw new ChannelError('unexpected TxComplete');
         return onNonceAdvert(ch, msg.value.nextCommitmentNonce);
       }
-      const c = withFlag(addTheirs(ch, [h(msg.value.nextCommitmentNonce)]), 'THEIR_TX_COMPLETE_SENT');
+      const nonce = h(msg.value.nextCommitmentNonce);
+      const withNonce = isFnn(ch) ? { ...ch, fnn: { ...fnnOf(ch), theirs: nonce } } : addTheirs(ch, [nonce]);
+      const c = withFlag(withNonce, 'THEIR_TX_COMPLETE_SENT');
       return maybeSignCommitment(c, env);
     }
     case 'ReestablishChannel':
@@ -764,7 +926,9 @@ function onPeer(ch: Channel, msg: ChannelMessage, env: MachineEnv): Step {
         msg.value.nextCommitmentNonce,
         env,
       );
-      return maybeTxSignatures(withFlag(c, 'THEIR_COMMITMENT_SIGNED_SENT'));
+      // fnn: the peer signed before it saw our CommitmentSigned, and commits its nonce now.
+      const c2 = isFnn(c) ? promote(c) : c;
+      return maybeTxSignatures(withFlag(c2, 'THEIR_COMMITMENT_SIGNED_SENT'));
     }
     case 'TxSignatures':
       return onTxSignatures(ch, msg.value.witnesses);
@@ -827,11 +991,21 @@ function onAccept(ch0: Channel, m: AcceptChannel, env: MachineEnv): Step {
     announcement: ch0.isPublic
       ? { ...ch0.announcement, theirNonce: m.channelAnnouncementNonce ? h(m.channelAnnouncementNonce) : null }
       : undefined,
-    nonces: {
-      ...ch0.nonces,
-      theirs: [h(m.nextCommitmentNonce), h(m.nextRevocationNonce)],
-      seen: [h(m.nextCommitmentNonce), h(m.nextRevocationNonce)],
-    },
+    ...(isFnn(ch0)
+      ? {
+          fnn: {
+            ...fnnOf(ch0),
+            theirs: h(m.nextCommitmentNonce),
+            theirRevoke: [{ n: 2n, nonce: h(m.nextRevocationNonce) }],
+          },
+        }
+      : {
+          nonces: {
+            ...ch0.nonces,
+            theirs: [h(m.nextCommitmentNonce), h(m.nextRevocationNonce)],
+            seen: [h(m.nextCommitmentNonce), h(m.nextRevocationNonce)],
+          },
+        }),
   };
   // Our part of the funding tx: output 0 = the funding cell holding our amount + reserve
   // (UDT: our reserve as capacity, our tokens as data).
@@ -889,20 +1063,33 @@ function holdsTotal(ch: Channel, tx: ccc.Transaction): boolean {
 }
 
 function completeCollaboration(ch0: Channel): Step {
-  const k = keysOf(ch0);
-  const close = newNonce(k.fundingPubkey, k.fundingKey);
-  const ch = withFlag(
-    { ...ch0, nonces: { ...ch0.nonces, mine: [...ch0.nonces.mine, nonceData(close)] } },
-    'OUR_TX_COMPLETE_SENT',
-  );
+  const { ch: c, nonce } = advertiseTxComplete(ch0);
+  const ch = withFlag(c, 'OUR_TX_COMPLETE_SENT');
   return {
     ch,
     effects: [
       {
         type: 'send',
-        msg: { type: 'TxComplete', value: { channelId: b(ch.id), nextCommitmentNonce: close.public } },
+        msg: { type: 'TxComplete', value: { channelId: b(ch.id), nextCommitmentNonce: nonce } },
       },
     ],
+  };
+}
+
+/**
+ * Our TxComplete's nonce. Strand: one more for our pool (the close). fnn: the nonce the peer
+ * commits on receipt and pairs with ours in the opening's commitments; it is current at once.
+ */
+function advertiseTxComplete(ch: Channel): { ch: Channel; nonce: Uint8Array } {
+  if (isFnn(ch)) {
+    const r = advertiseCommitment(ch);
+    return { ch: promote(r.ch), nonce: r.nonce };
+  }
+  const k = keysOf(ch);
+  const n = newNonce(k.fundingPubkey, k.fundingKey);
+  return {
+    ch: { ...ch, nonces: { ...ch.nonces, mine: [...ch.nonces.mine, nonceData(n)] } },
+    nonce: n.public,
   };
 }
 

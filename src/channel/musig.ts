@@ -146,3 +146,18 @@ export function aggregateTwo(a: {
   partials[theirs] = a.theirPartial;
   return verifiedAggregate(s, partials);
 }
+
+/** BIP-327 PartialSigVerify of the peer's partial signature (no secret of ours involved). */
+export function verifyPartial(a: {
+  myPubkey: Uint8Array;
+  myNonce: Uint8Array;
+  theirPubkey: Uint8Array;
+  theirNonce: Uint8Array;
+  theirPartial: Uint8Array;
+  keys: Uint8Array[];
+  msg: Uint8Array;
+}): void {
+  const { s } = session(a, a.myNonce, a.theirNonce);
+  if (!fast.partialVerify(s, a.theirPartial, a.theirNonce, a.theirPubkey))
+    throw new SignatureError('the peer partial signature does not verify');
+}

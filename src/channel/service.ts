@@ -384,6 +384,7 @@ export class ChannelService {
     const s = openChannel(
       {
         peer: pk,
+        rules: this.rulesOf(pk),
         seed,
         tempId,
         isPublic: r.isPublic ?? true,
@@ -680,6 +681,9 @@ export class ChannelService {
     if (!ch.latestCommitmentTx) throw new DomainError('Commitment transaction not found');
     if (ch.flags.includes('LOCAL_STATE_OUTDATED'))
       throw new DomainError('Invalid state: the channel state is outdated: our latest commitment is revoked');
+    // fnn mode: our partial is added only by a force close, which counts its nonce's use.
+    if (ch.fnn?.own)
+      throw new DomainError('Invalid state: fnn-mode commitment not completed; force-close instead');
     const tx = ccc.Transaction.fromBytes(ch.latestCommitmentTx);
     tx.cellDeps = this.o.scripts.fundingLock.cellDeps.map((d) => ccc.CellDep.from(d));
     return { txHash: await this.o.chain.sendTransaction(tx) };
@@ -1425,6 +1429,7 @@ export class ChannelService {
       m,
       {
         peer: pubkey,
+        rules: this.rulesOf(pubkey),
         seed,
         shutdownScript: scriptData(shutdown),
         reserve,

@@ -3,6 +3,9 @@
  * serialised to one JSON text per row. Names of states and flags are the seed's
  * (`CHANNEL_READY`, flags as arrays; docs/protocol.md, the table of names).
  */
+import type { FnnNonces } from './fnn-nonces.ts';
+import type { ChannelRules } from './reserve.ts';
+
 export type Hex = string;
 
 export const STATE_NAMES = [
@@ -165,6 +168,13 @@ export interface Channel {
    * the head of `theirs`. Both sides consume them in message order, so they agree.
    */
   nonces: { mine: Nonce[]; theirs: Hex[]; seen?: Hex[] };
+  /**
+   * The rules chosen at opening from the peer's Init (`reserve.ts`); absent = 'strand' (channels
+   * stored before). With 'fnn' the MuSig2 nonces follow fnn's schedule (`fnn`, `fnn-nonces.ts`)
+   * and `nonces` stays empty.
+   */
+  rules?: ChannelRules;
+  fnn?: FnnNonces;
   /**
    * What we sent in the current/last TLC round, byte for byte, to replay after a reconnect:
    * our updates and CommitmentSigned, and our last RevokeAndAck (FiberMessage hex each).

@@ -9,12 +9,14 @@
  *
  * Nonces: each completion (our new commitment, the peer's revocation) takes the head of our
  * pool and is followed by a TxComplete advertising a fresh nonce (Strand extension: the
- * reference's messages carry too few nonces to never reuse one).
+ * reference's messages carry too few nonces to never reuse one). fnn mode: no such advertisement;
+ * fnn's schedule under the two-use ledger (docs/nonces.md).
  */
 import { ccc } from '@ckb-ccc/core';
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
 import { ckbHash, sha256 } from '../crypto/hash.ts';
 import { decodeFiberMessage, encodeFiberMessage } from '../p2p/fiber-message.ts';
+import { completePeerRevocation, isFnn, signOwnRevocation } from './fnn-revoke.ts';
 import { commitmentPoint } from './keys.ts';
 import {
   buildCommitment,
@@ -30,7 +32,7 @@ import {
   toScript,
   totalCapacity,
 } from './machine.ts';
-import { complete, newNonce, SignatureError, signFirst } from './musig.ts';
+import { complete, type NoncePair, newNonce, SignatureError, signFirst } from './musig.ts';
 import {
   type Channel,
   deserializeChannel,
@@ -299,9 +301,11 @@ export function collide(ch: Channel): { drop: true } | { drop: false; ch: Channe
   const updates = ch.cache?.updates ?? [];
   // Nonces the peer advertised meanwhile stay; the one our CommitmentSigned took goes back.
   const theirs = [before.nonces.theirs[0] as string, ...ch.nonces.theirs];
+  // fnn mode: the nonce ledger never steps back (its use counts hold whatever happened).
+  const fnn = ch.fnn ? { fnn: ch.fnn } : {};
   return {
     drop: false,
-    ch: { ...before, nonces: { ...ch.nonces, theirs }, retry: [...(ch.retry ?? []), ...updates] },
+    ch: { ...before, ...fnn, nonces: { ...ch.nonces, theirs }, retry: [...(ch.retry ?? []), ...updates] },
   };
 }
 
@@ -536,21 +540,22 @@ export function onCommitmentSignedReady(
     env,
   );
   const effects: Effect[] = [];
-  const ad = advertise(ch);
-  ch = ad.ch;
-  effects.push(ad.effect);
-  // Revoke our previous commitment (version R − 1): we sign first, the peer completes.
+  if (!isFnn(ch)) {
+    const ad = advertise(ch);
+    ch = ad.ch;
+    effects.push(ad.effect);
+  }
+  // Revoke our previous commitment (version R − 1). Strand: we sign first, the peer completes.
   const revoked = ch.commitmentNumbers.remote - 1n;
-  const theirNonce = ch.nonces.theirs[0];
-  if (!theirNonce) throw new ChannelError('no nonce of the peer left');
   const own = buildCommitment(ch, false, env);
   const rv = revocationOutput(ch, true, env);
   const msg = revocationMessage(rv.out, rv.data, own.args, revoked);
   const k = keysOf(ch);
-  const s = signFirst(k.fundingKey, b(theirNonce), own.revocationKeys, msg);
+  const s = isFnn(ch)
+    ? signOwnRevocation(ch, own.revocationKeys, msg)
+    : signFirstRevocation(ch, own.revocationKeys, msg);
   ch = {
-    ...ch,
-    nonces: { ...ch.nonces, theirs: ch.nonces.theirs.slice(1) },
+    ...s.ch,
     commitmentNumbers: { ...ch.commitmentNumbers, remote: ch.commitmentNumbers.remote + 1n },
   };
   const raa: RevokeAndAck = {
@@ -577,30 +582,48 @@ export function onCommitmentSignedReady(
   return maybeRetry(finishRound(ch, effects), env);
 }
 
+/** Strand: our revocation, first signer with a deterministic nonce (the peer completes). */
+function signFirstRevocation(ch: Channel, keys: Uint8Array[], msg: Uint8Array) {
+  const theirNonce = ch.nonces.theirs[0];
+  if (!theirNonce) throw new ChannelError('no nonce of the peer left');
+  const s = signFirst(keysOf(ch).fundingKey, b(theirNonce), keys, msg);
+  return { ch: { ...ch, nonces: { ...ch.nonces, theirs: ch.nonces.theirs.slice(1) } }, ...s };
+}
+
 /** The peer revoked its previous commitment: we complete and keep the revocation signature. */
 export function onRevokeAndAck(ch0: Channel, m: RevokeAndAck, env: MachineEnv): Step {
   ready(ch0);
   if (!ch0.round) throw new ChannelError('RevokeAndAck without a round in progress');
   if (ch0.round.initiator === 'local' && ch0.round.gotRevoke) throw new ChannelError('second RevokeAndAck');
-  const my = ch0.nonces.mine[0];
-  if (!my) throw new ChannelError('no nonce of ours left');
   const revoked = ch0.commitmentNumbers.local - 1n;
   const theirs = buildCommitment(ch0, true, env);
   const rv = revocationOutput(ch0, false, env);
   const msg = revocationMessage(rv.out, rv.data, theirs.args, revoked);
   const k = keysOf(ch0);
-  let sig: Uint8Array;
-  try {
-    sig = complete({
+  const session = (myNonce: NoncePair, theirNonce: Uint8Array) =>
+    complete({
       mySecret: k.fundingKey,
       myPubkey: k.fundingPubkey,
-      myNonce: { secret: b(my.secret), public: b(my.public) },
+      myNonce,
       theirPubkey: b((ch0.remote as PartyParams).fundingPubkey),
-      theirNonce: m.nextRevocationNonce,
+      theirNonce,
       theirPartial: m.revocationPartialSignature,
       keys: theirs.revocationKeys,
       msg,
     });
+  let sig: Uint8Array;
+  let ch1: Channel;
+  try {
+    if (isFnn(ch0)) {
+      const r = completePeerRevocation(ch0, m.nextRevocationNonce, session);
+      ch1 = r.ch;
+      sig = r.value;
+    } else {
+      const my = ch0.nonces.mine[0];
+      if (!my) throw new ChannelError('no nonce of ours left');
+      sig = session({ secret: b(my.secret), public: b(my.public) }, m.nextRevocationNonce);
+      ch1 = { ...ch0, nonces: { ...ch0.nonces, mine: ch0.nonces.mine.slice(1) } };
+    }
   } catch (e) {
     if (e instanceof SignatureError) throw new ChannelError('invalid revocation signature from the peer');
     throw e;
@@ -608,20 +631,23 @@ export function onRevokeAndAck(ch0: Channel, m: RevokeAndAck, env: MachineEnv): 
   const L = ch0.commitmentNumbers.local + 1n;
   let ch: Channel = withRemotePoint(
     {
-      ...ch0,
-      nonces: { ...ch0.nonces, mine: ch0.nonces.mine.slice(1) },
+      ...ch1,
       revocation: { version: revoked, signature: h(sig), args: h(theirs.args) },
       commitmentNumbers: { ...ch0.commitmentNumbers, local: L },
     },
     L,
     m.nextPerCommitmentPoint,
   );
-  const ad = advertise(ch);
-  ch = ad.ch;
-  if (ch.round?.initiator === 'local') {
-    return { ch: { ...ch, round: { ...ch.round, gotRevoke: true } }, effects: [ad.effect] };
+  const effects: Effect[] = [];
+  if (!isFnn(ch)) {
+    const ad = advertise(ch);
+    ch = ad.ch;
+    effects.push(ad.effect);
   }
-  return maybeRetry(finishRound(ch, [ad.effect]), env);
+  if (ch.round?.initiator === 'local') {
+    return { ch: { ...ch, round: { ...ch.round, gotRevoke: true } }, effects };
+  }
+  return maybeRetry(finishRound(ch, effects), env);
 }
 
 /** Both commitments now include the round's updates: they are committed. */
@@ -648,6 +674,8 @@ function finishRound(ch: Channel, effects: Effect[]): Step {
 
 /** A nonce the peer advertised outside the funding collaboration. */
 export function onNonceAdvert(ch: Channel, nonce: Uint8Array): Step {
+  // fnn mode: the peer's nonces come in its CommitmentSigned only; a pool would never be used.
+  if (ch.rules === 'fnn') return { ch, effects: [] };
   return { ch: addTheirs(ch, [h(nonce)]), effects: [] };
 }
 

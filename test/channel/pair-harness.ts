@@ -23,7 +23,7 @@ import {
   step,
 } from '../../src/channel/machine.ts';
 import { abortable } from '../../src/channel/reestablish.ts';
-import { reserveFor } from '../../src/channel/reserve.ts';
+import { type ChannelRules, reserveFor } from '../../src/channel/reserve.ts';
 import type { Channel } from '../../src/channel/state.ts';
 import { CKB } from '../../src/channel/tx.ts';
 import type { ChannelMessage, OpenChannel } from '../../src/channel/wire.ts';
@@ -62,6 +62,8 @@ export interface PairOptions {
    * `open_channel_with_external_funding`.
    */
   externalFunder?: Uint8Array;
+  /** Both sides on these channel rules ('fnn': fnn's nonce schedule); Strand's by default. */
+  rules?: ChannelRules;
 }
 
 export function pairHarness(
@@ -201,11 +203,13 @@ export function pairHarness(
   function openingPair(o: PairOptions = {}): { A: Side; B: Side; open: OpenChannel; received: Channel } {
     const { openAmount = 500n * CKB, acceptAmount = 250n * CKB, isPublic = false, externalFunder } = o;
     const aKey = externalFunder ?? KEY_A;
+    const rules = o.rules ?? 'strand';
     const reserve = reserveFor(lockOf(aKey), null, 'strand');
     const seedA = new Uint8Array(32).fill(0x11);
     const opened = openChannel(
       {
         peer: 'B',
+        rules,
         seed: seedA,
         tempId: bytesToHex(tempChannelId(deriveChannelKeys(seedA).tlcBasepoint)),
         isPublic,
@@ -230,7 +234,13 @@ export function pairHarness(
     expect(checkOpenChannel(open.msg.value, env())).toBeNull();
     const received = receiveOpen(
       open.msg.value,
-      { peer: 'A', seed: new Uint8Array(32).fill(0x22), shutdownScript: scriptData(lockOf(KEY_B)), reserve },
+      {
+        peer: 'A',
+        rules,
+        seed: new Uint8Array(32).fill(0x22),
+        shutdownScript: scriptData(lockOf(KEY_B)),
+        reserve,
+      },
       env(),
       { tlcExpiryDelta: 14_400_000n, tlcMinValue: 0n, tlcFeeProportionalMillionths: 1000n },
     );

@@ -71,6 +71,17 @@ export async function startReferenceNode(opts: {
   ckbSecretKey: Uint8Array;
   chainSpec: string;
   ckbRpcUrl: string;
+  /**
+   * `fiber.scripts` overrides, e.g. a Strand dev chain's FundingLock / CommitmentLock (its own
+   * cell deps: fnn's dev defaults add tx0 output 5 as CkbAuth, which on a spec whose system
+   * cells are only the bundled four is the special cell, spent by the dep-group tx).
+   */
+  scripts?: {
+    name: string;
+    codeHash: string;
+    hashType: string;
+    cellDeps: { txHash: string; index: number }[];
+  }[];
 }): Promise<ReferenceNode> {
   const site = await serve();
   let browser: Browser | undefined;
@@ -102,6 +113,7 @@ export async function startReferenceNode(opts: {
       '  announce_listening_addr: false',
       '  announce_private_addr: true',
       '  chain: dev',
+      ...scriptsYaml(opts.scripts ?? []),
       'ckb:',
       `  rpc_url: "${opts.ckbRpcUrl}"`,
       '  tx_tracing_polling_interval_ms: 1000',
@@ -159,4 +171,34 @@ export async function startReferenceNode(opts: {
     await site.close();
     throw e;
   }
+}
+
+/** `fiber.scripts` entries (YAML lines under `fiber:`, placed before the `ckb:` section). */
+function scriptsYaml(
+  scripts: {
+    name: string;
+    codeHash: string;
+    hashType: string;
+    cellDeps: { txHash: string; index: number }[];
+  }[],
+): string[] {
+  if (!scripts.length) return [];
+  return [
+    '  scripts:',
+    ...scripts.flatMap((s) => [
+      `    - name: ${s.name}`,
+      '      script:',
+      `        code_hash: "${s.codeHash}"`,
+      `        hash_type: ${s.hashType}`,
+      '        args: "0x"',
+      '      cell_deps:',
+      ...s.cellDeps.flatMap((d) => [
+        '        - cell_dep:',
+        '            out_point:',
+        `              tx_hash: "${d.txHash}"`,
+        `              index: "0x${d.index.toString(16)}"`,
+        '            dep_type: code',
+      ]),
+    ]),
+  ];
 }
