@@ -8,7 +8,8 @@
  * The digest itself comes from the shell (the graph layer defines the message).
  */
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
-import { ChannelError, type Effect, keysOf, type Step } from './machine.ts';
+import { keysOf } from './keys.ts';
+import { ChannelError, type Effect, type Step } from './machine.ts';
 import { aggregateTwo, SignatureError, signWithNonce, sorted2 } from './musig.ts';
 import type { Channel, PartyParams } from './state.ts';
 import type { AnnouncementSignatures } from './wire.ts';

@@ -6,7 +6,7 @@
  */
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
 import { fnnOf, freshUse, isFnn, promote, theirRevokeNonce, useRevokeNonce } from './fnn-nonces.ts';
-import { keysOf } from './machine.ts';
+import { keysOf } from './keys.ts';
 import { type NoncePair, signWithNonce } from './musig.ts';
 import type { Channel, PartyParams } from './state.ts';
 

@@ -5,6 +5,7 @@
  * Peers never reproduce the seed, so only the resulting public values matter for interop.
  */
 import { secp256k1 } from '@noble/curves/secp256k1.js';
+import { hexToBytes } from '../codec/hex.ts';
 import { curve } from '../crypto/curve.ts';
 import { ckbHash } from '../crypto/hash.ts';
 
@@ -147,4 +148,9 @@ export function newChannelSeed(nodeSecret: Uint8Array, count: number): Uint8Arra
     be,
     ckbHash(te.encode('FIBER_NETWORK_ENTROPY'), nodeSecret, random),
   );
+}
+
+/** A channel's keys, from the seed it stores (memoised by `deriveChannelKeys`). */
+export function keysOf(ch: { seed: string }): ChannelKeys {
+  return deriveChannelKeys(hexToBytes(ch.seed));
 }

@@ -44,7 +44,7 @@ import {
   promote,
   useCommitmentNonce,
 } from './fnn-nonces.ts';
-import { commitmentPoint, deriveChannelKeys, finalChannelId } from './keys.ts';
+import { commitmentPoint, deriveChannelKeys, finalChannelId, keysOf } from './keys.ts';
 import {
   complete,
   type NoncePair,
@@ -180,10 +180,6 @@ export function cellDepData(d: ccc.CellDepLike): CellDepData {
 
 export function toScript(s: ScriptData): ccc.Script {
   return ccc.Script.from(s);
-}
-
-export function keysOf(ch: Channel) {
-  return deriveChannelKeys(b(ch.seed));
 }
 
 export function nonceData(n: { secret: Uint8Array; public: Uint8Array }): Nonce {

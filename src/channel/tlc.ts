@@ -17,7 +17,7 @@ import { bytesToHex, hexToBytes } from '../codec/hex.ts';
 import { ckbHash, sha256 } from '../crypto/hash.ts';
 import { decodeFiberMessage, encodeFiberMessage } from '../p2p/fiber-message.ts';
 import { completePeerRevocation, isFnn, signOwnRevocation } from './fnn-revoke.ts';
-import { commitmentPoint } from './keys.ts';
+import { commitmentPoint, keysOf } from './keys.ts';
 import {
   buildCommitment,
   ChannelError,
@@ -25,7 +25,6 @@ import {
   commitmentSigned,
   completeOwnCommitment,
   type Effect,
-  keysOf,
   type MachineEnv,
   nonceData,
   type Step,
