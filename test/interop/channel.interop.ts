@@ -141,4 +141,42 @@ describe.skipIf(!referenceAvailable())('channels with the reference node (levels
     expect([after.strand, after.ref]).toEqual([start.strand - 5n * CKB, start.ref + 5n * CKB]);
     await closeCooperatively('ref', after.id, after);
   }, 400_000);
+
+  // Level 6, first half. Last: it stops fiber-js.
+  it('Strand opens, fiber-js goes away, Strand force closes and has its funds back after the delay', async () => {
+    await rpc(net.strand, 'open_channel', {
+      pubkey: net.refPubkey,
+      funding_amount: hex(500n * CKB),
+      public: false,
+    });
+    const { strand: balance, id } = await expectBalancesAgree();
+    await net.ref.close();
+    await rpc(net.strand, 'shutdown_channel', { channel_id: id, force: true });
+    const chain = createChainClient({ rpcUrl: net.chainUrl });
+    await until('the commitment on chain', async () => {
+      const s = await strandChannel(id);
+      const t: any =
+        s?.shutdown_transaction_hash && (await chain.call('get_transaction', [s.shutdown_transaction_hash]));
+      return t?.tx_status.status === 'committed' ? t : undefined;
+    });
+    // The commitment delay (one epoch) passes at once on the dev chain.
+    await chain.call('generate_epochs', ['0x2']);
+    const closed = await until('settled after the commitment delay', async () => {
+      const s = await strandChannel(id);
+      return s?.state.state_name === 'CLOSED' && !s.state.state_flags.includes('WAITING_ONCHAIN_SETTLEMENT')
+        ? s
+        : undefined;
+    });
+    expect(closed.state.state_flags).toContain('UNCOOPERATIVE_LOCAL');
+    // The commitment is on chain and its cell was spent: Strand's share went to its wallet, with
+    // the settlement fee (well under 1 CKB) as the only cost beside the commitment's own fee.
+    const commitment: any = await chain.call('get_transaction', [closed.shutdown_transaction_hash]);
+    expect(commitment.tx_status.status).toBe('committed');
+    const cell = await chain.call('get_live_cell', [
+      { tx_hash: closed.shutdown_transaction_hash, index: '0x0' },
+      false,
+    ]);
+    expect((cell as any).status).not.toBe('live');
+    expect(balance).toBe(401n * CKB);
+  }, 400_000);
 });
