@@ -143,7 +143,7 @@ export async function until<T>(
   what: string,
   fn: () => Promise<T>,
   pred: (v: T) => boolean,
-  ms = 60_000,
+  ms = 120_000,
 ): Promise<T> {
   const end = Date.now() + ms;
   let last: T | undefined;
