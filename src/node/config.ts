@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
 import { z } from 'zod';
+import { readUdtWhitelist, UdtWhitelistError } from '../chain/udt-whitelist.ts';
 import { DEFAULT_MODULES, MODULE_NAMES } from '../rpc/method.ts';
 import { CONFIG_FIELDS, envNames, type FieldDef, flagNames } from './config-fields.ts';
 
@@ -28,6 +29,7 @@ const scriptJson = z.object({
   hash_type: z.enum(['type', 'data', 'data1', 'data2']),
   args: z.string(),
 });
+// Only the shape here: `readUdtWhitelist` checks each entry (args hex or pattern, cell deps).
 const udtEntry = z.object({
   name: z.string(),
   script: scriptJson,
@@ -159,6 +161,12 @@ export function loadConfig(opts: LoadOptions): Config {
     throw new ConfigError(`invalid configuration: ${where}: ${issue.message}`);
   }
   const cfg = parsed.data;
+  try {
+    readUdtWhitelist(cfg.ckb.udt_whitelist);
+  } catch (e) {
+    if (e instanceof UdtWhitelistError) throw new ConfigError(`invalid configuration: ckb.${e.message}`);
+    throw e;
+  }
   const baseDir = path.resolve(opts.dir);
   return {
     ...cfg,

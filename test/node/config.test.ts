@@ -107,10 +107,21 @@ describe('configuration', () => {
     ['ckb:\n  rpc_url: not a url\n', 'ckb.rpc_url'],
     ['services: []\n', 'services'],
     ['rpc: [1, 2]\n', 'rpc'],
+    [
+      `ckb:\n  udt_whitelist:\n    - name: X\n      script: {code_hash: "0x${'e1'.repeat(32)}", hash_type: data2, args: "0x(" }\n`,
+      'ckb.udt_whitelist[0].script.args',
+    ],
   ])('names the bad field: %s', (text, field) => {
     writeConfig(text);
     expect(() => loadConfig({ dir, env: {} })).toThrow(ConfigError);
     expect(() => loadConfig({ dir, env: {} })).toThrow(`invalid configuration: ${field}:`);
+  });
+
+  it('accepts a UDT whitelist entry whose args are a pattern, as fnn writes them', () => {
+    writeConfig(
+      `ckb:\n  udt_whitelist:\n    - name: X\n      script: {code_hash: "0x${'e1'.repeat(32)}", hash_type: data2, args: "0x.*" }\n`,
+    );
+    expect(loadConfig({ dir, env: {} }).ckb.udt_whitelist[0]!.script.args).toBe('0x.*');
   });
 
   it('names the source of a bad env or flag value', () => {
