@@ -408,7 +408,11 @@ export class StrandNode {
   private allMethods(): MethodSpec[] {
     return [
       ...infoMethods(this.infoSource()),
-      ...invoiceMethods(this.invoices),
+      ...invoiceMethods(this.invoices, {
+        knownUdt: (s) =>
+          this.udtWhitelist.match({ codeHash: s.code_hash, hashType: s.hash_type, args: s.args }) !==
+          undefined,
+      }),
       ...(this.payments ? paymentMethods(this.payments, this.routeBuilder()) : []),
       ...(this.peers ? peerMethods(this.peers) : []),
       ...(this.graph ? graphMethods(this.graph) : []),
