@@ -104,6 +104,12 @@ describe('configuration', () => {
     ['rpc:\n  enabled_modules: [info, bogus]\n', 'rpc.enabled_modules.1'],
     ['rpc:\n  auth_public_key: secp/00\n', 'rpc.auth_public_key'],
     ['fiber:\n  tlc_min_value: -1\n', 'fiber.tlc_min_value'],
+    ['fiber:\n  tlc_fee_proportional_millionths: 1000001\n', 'fiber.tlc_fee_proportional_millionths'],
+    ['fiber:\n  tlc_min_value: 340282366920938463463374607431768211456\n', 'fiber.tlc_min_value'],
+    [
+      'fiber:\n  auto_accept_channel_ckb_funding_amount: 18446744073709551616\n',
+      'fiber.auto_accept_channel_ckb_funding_amount',
+    ],
     ['ckb:\n  rpc_url: not a url\n', 'ckb.rpc_url'],
     ['services: []\n', 'services'],
     ['rpc: [1, 2]\n', 'rpc'],
@@ -115,6 +121,13 @@ describe('configuration', () => {
     writeConfig(text);
     expect(() => loadConfig({ dir, env: {} })).toThrow(ConfigError);
     expect(() => loadConfig({ dir, env: {} })).toThrow(`invalid configuration: ${field}:`);
+  });
+
+  it('names the limit of a gossiped fee', () => {
+    writeConfig('fiber:\n  tlc_fee_proportional_millionths: 1000001\n');
+    expect(() => loadConfig({ dir, env: {} })).toThrow(
+      'fiber.tlc_fee_proportional_millionths: at most 1000000 (a fee of 100%)',
+    );
   });
 
   it('accepts a UDT whitelist entry whose args are a pattern, as fnn writes them', () => {
