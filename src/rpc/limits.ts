@@ -9,6 +9,8 @@ import { U64_MAX } from '../codec/hex.ts';
 
 /** A proportional fee of 100%: no route pays more than the amount it forwards as a fee. */
 export const MAX_FEE_PROPORTIONAL_MILLIONTHS = 1_000_000n;
+/** 1 CKB per kB, a hundred thousand times the usual rate: more only burns the funds. */
+export const MAX_FEE_RATE = 100_000_000n;
 /** Ten years: longer invoice expiries overflow millisecond timestamps long before they matter. */
 export const MAX_INVOICE_EXPIRY_SECONDS = 10n * 365n * 24n * 3600n;
 
@@ -17,6 +19,9 @@ export interface ChannelTerms {
   tlc_min_value?: bigint;
   tlc_minimum_value?: bigint;
   tlc_fee_proportional_millionths?: bigint;
+  funding_fee_rate?: bigint;
+  commitment_fee_rate?: bigint;
+  fee_rate?: bigint;
 }
 
 /**
@@ -35,6 +40,11 @@ export function checkChannelTerms(p: ChannelTerms, ckb: boolean): void {
     refuse(
       `tlc_fee_proportional_millionths (${fee}) should be at most ${MAX_FEE_PROPORTIONAL_MILLIONTHS} (a fee of 100%)`,
     );
+  for (const field of ['funding_fee_rate', 'commitment_fee_rate', 'fee_rate'] as const) {
+    const v = p[field];
+    if (v !== undefined && v > MAX_FEE_RATE)
+      refuse(`${field} (${v}) should be at most ${MAX_FEE_RATE} shannons per kB`);
+  }
   for (const field of ['tlc_min_value', 'tlc_minimum_value'] as const) {
     const v = p[field];
     if (ckb && v !== undefined && v > U64_MAX)

@@ -57,6 +57,16 @@ describe('channel values', () => {
         /^Invalid parameter: tlc_min_value \(\d+\) should be at most 18446744073709551615/,
       ),
     });
+    expect(await refused('open_channel', { ...open, funding_fee_rate: U64_MAX })).toMatchObject({
+      code: -32000,
+      message: expect.stringMatching(
+        /^Invalid parameter: funding_fee_rate \(\d+\) should be at most 100000000 shannons per kB$/,
+      ),
+    });
+    expect(await refused('shutdown_channel', { channel_id: HASH, fee_rate: '0x5f5e101' })).toMatchObject({
+      code: -32000,
+      message: expect.stringContaining('fee_rate (100000001) should be at most 100000000'),
+    });
     expect(
       await refused('update_channel', { channel_id: HASH, tlc_fee_proportional_millionths: '0xf4241' }),
     ).toMatchObject({

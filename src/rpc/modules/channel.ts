@@ -247,6 +247,7 @@ export function channelMethods(svc: ChannelService, peers: ChannelPeers): Method
         force: z.boolean().optional(),
       }),
       handler: async (p) => {
+        checkChannelTerms(p, false);
         await svc.shutdownChannel(p.channel_id, {
           closeScript: p.close_script ? toCcc(p.close_script) : undefined,
           feeRate: p.fee_rate,
