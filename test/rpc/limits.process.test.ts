@@ -5,7 +5,12 @@
  * of the input; unknown fields are accepted (as fnn) and logged.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DevchainProcess, startChannelNode, startDevchain } from '../channel/process-helpers.ts';
+import {
+  connect,
+  type DevchainProcess,
+  startChannelNode,
+  startDevchain,
+} from '../channel/process-helpers.ts';
 import type { NodeProcess } from '../helpers/node-process.ts';
 
 const U128_MAX = `0x${'f'.repeat(32)}`;
@@ -16,12 +21,17 @@ const HUGE = 'Q'.repeat(1 << 20);
 
 let chain: DevchainProcess;
 let node: NodeProcess;
+let peer: NodeProcess;
+let peerPubkey: string;
 beforeAll(async () => {
-  chain = await startDevchain([1]);
+  chain = await startDevchain([1, 2]);
   node = await startChannelNode(1, chain.url, {}, undefined, {}, ['info', 'peer', 'channel', 'invoice']);
+  peer = await startChannelNode(2, chain.url);
+  peerPubkey = (await connect(node, peer)).bInfo.pubkey;
 }, 120_000);
 afterAll(async () => {
   await node?.stop();
+  await peer?.stop();
   await chain?.stop();
 });
 
@@ -75,6 +85,34 @@ describe('channel values', () => {
     });
   });
 
+  it('refuses every edge value of open_channel to a connected peer with a clear error, never Internal error', async () => {
+    const edges: [string, string][] = [
+      ['funding_amount', U128_MAX],
+      ['funding_amount', U64_MAX],
+      ['funding_amount', '0x0'],
+      ['commitment_delay_epoch', U64_MAX],
+      ['commitment_delay_epoch', '0x0'],
+      ['commitment_fee_rate', U64_MAX],
+      ['funding_fee_rate', U64_MAX],
+      ['funding_fee_rate', '0x0'],
+      ['tlc_expiry_delta', U64_MAX],
+      ['tlc_expiry_delta', '0x0'],
+      ['tlc_min_value', U128_MAX],
+      ['tlc_fee_proportional_millionths', U128_MAX],
+      ['max_tlc_number_in_flight', U64_MAX],
+    ];
+    for (const [field, v] of edges) {
+      const e = await refused('open_channel', {
+        pubkey: peerPubkey,
+        funding_amount: '0x174876e800',
+        [field]: v,
+      });
+      expect(e.code, `${field}=${v}: ${e.message}`).toBe(-32000);
+      expect(e.message, field).toMatch(/^Invalid parameter: /);
+    }
+    expect((await node.call('list_channels', [{}])).result.channels).toEqual([]);
+  });
+
   it('names the field and the limit of a number beyond its type', async () => {
     const e = await refused('open_channel', { pubkey: PEER, funding_amount: `0x1${'0'.repeat(32)}` });
     expect(e.code).toBe(-32602);
@@ -100,7 +138,10 @@ describe('channel values', () => {
   it('accepts an unknown field as fnn does, and logs it', async () => {
     const r = await node.call('list_channels', [{ include_closed: true, ammount: '0x1' }]);
     expect(r.error).toBeUndefined();
-    expect(node.output()).toMatch(/"fields":\["ammount"\][^\n]*unknown to the method/);
+    const logged = /"fields":\["ammount"\][^\n]*unknown to the method/;
+    const end = Date.now() + 5000;
+    while (!logged.test(node.output()) && Date.now() < end) await new Promise((ok) => setTimeout(ok, 20));
+    expect(node.output()).toMatch(logged);
   });
 });
 
