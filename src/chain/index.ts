@@ -10,4 +10,11 @@ export {
   scriptToJson,
 } from './client.ts';
 export { DEFAULT_CONFIRMATIONS, txConfirmation, waitForConfirmations } from './tracker.ts';
+export {
+  readUdtWhitelist,
+  type UdtDepEntry,
+  UdtWhitelist,
+  type UdtWhitelistEntry,
+  UdtWhitelistError,
+} from './udt-whitelist.ts';
 export { createWallet, feeFor, InsufficientFunds, type Wallet, type WalletOptions } from './wallet.ts';

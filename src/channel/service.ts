@@ -7,6 +7,7 @@ import { ccc } from '@ckb-ccc/core';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { type ChainClient, scriptToJson } from '../chain/client.ts';
 import { txConfirmation } from '../chain/tracker.ts';
+import { UdtWhitelist, type UdtWhitelistEntry } from '../chain/udt-whitelist.ts';
 import type { Wallet } from '../chain/wallet.ts';
 import { DomainError, StorageError } from '../codec/errors.ts';
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
@@ -88,13 +89,6 @@ export interface ChannelLogger {
   error(obj: object, msg?: string): void;
 }
 
-export interface UdtWhitelistEntry {
-  name: string;
-  script: { code_hash: string; hash_type: string; args: string };
-  cell_deps?: unknown[];
-  auto_accept_amount?: bigint | null;
-}
-
 export interface ChannelServiceOptions {
   db: import('../store/db.ts').Db;
   peers: PeerLink;
@@ -109,7 +103,8 @@ export interface ChannelServiceOptions {
   /** Where our balance goes at close unless a script is given (the wallet lock). */
   defaultShutdownScript: ccc.ScriptLike;
   autoAccept: { minCkbFundingAmount: bigint; ckbFundingAmount: bigint };
-  udtWhitelist?: UdtWhitelistEntry[];
+  /** `ckb.udt_whitelist`, read once (`chain/udt-whitelist.ts`). */
+  udtWhitelist?: UdtWhitelist;
   tlc: { expiryDelta: bigint; minValue: bigint; feeProportionalMillionths: bigint };
   /** Funding confirmations before ChannelReady (4, as the reference). */
   confirmations?: number;
@@ -1445,7 +1440,7 @@ export class ChannelService {
     const { minCkbFundingAmount, ckbFundingAmount } = this.o.autoAccept;
     if (udt) {
       // A whitelisted token with `auto_accept_amount`: accepted with our reserve and no tokens.
-      const min = this.whitelistEntry(udt)?.auto_accept_amount;
+      const min = this.whitelistEntry(udt)?.autoAcceptAmount;
       if (min !== undefined && min !== null && m.fundingAmount >= min) {
         this.commit(acceptChannel(ch, { fundingAmount: 0n }));
       } else {
@@ -1463,45 +1458,17 @@ export class ChannelService {
   }
 
   private whitelistEntry(s: ScriptData): UdtWhitelistEntry | undefined {
-    const want = toScript(s);
-    return (this.o.udtWhitelist ?? []).find((u) =>
-      ccc.Script.from({
-        codeHash: u.script.code_hash,
-        hashType: u.script.hash_type as ccc.HashType,
-        args: u.script.args,
-      }).eq(want),
-    );
+    return this.o.udtWhitelist?.match(toScript(s));
   }
 
-  /** The whitelist's cell deps of a token: `{cell_dep: {out_point, dep_type}}` or bare `{out_point, dep_type}`. */
+  /** The whitelist's out-point cell deps of a token. */
   private udtDeps(s: ScriptData): ccc.CellDepLike[] {
-    const out: ccc.CellDepLike[] = [];
-    for (const d of this.whitelistEntry(s)?.cell_deps ?? []) {
-      const x = ((d as { cell_dep?: unknown }).cell_dep ?? d) as {
-        out_point?: { tx_hash: string; index: string | number };
-        dep_type?: string;
-      };
-      if (!x.out_point) continue;
-      out.push({
-        outPoint: { txHash: x.out_point.tx_hash, index: BigInt(x.out_point.index) },
-        depType: x.dep_type === 'dep_group' ? 'depGroup' : 'code',
-      });
-    }
-    return out;
+    return UdtWhitelist.cellDeps(this.whitelistEntry(s));
   }
 
+  /** The token's script when the whitelist has it (args exact or matching a pattern), else null. */
   private whitelisted(s: ccc.ScriptLike): ScriptData | null {
-    const want = ccc.Script.from(s);
-    for (const u of this.o.udtWhitelist ?? []) {
-      const w = ccc.Script.from({
-        codeHash: u.script.code_hash,
-        hashType: u.script.hash_type as ccc.HashType,
-        args: u.script.args,
-      });
-      if (w.codeHash === want.codeHash && w.hashType === want.hashType && w.args === want.args)
-        return scriptData(w);
-    }
-    return null;
+    return this.o.udtWhitelist?.match(s) ? scriptData(s) : null;
   }
 }
 

@@ -8,6 +8,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
 import { z } from 'zod';
+import { readUdtWhitelist, UdtWhitelistError } from '../chain/udt-whitelist.ts';
+import { MAX_FEE_PROPORTIONAL_MILLIONTHS } from '../rpc/limits.ts';
 import { DEFAULT_MODULES, MODULE_NAMES } from '../rpc/method.ts';
 import { CONFIG_FIELDS, envNames, type FieldDef, flagNames } from './config-fields.ts';
 
@@ -19,6 +21,12 @@ const uint = z
   .union([z.bigint(), z.number().int()])
   .transform((v) => BigInt(v))
   .pipe(z.bigint().nonnegative());
+/** An unsigned value at most `max`, the limit named in the refusal. */
+const uintUpTo = (max: bigint, what: string) =>
+  uint.pipe(z.bigint().max(max, { error: `at most ${max} (${what})` }));
+const U64_MAX = (1n << 64n) - 1n;
+const U128_MAX = (1n << 128n) - 1n;
+const shannons = uintUpTo(U64_MAX, 'u64 shannons');
 const uintNum = uint.pipe(z.bigint().max(BigInt(Number.MAX_SAFE_INTEGER))).transform(Number);
 const hostPort = z.string().regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, {
   error: 'expected host:port, e.g. 127.0.0.1:8227',
@@ -28,6 +36,7 @@ const scriptJson = z.object({
   hash_type: z.enum(['type', 'data', 'data1', 'data2']),
   args: z.string(),
 });
+// Only the shape here: `readUdtWhitelist` checks each entry (args hex or pattern, cell deps).
 const udtEntry = z.object({
   name: z.string(),
   script: scriptJson,
@@ -73,11 +82,14 @@ const schema = z.object({
       announced_node_name: z.string().max(32, { error: 'at most 32 bytes' }).optional(),
       chain: z.string().default('dev'),
       scripts: z.array(z.unknown()).default([]),
-      open_channel_auto_accept_min_ckb_funding_amount: uint.default(100n * CKB),
-      auto_accept_channel_ckb_funding_amount: uint.default(99n * CKB),
-      tlc_expiry_delta: uint.default(14_400_000n),
-      tlc_min_value: uint.default(0n),
-      tlc_fee_proportional_millionths: uint.default(1000n),
+      open_channel_auto_accept_min_ckb_funding_amount: shannons.default(100n * CKB),
+      auto_accept_channel_ckb_funding_amount: shannons.default(99n * CKB),
+      tlc_expiry_delta: uintUpTo(U64_MAX, 'u64 milliseconds').default(14_400_000n),
+      tlc_min_value: uintUpTo(U128_MAX, 'u128').default(0n),
+      // Gossiped in every ChannelUpdate: the same 100% bound as the RPC's.
+      tlc_fee_proportional_millionths: uintUpTo(MAX_FEE_PROPORTIONAL_MILLIONTHS, 'a fee of 100%').default(
+        1000n,
+      ),
       auto_announce_node: z.boolean().default(true),
       announce_node_interval_seconds: uintNum.default(3600),
       gossip_network_maintenance_interval_ms: uintNum.default(60_000),
@@ -159,6 +171,12 @@ export function loadConfig(opts: LoadOptions): Config {
     throw new ConfigError(`invalid configuration: ${where}: ${issue.message}`);
   }
   const cfg = parsed.data;
+  try {
+    readUdtWhitelist(cfg.ckb.udt_whitelist);
+  } catch (e) {
+    if (e instanceof UdtWhitelistError) throw new ConfigError(`invalid configuration: ckb.${e.message}`);
+    throw e;
+  }
   const baseDir = path.resolve(opts.dir);
   return {
     ...cfg,

@@ -7,7 +7,9 @@ import {
   type ChainClient,
   createChainClient,
   createWallet,
+  readUdtWhitelist,
   SIGHASH_ALL_TYPE_HASH,
+  type UdtWhitelist,
   type Wallet,
 } from '../chain/index.ts';
 import { checkpointBackupStore } from '../channel/checkpoint.ts';
@@ -23,7 +25,7 @@ import { featureBytes } from '../graph/features.ts';
 import { createChainFundingChecker } from '../graph/funding.ts';
 import { createGraphService, type GraphService } from '../graph/service.ts';
 import { graphSchema } from '../graph/store.ts';
-import { udtCfgInfosFromJson } from '../graph/udt-config.ts';
+import { udtCfgInfosFromWhitelist } from '../graph/udt-config.ts';
 import { createInvoiceService, type InvoiceService } from '../invoice/service.ts';
 import { invoiceSchema } from '../invoice/store.ts';
 import { createPeerManager, type PeerManager } from '../p2p/peer-manager.ts';
@@ -125,6 +127,8 @@ export class StrandNode {
   /** The built-in watchtower (with a chain and a wallet, unless `fiber.disable_built_in_watchtower`). */
   watchtower?: Watchtower;
   private watchtowerFeed?: WatchtowerFeed;
+  /** `ckb.udt_whitelist`, read once for the channels, the gossip and the watchtower. */
+  private readonly udtWhitelist: UdtWhitelist;
 
   private constructor(
     readonly config: Config,
@@ -134,6 +138,7 @@ export class StrandNode {
     readonly log: Logger,
   ) {
     this.changes = new StoreChangeBus((err) => log.error({ err }, 'store change listener failed'));
+    this.udtWhitelist = readUdtWhitelist(config.ckb.udt_whitelist);
   }
 
   static async start(config: Config, opts: StartOptions = {}): Promise<StrandNode> {
@@ -231,7 +236,7 @@ export class StrandNode {
         minCkbFundingAmount: fiber.open_channel_auto_accept_min_ckb_funding_amount,
         ckbFundingAmount: fiber.auto_accept_channel_ckb_funding_amount,
       },
-      udtWhitelist: this.config.ckb.udt_whitelist,
+      udtWhitelist: this.udtWhitelist,
       tlc: {
         expiryDelta: fiber.tlc_expiry_delta,
         minValue: fiber.tlc_min_value,
@@ -270,7 +275,7 @@ export class StrandNode {
           chain: this.chain as ChainClient,
           wallet: this.wallet,
           intervalSeconds: fiber.watchtower_check_interval_seconds,
-          udtWhitelist: this.config.ckb.udt_whitelist,
+          udtWhitelist: this.udtWhitelist,
           onPreimage: (hash, preimage) => this.preimageLearned(hash, preimage),
           preimageFor: (channelId, tlc) => this.paymentRelay?.preimageFor(channelId, tlc),
           logger: this.log,
@@ -354,7 +359,7 @@ export class StrandNode {
           features: featureBytes(NODE_FEATURES),
           version: VERSION,
           autoAcceptMinCkbFundingAmount: fiber.open_channel_auto_accept_min_ckb_funding_amount,
-          udtCfgInfos: udtCfgInfosFromJson(this.config.ckb.udt_whitelist),
+          udtCfgInfos: udtCfgInfosFromWhitelist(this.udtWhitelist.entries),
         }),
         fiber.announce_node_interval_seconds * 1000,
       );
@@ -439,7 +444,11 @@ export class StrandNode {
   private allMethods(): MethodSpec[] {
     return [
       ...infoMethods(this.infoSource()),
-      ...invoiceMethods(this.invoices),
+      ...invoiceMethods(this.invoices, {
+        knownUdt: (s) =>
+          this.udtWhitelist.match({ codeHash: s.code_hash, hashType: s.hash_type, args: s.args }) !==
+          undefined,
+      }),
       ...(this.payments ? paymentMethods(this.payments, this.routeBuilder()) : []),
       ...(this.peers ? peerMethods(this.peers) : []),
       ...(this.graph ? graphMethods(this.graph) : []),

@@ -3,11 +3,12 @@
  * authorise, validate params, call the handler, map errors. HTTP and WebSocket both feed text in
  * and get text (or nothing, for notifications) out.
  */
-import type { z } from 'zod';
+import { z } from 'zod';
 import { DomainError, InvalidParams, StorageError, StrandError } from '../codec/errors.ts';
 import type { Authorizer } from './auth.ts';
 import type { CallContext, MethodSpec } from './method.ts';
 import { PERMISSIONS } from './permissions.ts';
+import { echo } from './schema.ts';
 
 export const ERR = {
   PARSE: -32700,
@@ -157,6 +158,14 @@ export class Dispatcher {
     } catch (e) {
       return failure(id, ERR.INVALID_PARAMS, (e as Error).message);
     }
+    // fnn's params structs ignore unknown fields (no deny_unknown_fields): accepted, but a typo
+    // such as `ammount` is worth a line in the log.
+    const unknown = unknownFields(spec, rawParams);
+    if (unknown.length > 0)
+      this.log?.warn(
+        { method: name, fields: unknown },
+        'rpc params fields unknown to the method are ignored',
+      );
     try {
       const result = await spec.handler(params as never, { ...ctx, callerNodeId });
       return { jsonrpc: '2.0', result: result === undefined ? null : result, id };
@@ -206,6 +215,16 @@ function parseParams(spec: MethodSpec, raw: unknown): unknown {
   return parsed.data;
 }
 
+/** Top-level keys of the params object that the method's schema does not name (at most 10, clipped). */
+function unknownFields(spec: MethodSpec, raw: unknown): string[] {
+  if (!(spec.params instanceof z.ZodObject) || !Array.isArray(raw) || !isPlainObject(raw[0])) return [];
+  const known = spec.params.shape as Record<string, unknown>;
+  return Object.keys(raw[0])
+    .filter((k) => !Object.hasOwn(known, k))
+    .slice(0, 10)
+    .map((k) => echo(k));
+}
+
 function describeIssue(error: z.ZodError): string {
   const issue = error.issues[0]!;
   const field = issue.path.length > 0 ? issue.path.join('.') : undefined;
@@ -218,7 +237,11 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/** Longest error message sent: a safety net behind the per-field echo limit. */
+const MAX_MESSAGE = 1000;
+
 function failure(id: Id, code: number, message: string, data?: unknown): JsonRpcResponse {
+  if (message.length > MAX_MESSAGE) message = `${message.slice(0, MAX_MESSAGE)}…`;
   const error: JsonRpcError = data === undefined ? { code, message } : { code, message, data };
   return { jsonrpc: '2.0', error, id };
 }

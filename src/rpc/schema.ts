@@ -8,6 +8,14 @@ import { U32_MAX, U64_MAX, U128_MAX } from '../codec/hex.ts';
 
 const QUANTITY = /^0x(0|[1-9a-fA-F][0-9a-fA-F]*)$/;
 
+/** Most characters of a request's input that an error message repeats. */
+export const MAX_ECHO = 200;
+
+/** `input` as an error message may quote it: cut to MAX_ECHO characters. */
+export function echo(input: string): string {
+  return input.length > MAX_ECHO ? `${input.slice(0, MAX_ECHO)}…(${input.length} chars)` : input;
+}
+
 function quantity(max: bigint, label: string) {
   return z
     .string({ error: `expected a ${label} hex quantity string` })
@@ -15,7 +23,10 @@ function quantity(max: bigint, label: string) {
     .transform((s, ctx) => {
       const v = BigInt(s);
       if (v > max) {
-        ctx.addIssue({ code: 'custom', message: `value exceeds ${label} maximum` });
+        ctx.addIssue({
+          code: 'custom',
+          message: `${echo(s)} exceeds the ${label} maximum 0x${max.toString(16)}`,
+        });
         return z.NEVER;
       }
       return v;

@@ -10,6 +10,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { checkBackupPath, makeDirs } from './backup-path.ts';
 import { type Db, openDatabase } from './db.ts';
 
 export interface BackupSources {
@@ -35,14 +36,17 @@ export interface BackupResult {
 export class BackupError extends Error {}
 
 export async function backupNode(dest: string, src: BackupSources, now = Date.now()): Promise<BackupResult> {
-  if (!path.isAbsolute(dest)) throw new BackupError(`backup path must be absolute, got '${dest}'`);
+  dest = checkBackupPath(dest);
+  if (fs.existsSync(dest) && !fs.statSync(dest).isDirectory()) {
+    throw new BackupError(`backup path ${dest} exists and is not a directory`);
+  }
   if (fs.existsSync(dest) && fs.readdirSync(dest).length > 0) {
     throw new BackupError(`backup path ${dest} exists and is not empty`);
   }
   // Write into a sibling temp directory and rename at the end: a crash mid-backup never leaves
   // something at `dest` that looks complete.
   const tmp = `${dest}.partial-${process.pid}-${now}`;
-  fs.mkdirSync(path.join(tmp, path.dirname(src.storePath)), { recursive: true });
+  makeDirs(path.join(tmp, path.dirname(src.storePath)));
   try {
     await src.db.backup(path.join(tmp, src.storePath));
     let extra: Record<string, unknown> = {};
@@ -57,7 +61,7 @@ export async function backupNode(dest: string, src: BackupSources, now = Date.no
     for (const f of src.files) {
       if (!fs.existsSync(f.from)) continue;
       const to = path.join(tmp, f.to);
-      fs.mkdirSync(path.dirname(to), { recursive: true });
+      makeDirs(path.dirname(to));
       fs.copyFileSync(f.from, to);
       fs.chmodSync(to, fs.statSync(f.from).mode & 0o777);
     }

@@ -4,7 +4,7 @@
  * node's own channels read from the same database.
  */
 import { ccc } from '@ckb-ccc/core';
-import type { ChainClient, Wallet } from '../chain/index.ts';
+import { type ChainClient, UdtWhitelist, type Wallet } from '../chain/index.ts';
 import type { MachineEnv } from '../channel/machine.ts';
 import { loadChannelScripts } from '../channel/service.ts';
 import { ChannelStore } from '../channel/store.ts';
@@ -16,11 +16,6 @@ import { createWatchtower, type WatchLogger, type Watchtower } from './watcher.t
 export { WatchtowerStore, watchtowerSchema } from './store.ts';
 export type { Watchtower } from './watcher.ts';
 
-export interface UdtWhitelistEntry {
-  script: { code_hash: string; hash_type: string; args: string };
-  cell_deps: unknown[];
-}
-
 export interface NodeWatchtowerOptions {
   /** The node's database (with `channelSchema` and `watchtowerSchema` applied). */
   db: Db;
@@ -31,7 +26,7 @@ export interface NodeWatchtowerOptions {
   /** Watch the node's own channels too (false with `fiber.disable_built_in_watchtower`). */
   ownChannels?: boolean;
   /** `ckb.udt_whitelist`: where the cell deps of a UDT channel's type script come from. */
-  udtWhitelist?: UdtWhitelistEntry[];
+  udtWhitelist?: UdtWhitelist;
   onPreimage?(paymentHash: string, preimage: string): void;
   /** What the node knows of its received TLCs' preimages: claimed on chain by the watchtower. */
   preimageFor?: PreimageFor;
@@ -39,21 +34,9 @@ export interface NodeWatchtowerOptions {
 }
 
 /** The cell deps of a whitelisted UDT (by code hash and hash type; args may differ). */
-function udtDepsFrom(list: UdtWhitelistEntry[]) {
-  return (s: ccc.Script): ccc.CellDep[] => {
-    const e = list.find((u) => u.script.code_hash === s.codeHash && u.script.hash_type === s.hashType);
-    return (e?.cell_deps ?? []).flatMap((d) => {
-      const x = d as { cell_dep?: { out_point: { tx_hash: string; index: string }; dep_type: string } };
-      const dep = x.cell_dep ?? (d as { out_point: { tx_hash: string; index: string }; dep_type: string });
-      if (!dep?.out_point) return [];
-      return [
-        ccc.CellDep.from({
-          outPoint: { txHash: dep.out_point.tx_hash, index: BigInt(dep.out_point.index) },
-          depType: dep.dep_type === 'dep_group' ? 'depGroup' : 'code',
-        }),
-      ];
-    });
-  };
+function udtDepsFrom(list: UdtWhitelist) {
+  return (s: ccc.Script): ccc.CellDep[] =>
+    UdtWhitelist.cellDeps(list.byCode(s)[0]).map((d) => ccc.CellDep.from(d));
 }
 
 /** Builds and starts the watcher; the chain must name the channel scripts (`get_dev_scripts`). */
@@ -62,7 +45,7 @@ export async function startNodeWatchtower(o: NodeWatchtowerOptions): Promise<Wat
   const env: MachineEnv = { chainHash: '', ...scripts, now: Date.now };
   const store = new WatchtowerStore(o.db);
   const channels = new ChannelStore(o.db);
-  const udtDeps = udtDepsFrom(o.udtWhitelist ?? []);
+  const udtDeps = udtDepsFrom(o.udtWhitelist ?? new UdtWhitelist([]));
   const tower = createWatchtower({
     store,
     chain: o.chain,

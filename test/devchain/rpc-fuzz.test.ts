@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DevchainRpcServer, startDevchainRpc } from '../../src/devchain/rpc/server.ts';
+import { fuzzRuns } from '../helpers/fuzz-runs.ts';
 import { openTestChain, type TestChain } from './helpers.ts';
 
 let t: TestChain;
@@ -91,7 +92,7 @@ describe('dev chain RPC under hostile params', () => {
           if (body.error) expect(body.error.code, body.error.message).not.toBe(-1);
         },
       ),
-      { numRuns: 400 },
+      { numRuns: fuzzRuns(400) },
     );
     const tip = await fetch(server.url, {
       method: 'POST',

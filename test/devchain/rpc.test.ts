@@ -355,6 +355,22 @@ describe('dev chain JSON-RPC: indexer', () => {
     });
     await expect(rpc('get_cells', [prefixKey(), 'sideways', '0x1'])).rejects.toMatchObject({ code: -32602 });
   });
+
+  it('names the param and its limit or expected form in faucet refusals', async () => {
+    const address = 'ckt1qzda0cr08m85hc8jlnfp3zer7xulejywt49kt2rr0vthywaa50xwsqgx7g4s3';
+    await expect(rpc('faucet', [address, `0x1${'0'.repeat(16)}`])).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining(
+        'param 1 (capacity in shannons): out of range: the u64 maximum is 0xffffffffffffffff',
+      ),
+    });
+    await expect(rpc('faucet', ['ckt1nope', '0x1'])).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringMatching(
+        /param 0 \(address\): invalid CKB address 'ckt1nope'.*ckt1… on a dev chain/,
+      ),
+    });
+  });
 });
 
 describe('dev chain JSON-RPC: read by a stock CKB client library', () => {

@@ -7,6 +7,7 @@ import { decodeGossipMessage, encodeGossipMessage, type GossipMessage } from '..
 import { createGraphService } from '../../src/graph/service.ts';
 import { graphSchema } from '../../src/graph/store.ts';
 import { openDatabase } from '../../src/store/db.ts';
+import { fuzzRuns } from '../helpers/fuzz-runs.ts';
 import { outPoint, party, signedChannel, signedUpdate, trustingFunding } from './gossip-helpers.ts';
 
 const CHAIN = new Uint8Array(32).fill(0xdd);
@@ -70,7 +71,7 @@ describe('gossip fuzz', () => {
       fc.property(fc.uint8Array({ maxLength: 2000 }), (b) => {
         decodeOutcome(b);
       }),
-      { numRuns: 500 },
+      { numRuns: fuzzRuns(500) },
     );
   });
 
@@ -81,7 +82,7 @@ describe('gossip fuzz', () => {
         m[at % m.length]! ^= x;
         decodeOutcome(m);
       }),
-      { numRuns: 1000 },
+      { numRuns: fuzzRuns(1000) },
     );
     // truncations never decode as the original
     for (const e of ENCODED)
@@ -103,7 +104,7 @@ describe('gossip fuzz', () => {
           inputs.push(m, rnd);
         },
       ),
-      { numRuns: 200 },
+      { numRuns: fuzzRuns(200) },
     );
     for (const p of inputs) await h.feed(p);
     // mutated announcements that still decode were rejected (bad signatures), so the graph is empty

@@ -3,6 +3,7 @@ import { multiaddr } from '@multiformats/multiaddr';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { describe, expect, it } from 'vitest';
+import { readUdtWhitelist } from '../../src/chain/udt-whitelist.ts';
 import { CURSOR_TYPE, makeCursor } from '../../src/graph/cursor.ts';
 import {
   type ChannelUpdate,
@@ -23,7 +24,7 @@ import {
   verifyChannelUpdate,
   verifyNodeAnnouncement,
 } from '../../src/graph/signing.ts';
-import { udtCfgInfosFromJson } from '../../src/graph/udt-config.ts';
+import { udtCfgInfosFromWhitelist } from '../../src/graph/udt-config.ts';
 import { hex } from './helpers.ts';
 
 const h = (s: string) => new Uint8Array(Buffer.from(s.replace(/^0x/, ''), 'hex'));
@@ -153,7 +154,7 @@ describe('UDT whitelist from the config JSON', () => {
     const dep = (index: string) => ({
       cell_dep: { out_point: { tx_hash: `0x${DEP_TX}`, index }, dep_type: 'code' },
     });
-    const infos = udtCfgInfosFromJson([
+    const whitelist = readUdtWhitelist([
       {
         name: 'SIMPLE_UDT',
         script: {
@@ -161,7 +162,7 @@ describe('UDT whitelist from the config JSON', () => {
           hash_type: 'data2',
           args: '0x.*',
         },
-        cell_deps: [dep('0x8'), { bogus: true }],
+        cell_deps: [dep('0x8')],
         auto_accept_amount: 1000n,
       },
       {
@@ -174,8 +175,8 @@ describe('UDT whitelist from the config JSON', () => {
         cell_deps: [dep('0x9')],
         auto_accept_amount: 1000n,
       },
-      { name: 'broken', script: { code_hash: '0x12', hash_type: 'type', args: '0x' } },
     ]);
+    const infos = udtCfgInfosFromWhitelist(whitelist.entries);
     expect(infos).toEqual(node1.udtCfgInfos);
     expect(hex(nodeAnnouncementDigest(signNodeAnnouncement({ ...node1, udtCfgInfos: infos }, SK)))).toBe(
       'c63db3aec76b6a62e9d563dc35450de058d37047f80dc6c60abad344dd48beba',

@@ -8,6 +8,7 @@ import { InvoiceError } from '../../src/invoice/errors.ts';
 import { decodeRawInvoiceData, encodeRawInvoiceData } from '../../src/invoice/molecule.ts';
 import { scriptToMolecule } from '../../src/invoice/script.ts';
 import type { Invoice, InvoiceAttr } from '../../src/invoice/types.ts';
+import { fuzzRuns } from '../helpers/fuzz-runs.ts';
 import * as V from './vectors.ts';
 
 const VECTORS = [V.V1, V.V2, V.V3, V.V4];
@@ -24,13 +25,13 @@ function decodesOrTypedError(s: unknown): void {
 
 describe('decoder under hostile input', () => {
   it('random strings only give typed errors', () => {
-    fc.assert(fc.property(fc.string({ maxLength: 600 }), decodesOrTypedError), { numRuns: 2000 });
+    fc.assert(fc.property(fc.string({ maxLength: 600 }), decodesOrTypedError), { numRuns: fuzzRuns(2000) });
     fc.assert(
       fc.property(
         fc.string({ unit: fc.constantFrom(...('fibtd1' + CHARSET + 'B!~ ')), maxLength: 600 }),
         (s) => decodesOrTypedError(s),
       ),
-      { numRuns: 2000 },
+      { numRuns: fuzzRuns(2000) },
     );
   });
 
@@ -53,7 +54,7 @@ describe('decoder under hostile input', () => {
               : s.slice(0, i) + ch + s.slice(i);
         decodesOrTypedError(mutated);
       }),
-      { numRuns: 3000 },
+      { numRuns: fuzzRuns(3000) },
     );
   });
 
@@ -70,7 +71,7 @@ describe('decoder under hostile input', () => {
         else w[i] = value;
         decodesOrTypedError(bech32m.encode(prefix, w, false));
       }),
-      { numRuns: 3000 },
+      { numRuns: fuzzRuns(3000) },
     );
   });
 
@@ -81,7 +82,7 @@ describe('decoder under hostile input', () => {
         while (words.length < 105) words.push(0);
         decodesOrTypedError(bech32m.encode('fibd', words, false));
       }),
-      { numRuns: 1500 },
+      { numRuns: fuzzRuns(1500) },
     );
   });
 
@@ -97,7 +98,7 @@ describe('decoder under hostile input', () => {
         while (words.length < 105) words.push(0);
         decodesOrTypedError(bech32m.encode('fibd', words, false));
       }),
-      { numRuns: 1500 },
+      { numRuns: fuzzRuns(1500) },
     );
   });
 
@@ -110,7 +111,7 @@ describe('decoder under hostile input', () => {
           if (!(e instanceof ArcodeError)) throw e;
         }
       }),
-      { numRuns: 2000 },
+      { numRuns: fuzzRuns(2000) },
     );
   });
 });
@@ -177,7 +178,7 @@ describe('encode ∘ decode', () => {
         expect(back).toEqual(inv);
         expect(encodeInvoice(back)).toBe(s);
       }),
-      { numRuns: 300 },
+      { numRuns: fuzzRuns(300) },
     );
   });
 
@@ -186,7 +187,7 @@ describe('encode ∘ decode', () => {
       fc.property(fc.uint8Array({ maxLength: 2000 }), (data) => {
         expect(arDecompress(arCompress(data))).toEqual(data);
       }),
-      { numRuns: 300 },
+      { numRuns: fuzzRuns(300) },
     );
   });
 
@@ -196,7 +197,7 @@ describe('encode ∘ decode', () => {
         const data = { timestamp: g.timestamp, paymentHash: g.paymentHash, attrs: g.attrs };
         expect(decodeRawInvoiceData(encodeRawInvoiceData(data))).toEqual(data);
       }),
-      { numRuns: 300 },
+      { numRuns: fuzzRuns(300) },
     );
   });
 });

@@ -267,9 +267,19 @@ describe.skipIf(!referenceAvailable())('invoices interchange with the reference 
           allow_trampoline_routing: false,
           description: 'mpp',
         },
+      ];
+      // Strand refuses what fnn signs: a malformed fallback address, an expiry past the end of
+      // time (docs/rpc-limits.md).
+      const stricter: object[] = [
         { amount: '0x5', currency: 'Fibd', allow_trampoline_routing: true, fallback_address: 'ckt1q' },
         { amount: '0x6', currency: 'Fibd', final_expiry_delta: '0x48190800', expiry: '0xffffffffffffffff' },
       ];
+      for (const params of stricter) {
+        expect('ok' in (await reference(params)), JSON.stringify(params)).toBe(true);
+        expect(await strand(params)).toMatchObject({
+          error: expect.stringMatching(/^InvalidParameter: (fallback_address|expiry)/),
+        });
+      }
       for (const params of cases) {
         const theirs = await reference(params);
         const ours = await strand(params);

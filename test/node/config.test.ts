@@ -104,13 +104,37 @@ describe('configuration', () => {
     ['rpc:\n  enabled_modules: [info, bogus]\n', 'rpc.enabled_modules.1'],
     ['rpc:\n  auth_public_key: secp/00\n', 'rpc.auth_public_key'],
     ['fiber:\n  tlc_min_value: -1\n', 'fiber.tlc_min_value'],
+    ['fiber:\n  tlc_fee_proportional_millionths: 1000001\n', 'fiber.tlc_fee_proportional_millionths'],
+    ['fiber:\n  tlc_min_value: 340282366920938463463374607431768211456\n', 'fiber.tlc_min_value'],
+    [
+      'fiber:\n  auto_accept_channel_ckb_funding_amount: 18446744073709551616\n',
+      'fiber.auto_accept_channel_ckb_funding_amount',
+    ],
     ['ckb:\n  rpc_url: not a url\n', 'ckb.rpc_url'],
     ['services: []\n', 'services'],
     ['rpc: [1, 2]\n', 'rpc'],
+    [
+      `ckb:\n  udt_whitelist:\n    - name: X\n      script: {code_hash: "0x${'e1'.repeat(32)}", hash_type: data2, args: "0x(" }\n`,
+      'ckb.udt_whitelist[0].script.args',
+    ],
   ])('names the bad field: %s', (text, field) => {
     writeConfig(text);
     expect(() => loadConfig({ dir, env: {} })).toThrow(ConfigError);
     expect(() => loadConfig({ dir, env: {} })).toThrow(`invalid configuration: ${field}:`);
+  });
+
+  it('names the limit of a gossiped fee', () => {
+    writeConfig('fiber:\n  tlc_fee_proportional_millionths: 1000001\n');
+    expect(() => loadConfig({ dir, env: {} })).toThrow(
+      'fiber.tlc_fee_proportional_millionths: at most 1000000 (a fee of 100%)',
+    );
+  });
+
+  it('accepts a UDT whitelist entry whose args are a pattern, as fnn writes them', () => {
+    writeConfig(
+      `ckb:\n  udt_whitelist:\n    - name: X\n      script: {code_hash: "0x${'e1'.repeat(32)}", hash_type: data2, args: "0x.*" }\n`,
+    );
+    expect(loadConfig({ dir, env: {} }).ckb.udt_whitelist[0]!.script.args).toBe('0x.*');
   });
 
   it('names the source of a bad env or flag value', () => {

@@ -23,6 +23,7 @@ import {
 } from '../../src/p2p/secio/messages.ts';
 import { PeerSession } from '../../src/p2p/session.ts';
 import { encodeHeader, YamuxSession } from '../../src/p2p/yamux.ts';
+import { fuzzRuns } from '../helpers/fuzz-runs.ts';
 import { randomIdentity, startManager, stopAll, tcpAddr, until, wsAddr } from './helpers.ts';
 
 afterEach(stopAll);
@@ -75,21 +76,21 @@ describe('decoders never throw anything but P2pError', () => {
   it('Propose, Exchange, ProtocolInfo, FiberMessage', () => {
     fc.assert(
       fc.property(mutated(SAMPLES.propose), (b) => onlyP2pErrors(() => decodePropose(b))),
-      { numRuns: 500 },
+      { numRuns: fuzzRuns(500) },
     );
     fc.assert(
       fc.property(mutated(SAMPLES.exchange), (b) => onlyP2pErrors(() => decodeExchange(b))),
-      { numRuns: 500 },
+      { numRuns: fuzzRuns(500) },
     );
     fc.assert(
       fc.property(mutated(SAMPLES.protocolInfo), (b) => onlyP2pErrors(() => decodeProtocolInfo(b))),
       {
-        numRuns: 500,
+        numRuns: fuzzRuns(500),
       },
     );
     fc.assert(
       fc.property(mutated(SAMPLES.init), (b) => onlyP2pErrors(() => decodeFiberMessage(b))),
-      { numRuns: 500 },
+      { numRuns: fuzzRuns(500) },
     );
   });
 });
@@ -133,7 +134,7 @@ describe('yamux session under random frames', () => {
           if (ends[0] !== undefined) expect(ends[0]).toBeInstanceOf(P2pError);
         },
       ),
-      { numRuns: 500 },
+      { numRuns: fuzzRuns(500) },
     );
   });
 });
@@ -166,7 +167,7 @@ describe('secio handshake under hostile peers', () => {
           theirs.destroy();
         },
       ),
-      { numRuns: 150 },
+      { numRuns: fuzzRuns(150) },
     );
   });
 
@@ -234,7 +235,7 @@ describe('a live PeerManager under attack', () => {
         s.write(bytes);
         await closedByServer(s);
       }),
-      { numRuns: 15 },
+      { numRuns: fuzzRuns(15) },
     );
 
     // 2. A completed handshake followed by undecryptable frames.
@@ -315,7 +316,7 @@ describe('a live PeerManager under attack', () => {
           await done;
         },
       ),
-      { numRuns: 10 },
+      { numRuns: fuzzRuns(10) },
     );
     const big = new WebSocket(url);
     big.on('error', () => {});

@@ -13,6 +13,7 @@ import {
   peelOnion,
 } from '../../src/payment/onion/index.ts';
 import { decodeTlcErr } from '../../src/payment/onion/tlc-error.ts';
+import { fuzzRuns } from '../helpers/fuzz-runs.ts';
 
 const fill = (v: number, n = 32) => new Uint8Array(n).fill(v);
 const SK = fill(0x42);
@@ -49,7 +50,7 @@ describe('onion fuzz', () => {
       fc.property(fc.uint8Array({ minLength: 0, maxLength: 7000 }), (bytes) => {
         expect(peelOutcome(bytes)).toBe('onion-error');
       }),
-      { numRuns: 60 },
+      { numRuns: fuzzRuns(60) },
     );
   });
 
@@ -65,7 +66,7 @@ describe('onion fuzz', () => {
           expect(peelOutcome(m)).toBe('onion-error');
         },
       ),
-      { numRuns: 60 },
+      { numRuns: fuzzRuns(60) },
     );
   });
 
@@ -74,7 +75,7 @@ describe('onion fuzz', () => {
       fc.property(fc.integer({ min: 0, max: valid.length - 1 }), (n) => {
         expect(peelOutcome(valid.subarray(0, n))).toBe('onion-error');
       }),
-      { numRuns: 40 },
+      { numRuns: fuzzRuns(40) },
     );
     const longer = new Uint8Array(valid.length + 5);
     longer.set(valid);
@@ -92,7 +93,7 @@ describe('onion fuzz', () => {
           }
         }
       }),
-      { numRuns: 300 },
+      { numRuns: fuzzRuns(300) },
     );
   });
 
@@ -113,7 +114,7 @@ describe('onion fuzz', () => {
           expect(decodeErrorPacket(m, secrets)).toBeNull();
         },
       ),
-      { numRuns: 100 },
+      { numRuns: fuzzRuns(100) },
     );
   });
 });

@@ -140,6 +140,17 @@ describe('admin backup', () => {
       await restored.stop();
     }
   });
+
+  it('refuses paths under /proc, /sys and /dev at once and keeps answering', async () => {
+    for (const bad of ['/proc/self/x', '/sys/x/y', '/dev/x', `${node.dir}/../../proc/self/y`]) {
+      const r = await node.call('backup_now', [{ path: bad }]);
+      expect(r.error, bad).toMatchObject({
+        code: -32000,
+        message: expect.stringMatching(/^InvalidParameter: path must not be under \/(proc|sys|dev)/),
+      });
+    }
+    expect((await node.call('node_info')).result.pubkey).toBeTruthy();
+  });
 });
 
 describe('prof', () => {

@@ -69,14 +69,14 @@ export function cellRowJson(r: CellRow, withData: boolean) {
 
 // ---- parsing ---------------------------------------------------------------------------------
 
-const hexQ = (max: bigint) =>
+const hexQ = (max: bigint, label: string) =>
   z
     .string()
-    .regex(/^0x(0|[1-9a-fA-F][0-9a-fA-F]*)$/, 'invalid hex quantity')
+    .regex(/^0x(0|[1-9a-fA-F][0-9a-fA-F]*)$/, 'invalid hex quantity (0x-prefixed, no leading zeros)')
     .transform((s) => BigInt(s))
-    .refine((v) => v <= max, 'value out of range');
-export const u32 = hexQ(0xffff_ffffn);
-export const u64 = hexQ(0xffff_ffff_ffff_ffffn);
+    .refine((v) => v <= max, `out of range: the ${label} maximum is 0x${max.toString(16)}`);
+export const u32 = hexQ(0xffff_ffffn, 'u32');
+export const u64 = hexQ(0xffff_ffff_ffff_ffffn, 'u64');
 export const h256 = z
   .string()
   .regex(/^0x[0-9a-fA-F]{64}$/, 'expected a 32-byte hash')

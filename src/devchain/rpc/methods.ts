@@ -51,10 +51,9 @@ function args<S extends z.ZodTypeAny[]>(
     const r = s.safeParse(params[i]);
     if (!r.success) {
       const issue = r.error.issues[0];
-      throw new RpcError(
-        -32602,
-        `InvalidParams: param ${i}: ${issue?.path.join('.') || 'value'}: ${issue?.message}`,
-      );
+      const name = s.description ? ` (${s.description})` : '';
+      const where = issue?.path.length ? `${issue.path.join('.')}: ` : '';
+      throw new RpcError(-32602, `InvalidParams: param ${i}${name}: ${where}${issue?.message}`);
     }
     return r.data;
   });
@@ -267,8 +266,13 @@ export function devchainMethods(chain: DevChain): Map<string, Handler> {
     return devScriptsJson(chain.scripts);
   });
   m.set('faucet', (p) => {
-    const [to, capacity, udt] = args(p, z.union([z.string().max(1000), script]), u64, opt(u64));
-    const lock = typeof to === 'string' ? addressToScriptOrThrow(to) : to;
+    const [to, capacity, udt] = args(
+      p,
+      z.union([z.string().max(1000), script]).describe('address or lock script'),
+      u64.describe('capacity in shannons'),
+      opt(u64).describe('udt amount'),
+    );
+    const lock = typeof to === 'string' ? addressToScriptOrThrow(to, 'param 0 (address)') : to;
     try {
       return chain.faucet(lock, capacity, udt ?? 0n);
     } catch (e) {
@@ -291,10 +295,13 @@ function parseTx(json: unknown): ccc.Transaction {
   }
 }
 
-function addressToScriptOrThrow(address: string): ccc.Script {
+function addressToScriptOrThrow(address: string, field: string): ccc.Script {
   try {
     return addressToScript(address);
   } catch (e) {
-    throw new RpcError(-32602, `InvalidParams: ${(e as Error).message}`);
+    throw new RpcError(
+      -32602,
+      `InvalidParams: ${field}: ${(e as Error).message} (expected a CKB address, ckt1… on a dev chain)`,
+    );
   }
 }

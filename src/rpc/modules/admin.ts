@@ -21,6 +21,8 @@ export function adminMethods(svc: AdminService): MethodSpec[] {
           const r = await svc.backup(p.path);
           return { path: r.path, size: toHexQuantity(r.size), created_at: toHexQuantity(r.created_at) };
         } catch (e) {
+          // A refused path already says which field and why.
+          if (e instanceof DomainError) throw e;
           throw new DomainError(`Backup failed: ${(e as Error).message}`);
         }
       },

@@ -11,7 +11,7 @@ import { txToJson } from '../../chain/client.ts';
 import type { ChannelService } from '../../channel/service.ts';
 import { InvalidParams } from '../../codec/errors.ts';
 import { type MethodSpec, method } from '../method.ts';
-import { h256, pubkey, script, u32 } from '../schema.ts';
+import { echo, h256, pubkey, script, u32 } from '../schema.ts';
 import { openParams as openChannelParams, openTerms } from './channel.ts';
 
 const cellDep = z.object({
@@ -63,7 +63,9 @@ export function channelExternalFundingMethods(svc: ChannelService): MethodSpec[]
       handler: async (p) => {
         const pk = pubkey.safeParse(p.pubkey);
         if (!pk.success)
-          throw new InvalidParams(`invalid pubkey '${p.pubkey}': expected a 33-byte compressed public key`);
+          throw new InvalidParams(
+            `invalid pubkey '${echo(p.pubkey)}': expected a 33-byte compressed public key`,
+          );
         const r = await svc.openChannelWithExternalFunding({
           pubkey: pk.data,
           // shutdown_script is required here, so the terms always carry it.

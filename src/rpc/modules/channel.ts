@@ -11,8 +11,9 @@ import type { Channel, ScriptData } from '../../channel/state.ts';
 import { DomainError, InvalidParams } from '../../codec/errors.ts';
 import { hexToBytes, toHexQuantity as q } from '../../codec/hex.ts';
 import { peerIdOf } from '../../crypto/identity.ts';
+import { checkChannelTerms } from '../limits.ts';
 import { type MethodSpec, method } from '../method.ts';
-import { h256, pubkey, script, u64, u128 } from '../schema.ts';
+import { echo, h256, pubkey, script, u64, u128 } from '../schema.ts';
 
 export interface ChannelPeers {
   list(): { pubkey: string; peerId: string }[];
@@ -71,6 +72,7 @@ export const scriptJson = (s: ScriptData) => ({ code_hash: s.codeHash, hash_type
 
 /** The terms `open_channel` and `open_channel_with_external_funding` share, as the service takes them. */
 export function openTerms(p: z.output<typeof openParams>): Omit<OpenRequest, 'pubkey' | 'external'> {
+  checkChannelTerms(p, !p.funding_udt_type_script);
   return {
     fundingAmount: p.funding_amount,
     isPublic: p.public,
@@ -141,7 +143,9 @@ export function channelMethods(svc: ChannelService, peers: ChannelPeers): Method
     if (p.pubkey !== undefined) {
       const r = pubkey.safeParse(p.pubkey);
       if (!r.success)
-        throw new InvalidParams(`invalid pubkey '${p.pubkey}': expected a 33-byte compressed public key`);
+        throw new InvalidParams(
+          `invalid pubkey '${echo(p.pubkey)}': expected a 33-byte compressed public key`,
+        );
       byPubkey = r.data;
     }
     let byPeerId: string | undefined;
@@ -157,7 +161,8 @@ export function channelMethods(svc: ChannelService, peers: ChannelPeers): Method
               `Invalid parameter: Peer ${p.peer_id}'s feature not found, waiting for peer to send Init message`,
             );
         }
-      } else throw new InvalidParams(`invalid peer_id '${p.peer_id}'`);
+      } else
+        throw new InvalidParams(`invalid peer_id '${echo(p.peer_id)}': expected a Qm… peer id or a pubkey`);
     }
     if (byPubkey && byPeerId && byPubkey !== byPeerId)
       throw new InvalidParams('peer_id and pubkey name different nodes');
@@ -174,8 +179,9 @@ export function channelMethods(svc: ChannelService, peers: ChannelPeers): Method
       handler: async (p) => {
         if (p.one_way && p.public !== false)
           throw new DomainError('Invalid parameter: An one-way channel cannot be public');
+        const terms = openTerms(p);
         const pk = counterparty(p, true) as string;
-        const r = await svc.openChannel({ pubkey: pk, ...openTerms(p) });
+        const r = await svc.openChannel({ pubkey: pk, ...terms });
         return { temporary_channel_id: r.temporaryChannelId };
       },
     }),
@@ -184,6 +190,9 @@ export function channelMethods(svc: ChannelService, peers: ChannelPeers): Method
       module: 'channel',
       params: acceptParams,
       handler: async (p) => {
+        // CKB limits only for a channel known to be funded in CKB.
+        const pending = svc.get(p.temporary_channel_id);
+        checkChannelTerms(p, pending !== undefined && !pending.udt);
         const r = await svc.acceptChannel({
           temporaryChannelId: p.temporary_channel_id,
           fundingAmount: p.funding_amount,
@@ -238,6 +247,7 @@ export function channelMethods(svc: ChannelService, peers: ChannelPeers): Method
         force: z.boolean().optional(),
       }),
       handler: async (p) => {
+        checkChannelTerms(p, false);
         await svc.shutdownChannel(p.channel_id, {
           closeScript: p.close_script ? toCcc(p.close_script) : undefined,
           feeRate: p.fee_rate,
@@ -251,6 +261,8 @@ export function channelMethods(svc: ChannelService, peers: ChannelPeers): Method
       module: 'channel',
       params: updateParams,
       handler: async (p) => {
+        const ch = svc.get(p.channel_id);
+        checkChannelTerms(p, ch !== undefined && !ch.udt);
         await svc.updateChannel(p.channel_id, {
           enabled: p.enabled,
           tlcExpiryDelta: p.tlc_expiry_delta,

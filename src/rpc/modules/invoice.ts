@@ -4,13 +4,15 @@
  * as fnn does, echo the request params as `error.data`.
  */
 import { z } from 'zod';
+import { AddressError, addressToScript } from '../../chain/address.ts';
 import { DomainError } from '../../codec/errors.ts';
 import { type AttrStyle, invoiceToJson } from '../../invoice/json.ts';
 import { scriptToMolecule } from '../../invoice/script.ts';
 import type { InvoiceService, StoredInvoice } from '../../invoice/service.ts';
 import type { HashAlgorithm } from '../../invoice/types.ts';
+import { checkInvoiceExpiry } from '../limits.ts';
 import { type MethodSpec, method } from '../method.ts';
-import { h256, script, u64, u128 } from '../schema.ts';
+import { echo, h256, type ScriptJson, script, u64, u128 } from '../schema.ts';
 
 /** Optional in the reference's serde sense: absent or null. */
 const opt = <T extends z.ZodType>(t: T) => t.nullish().transform((v) => v ?? undefined);
@@ -65,6 +67,36 @@ function echoNewInvoice(p: NewInvoiceParams) {
 export interface InvoiceMethodsOptions {
   /** Attribute keys in results: the seed's PascalCase (default) or v0.8 snake_case. */
   attrStyle?: AttrStyle;
+  /** Whether the node knows a token (its UDT whitelist); without it every token is accepted. */
+  knownUdt?: (script: ScriptJson) => boolean;
+}
+
+/** The address prefix of each invoice currency: mainnet `ckb`, the others `ckt`. */
+const ADDRESS_PREFIX: Record<string, string> = { Fibb: 'ckb', Fibt: 'ckt', Fibd: 'ckt' };
+
+/** The values `new_invoice` refuses although they parse (`InvalidParameter: <field> …`). */
+function checkNewInvoice(p: NewInvoiceParams, opts: InvoiceMethodsOptions): void {
+  checkInvoiceExpiry(p.expiry);
+  if (p.fallback_address !== undefined) {
+    const prefix = ADDRESS_PREFIX[p.currency]!;
+    const shown = echo(p.fallback_address);
+    if (!p.fallback_address.startsWith(`${prefix}1`))
+      throw new DomainError(
+        `InvalidParameter: fallback_address '${shown}' should be a CKB address starting with ${prefix}1 for currency ${p.currency}`,
+      );
+    try {
+      addressToScript(p.fallback_address);
+    } catch (e) {
+      const why = e instanceof AddressError ? (e.message.split("': ")[1] ?? 'malformed') : 'malformed';
+      throw new DomainError(
+        `InvalidParameter: fallback_address '${shown}' is not a valid CKB address: ${why}`,
+      );
+    }
+  }
+  if (p.udt_type_script && opts.knownUdt && !opts.knownUdt(p.udt_type_script))
+    throw new DomainError(
+      "InvalidParameter: udt_type_script names a token that is not in the node's UDT whitelist (ckb.udt_whitelist)",
+    );
 }
 
 /** Runs `fn`, attaching the params to a DomainError that has no data yet (fnn's `rpc_error`). */
@@ -91,6 +123,7 @@ export function invoiceMethods(svc: InvoiceService, opts: InvoiceMethodsOptions 
       params: newInvoiceParams,
       handler: (p) =>
         withParams(echoNewInvoice(p), () => {
+          checkNewInvoice(p, opts);
           const { invoiceAddress, invoice } = svc.newInvoice({
             amount: p.amount,
             currency: p.currency,

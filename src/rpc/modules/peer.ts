@@ -10,6 +10,7 @@ import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { z } from 'zod';
 import { DomainError, InvalidParams } from '../../codec/errors.ts';
 import { type MethodSpec, method } from '../method.ts';
+import { echo } from '../schema.ts';
 
 /** What the peer module needs from the P2P layer (PeerManager implements it). */
 export interface PeerService {
@@ -26,18 +27,20 @@ const PUBKEY_HEX = /^(0x)?[0-9a-fA-F]{66}$/;
 function checkPubkey(input: string): string {
   const hex = (input.startsWith('0x') ? input.slice(2) : input).toLowerCase();
   if (!PUBKEY_HEX.test(input) || !/^0[23]/.test(hex)) {
-    throw new InvalidParams(`invalid pubkey '${input}': expected a 33-byte compressed public key in hex`);
+    throw new InvalidParams(
+      `invalid pubkey '${echo(input)}': expected a 33-byte compressed public key in hex`,
+    );
   }
   try {
     secp256k1.Point.fromHex(hex);
   } catch {
-    throw new InvalidParams(`invalid pubkey '${input}': malformed public key`);
+    throw new InvalidParams(`invalid pubkey '${echo(input)}': malformed public key`);
   }
   return hex;
 }
 
 const connectParams = z.object({
-  address: z.string().optional(),
+  address: z.string().max(1024, { error: 'at most 1024 characters' }).optional(),
   pubkey: z.string().optional(),
   save: z.boolean().optional(),
 });
@@ -51,7 +54,8 @@ export function peerMethods(pm: PeerService): MethodSpec[] {
   /** `peer_id` as a `Qm…` id (resolved among connected peers) or as a pubkey. */
   const resolvePeerId = (peerId: string): string => {
     if (PUBKEY_HEX.test(peerId)) return checkPubkey(peerId);
-    if (!/^Qm[1-9A-HJ-NP-Za-km-z]{44}$/.test(peerId)) throw new InvalidParams(`invalid peer_id '${peerId}'`);
+    if (!/^Qm[1-9A-HJ-NP-Za-km-z]{44}$/.test(peerId))
+      throw new InvalidParams(`invalid peer_id '${echo(peerId)}': expected a Qm… peer id or a pubkey`);
     const found = pm.list().find((p) => p.peerId === peerId);
     if (!found) throw new DomainError(`peer ${peerId} is not connected`);
     return found.pubkey;

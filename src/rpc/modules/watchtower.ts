@@ -18,7 +18,7 @@ import {
 import type { WatchtowerStore } from '../../watchtower/store.ts';
 import type { RevocationData, SettlementData, SettlementTlcData } from '../../watchtower/types.ts';
 import { type CallContext, type MethodSpec, method } from '../method.ts';
-import { bytes, h256, script, u64, u128 } from '../schema.ts';
+import { bytes, echo, h256, script, u64, u128 } from '../schema.ts';
 
 /** Keys travel as hex without `0x` (with it accepted too), as the reference's Privkey/Pubkey. */
 const hexKey = (n: number, what: string) =>
@@ -105,7 +105,7 @@ export function callerOf(ctx: CallContext): string {
   try {
     return base58.encode(base58.decode(id));
   } catch {
-    throw new DomainError(`can't parse node_id: ${id}`);
+    throw new DomainError(`can't parse node_id: ${echo(id)}`);
   }
 }
 
