@@ -3,6 +3,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createChainClient } from '../../src/chain/client.ts';
+import { bytesToHex } from '../../src/codec/hex.ts';
+import { ckbHash } from '../../src/crypto/hash.ts';
 import { type NodeProcess, STRAND_BIN, startNode, tempDir } from '../helpers/node-process.ts';
 
 export const CKB = 100_000_000n;
@@ -175,4 +177,33 @@ export async function testUdtWhitelist(chainUrl: string) {
     { name: 'TEST', script: udt, cell_deps: scripts.test_udt.cell_deps, auto_accept_amount: 1 },
   ];
   return { udt, whitelist };
+}
+
+/**
+ * `payer` pays a hold invoice of `payee` (the payee knows only the hash of `preimage`), retrying
+ * until a route is known; resolves once the payee holds the TLC (the invoice is Received).
+ */
+export async function payHoldInvoice(
+  payer: NodeProcess,
+  payee: NodeProcess,
+  amount: bigint,
+  preimage: Uint8Array,
+): Promise<{ preimage: string; paymentHash: string }> {
+  const paymentHash = bytesToHex(ckbHash(preimage));
+  const inv = await rpc(payee, 'new_invoice', {
+    amount: `0x${amount.toString(16)}`,
+    currency: 'Fibd',
+    payment_hash: paymentHash,
+  });
+  await until(
+    'a route to the payee',
+    () => payer.call('send_payment', [{ invoice: inv.invoice_address }]),
+    (r) => !r.error,
+  );
+  await until(
+    'the payee holding the TLC',
+    () => rpc(payee, 'get_invoice', { payment_hash: paymentHash }),
+    (i) => i.status === 'Received',
+  );
+  return { preimage: bytesToHex(preimage), paymentHash };
 }

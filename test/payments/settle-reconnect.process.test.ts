@@ -9,12 +9,12 @@
  *   channel reestablished, the TLC is fulfilled, the invoice Paid and the payment a Success.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bytesToHex, hexToBytes } from '../../src/codec/hex.ts';
-import { ckbHash } from '../../src/crypto/hash.ts';
+import { hexToBytes } from '../../src/codec/hex.ts';
 import {
   CKB,
   connect,
   type DevchainProcess,
+  payHoldInvoice,
   rpc,
   startChannelNode,
   startDevchain,
@@ -39,23 +39,7 @@ async function channelOf(node: NodeProcess) {
 
 /** A hold invoice of B's (B knows only the hash) paid by A, its TLC held by B. */
 async function heldPayment(seed: string, amount: bigint) {
-  const preimage = `0x${seed.repeat(32)}`;
-  const paymentHash = bytesToHex(ckbHash(hexToBytes(preimage)));
-  const inv = await rpc(b, 'new_invoice', {
-    amount: hex(amount),
-    currency: 'Fibd',
-    payment_hash: paymentHash,
-  });
-  await until(
-    'a route to B',
-    () => a.call('send_payment', [{ invoice: inv.invoice_address }]),
-    (r) => !r.error,
-  );
-  await until(
-    'the invoice to be Received',
-    () => rpc(b, 'get_invoice', { payment_hash: paymentHash }),
-    (i) => i.status === 'Received',
-  );
+  const { preimage, paymentHash } = await payHoldInvoice(a, b, amount, hexToBytes(`0x${seed.repeat(32)}`));
   const tlc = (await channelOf(b)).pending_tlcs.find((t: any) => t.payment_hash === paymentHash);
   return { preimage, paymentHash, tlcId: tlc.id as string };
 }

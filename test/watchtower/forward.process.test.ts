@@ -1,21 +1,10 @@
-/**
- * A forwarder collects what it paid (real processes, real dev chain): A pays C through B with a
- * hold invoice at C, so both TLCs stay pending; C force-closes B–C and only then settles the
- * invoice. C claims its TLC on chain with the preimage (its watchtower uses the preimage the node
- * decided to pay with); B's watchtower reads it from C's claim and fulfils the upstream TLC off
- * chain — A's payment ends Success and B's balance with A grows by the amount and its fee; both
- * channel layers see B–C settled. Then the same with B offline while C claims: B, restarted,
- * still collects. Last, with A–B force-closed too: B claims A's TLC on chain with the preimage,
- * and A, reading it from B's claim, ends its payment Success.
- */
-import { ccc } from '@ckb-ccc/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChainClient } from '../../src/chain/client.ts';
-import { ckbHash } from '../../src/crypto/hash.ts';
 import {
   CKB,
   connect,
   type DevchainProcess,
+  payHoldInvoice,
   rpc,
   startChannelNode,
   startDevchain,
@@ -100,24 +89,8 @@ async function openBC(): Promise<string> {
  * payment hash, the preimage, and B's balance with A before.
  */
 async function holdPayment(fill: number) {
-  const preimage = ccc.hexFrom(new Uint8Array(32).fill(fill));
-  const paymentHash = ccc.hexFrom(ckbHash(ccc.bytesFrom(preimage)));
-  const inv = await rpc(c, 'new_invoice', {
-    amount: hex(100n * CKB),
-    currency: 'Fibd',
-    payment_hash: paymentHash,
-  });
   const bBefore = BigInt((await channelAt(b, ab)).local_balance);
-  await until(
-    'a route to C',
-    () => a.call('send_payment', [{ invoice: inv.invoice_address }]),
-    (r) => !r.error,
-  );
-  await until(
-    'C holds the TLC',
-    () => rpc(c, 'get_invoice', { payment_hash: paymentHash }),
-    (i) => i.status === 'Received',
-  );
+  const { preimage, paymentHash } = await payHoldInvoice(a, c, 100n * CKB, new Uint8Array(32).fill(fill));
   return { preimage, paymentHash, bBefore };
 }
 
