@@ -172,11 +172,15 @@ describe.skipIf(!referenceAvailable())('channels with the reference node (levels
     // the settlement fee (well under 1 CKB) as the only cost beside the commitment's own fee.
     const commitment: any = await chain.call('get_transaction', [closed.shutdown_transaction_hash]);
     expect(commitment.tx_status.status).toBe('committed');
-    const cell = await chain.call('get_live_cell', [
-      { tx_hash: closed.shutdown_transaction_hash, index: '0x0' },
-      false,
-    ]);
-    expect((cell as any).status).not.toBe('live');
+    // The settlement may still be in the pool when the channel says it is settled: wait for its block.
+    const spent = await until('the commitment cell spent', async () => {
+      const cell: any = await chain.call('get_live_cell', [
+        { tx_hash: closed.shutdown_transaction_hash, index: '0x0' },
+        false,
+      ]);
+      return cell.status === 'live' ? undefined : cell.status;
+    });
+    expect(spent).not.toBe('live');
     expect(balance).toBe(401n * CKB);
   }, 400_000);
 });
