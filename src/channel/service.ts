@@ -467,7 +467,7 @@ export class ChannelService {
     if (!ch0 || ch0.tempId !== tempId || !ch0.isAcceptor || ch0.state !== 'NEGOTIATING_FUNDING')
       throw notFound();
     const shutdown = ccc.Script.from(r.shutdownScript ?? this.o.defaultShutdownScript);
-    const reserve = reserveFor(shutdown, ch0.udt ? toScript(ch0.udt) : null, this.rulesOf(ch0.peer));
+    const reserve = reserveFor(shutdown, ch0.udt ? toScript(ch0.udt) : null, ch0.rules ?? 'strand');
     const minimum = reserve > SIDE_FLOOR ? reserve : SIDE_FLOOR;
     if (!ch0.udt && r.fundingAmount < minimum) {
       throw new DomainError(
