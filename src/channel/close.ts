@@ -270,7 +270,10 @@ function maybeAggregate(ch: Channel): Step {
     throw e;
   }
   tx.witnesses = [fundingWitness(localPk, remotePk, sig)];
-  const c: Channel = withFlag({ ...ch, shutdownTxHash: tx.hash() }, 'WAITING_COMMITMENT_CONFIRMATION');
+  const c: Channel = withFlag(
+    { ...ch, shutdownTxHash: tx.hash(), closeTx: bytesToHex(tx.toBytes()) },
+    'WAITING_COMMITMENT_CONFIRMATION',
+  );
   return {
     ch: c,
     effects: [

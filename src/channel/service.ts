@@ -45,6 +45,7 @@ import {
   toScript,
 } from './machine.ts';
 import { aggregateXOnly, sorted2 } from './musig.ts';
+import { resendable } from './rebroadcast.ts';
 import { abortable, reestablishMessage } from './reestablish.ts';
 import { type ChannelRules, reserveFor } from './reserve.ts';
 import { shareSettled } from './share-settled.ts';
@@ -188,6 +189,8 @@ const MIN_TLC_EXPIRY_DELTA = 9_600_000n;
 const MAX_TLC_EXPIRY_DELTA = 1_209_600_000n;
 /** The reference's PEER_CHANNEL_RESPONSE_TIMEOUT. */
 const PEER_RESPONSE_TIMEOUT_MS = 30_000;
+/** Polls of a watched tx the chain does not know between two sends of it. */
+const RESEND_EVERY = 5;
 
 export const hash256 = (id: string) => `Hash256(${id})`;
 
@@ -1108,11 +1111,16 @@ export class ChannelService {
     this.watchTx(ch.tempId, ch.fundingTxHash, this.o.confirmations ?? 4, { type: 'fundingConfirmed' });
   }
 
-  /** Polls the chain until `hash` is `need` blocks deep, then feeds `ev` to the channel. */
+  /**
+   * Polls the chain until `hash` is `need` blocks deep, then feeds `ev` to the channel. While the
+   * chain does not know the tx (a lost broadcast, `rebroadcast.ts`), the same bytes go out again
+   * every `RESEND_EVERY` such polls (not on the first: the broadcast itself may be on its way).
+   */
   private watchTx(tempId: string, hash: string, need: number, ev: Event): void {
     const key = `${tempId}:${hash}`;
     if (this.watchers.has(key)) return;
     let busy = false;
+    let missing = 0;
     const timer = setInterval(() => {
       if (busy) return;
       busy = true;
@@ -1123,6 +1131,23 @@ export class ChannelService {
             this.watchers.delete(key);
             return this.deliver(tempId, ev);
           }
+          if (c.status !== 'unknown' && c.status !== 'rejected') return;
+          if (++missing % RESEND_EVERY !== 0) return;
+          const ch = this.store.get(tempId);
+          const tx = ch && resendable(ch, hash);
+          if (!tx) return;
+          this.log.warn(
+            { channel: ch.id, tx: hash, status: c.status },
+            'the chain does not know our tx: sending it again',
+          );
+          return this.o.chain.sendTransaction(tx).then(
+            () => undefined,
+            (err) => {
+              const msg = (err as Error).message;
+              if (!/Duplicated|already exists/.test(msg))
+                this.log.warn({ channel: ch.id, tx: hash, err: msg }, 'resend refused');
+            },
+          );
         })
         .catch((e) =>
           this.log.warn({ channel: tempId, err: (e as Error).message }, 'confirmation check failed'),
@@ -1354,13 +1379,20 @@ export class ChannelService {
     this.watchers.set('funding-monitor', timer);
   }
 
-  /** On every (re)connection: our counters for each open channel with that peer. */
+  /**
+   * On every (re)connection: our counters for each open channel with that peer. An opening not
+   * yet signed by us is dropped instead: a message of it may have been lost with the old session
+   * (the peer may never have seen our OpenChannel), and the peer drops it too on our reestablish
+   * or our TxAbort, so both ends agree without waiting for the funding timeout.
+   */
   private reestablish(pubkey: string): void {
     for (const ch of this.store.list()) {
       if (ch.peer !== pubkey || ch.state === 'CLOSED') continue;
       void this.enqueue(ch.tempId, () => {
         const cur = this.store.get(ch.tempId);
         if (!cur || cur.state === 'CLOSED') return;
+        if (abortable(cur))
+          return this.commit(fail(cur, 'the peer reconnected before the funding was signed'));
         this.perform(cur, { type: 'send', msg: reestablishMessage(cur) });
       }).catch((e) => this.log.warn({ channel: ch.id, err: (e as Error).message }, 'reestablish failed'));
     }

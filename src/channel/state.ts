@@ -199,6 +199,8 @@ export interface Channel {
   latestCommitmentTx: Hex | null;
   latestCommitmentTxHash: Hex | null;
   shutdownTxHash: Hex | null;
+  /** The signed cooperative close as broadcast (molecule hex), kept to send again if lost. */
+  closeTx?: Hex;
   failureDetail: string | null;
   /** Public channels: announcement nonces (ours used once) and signatures. */
   announcement?: {

@@ -325,6 +325,14 @@ export class DevChain {
     return hash;
   }
 
+  /** CKB's `clear_tx_pool`: every pending transaction dropped, as a restarted node's pool. */
+  clearPool(): void {
+    this.pool.clear();
+    this.poolSpent.clear();
+    this.poolCells.clear();
+    this.db.prepare('DELETE FROM dc_pool').run();
+  }
+
   /** Re-queues the persisted pending transactions; those no longer valid are dropped. */
   private restorePool(): void {
     const rows = this.db.prepare('SELECT hash, raw FROM dc_pool ORDER BY seq').all() as {

@@ -170,6 +170,27 @@ describe('channel service', () => {
     expect(new TextDecoder().decode(abort.value.message)).toBe(ch!.failureDetail);
   });
 
+  it('drops an unsigned opening when the peer reconnects (its OpenChannel may be lost), telling the peer; a signed-for channel is reestablished', async () => {
+    svc = service(10_000n * CKB); // no auto-accept: the opening waits in NEGOTIATING_FUNDING
+    await peers.deliver(PEER, open());
+    await settle();
+    expect(svc.list().map((c) => c.state)).toEqual(['NEGOTIATING_FUNDING']);
+    peers.emit('connected', { pubkey: PEER });
+    await settle();
+    const [ch] = svc.list();
+    expect([ch!.state, ch!.flags, ch!.failureDetail]).toEqual([
+      'CLOSED',
+      ['FUNDING_ABORTED'],
+      'the peer reconnected before the funding was signed',
+    ]);
+    expect(peers.sent.map((s) => [s.msg.type, s.storedState])).toEqual([['TxAbort', 'CLOSED']]);
+    // A reconnection of another peer leaves this one alone; a closed channel sends nothing.
+    peers.emit('connected', { pubkey: OTHER });
+    peers.emit('connected', { pubkey: PEER });
+    await settle();
+    expect(peers.sent).toHaveLength(1);
+  });
+
   it('replays, strangers and garbage change nothing; manual accept and abandon work', async () => {
     svc = service(10_000n * CKB); // no auto-accept
     const m = open();

@@ -16,7 +16,7 @@ import { createRpcClient, type RpcClient } from '../../src/rpc/client.ts';
 import { tempDir } from '../helpers/node-process.ts';
 import { devnetBasePort } from '../helpers/ports.ts';
 import { wsClient } from '../helpers/ws-client.ts';
-import { big, CKB, hex, until } from './helpers.ts';
+import { big, CKB, hex, until, untilOrTell } from './helpers.ts';
 
 let net: RunningDevnet;
 let desc: DevnetDescription;
@@ -360,16 +360,20 @@ describe('a devnet driven over JSON-RPC', { timeout: 180_000 }, () => {
   it("force-closes bob's channel to carol: commitment on chain, bob's share settled after the delay", async () => {
     const bc = await channelWith(bob, desc.nodes[2]!.peer_id);
     await bob.call('shutdown_channel', { channel_id: bc.channel_id, force: true });
-    const done = await until('the force close to settle', async () => {
-      const { channels } = await bob.call('list_channels', {
-        peer_id: desc.nodes[2]!.peer_id,
-        include_closed: true,
-      });
-      const c = channels.find((x: { channel_id: string }) => x.channel_id === bc.channel_id);
-      return c?.state.state_name === 'CLOSED' && !c.state.state_flags.includes('WAITING_ONCHAIN_SETTLEMENT')
-        ? c
-        : undefined;
-    });
+    const done = await untilOrTell(
+      path.join(desc.nodes[1]!.dir, 'node.log'),
+      'the force close to settle',
+      async () => {
+        const { channels } = await bob.call('list_channels', {
+          peer_id: desc.nodes[2]!.peer_id,
+          include_closed: true,
+        });
+        const c = channels.find((x: { channel_id: string }) => x.channel_id === bc.channel_id);
+        return c?.state.state_name === 'CLOSED' && !c.state.state_flags.includes('WAITING_ONCHAIN_SETTLEMENT')
+          ? c
+          : undefined;
+      },
+    );
     expect(done.state.state_flags).toEqual(['UNCOOPERATIVE_LOCAL']);
     // The network learns of it: both ends gossip their direction disabled, so alice, a third
     // party, no longer lists the channel (the reference hides a channel disabled both ways).

@@ -10,16 +10,34 @@ import type { NodeProcess } from '../helpers/node-process.ts';
 /**
  * `a` opens a channel to `b` with `params` (`open_channel`'s); its id once both list it
  * CHANNEL_READY. Channels the two already had are told apart.
+ *
+ * Right after a restart both nodes may redial each other at once; the session that loses the
+ * tie-break is closed and the reconnection aborts an opening still unsigned (as it must: the
+ * peer may never have seen it). Such an opening is retried, up to twice; any other failure fails.
  */
 export async function openNewChannel(a: NodeProcess, b: NodeProcess, params: Record<string, unknown>) {
-  const known = new Set((await rpc(a, 'list_channels', {})).channels.map((c: any) => c.channel_id));
-  await rpc(a, 'open_channel', params);
-  const opened = await until(
-    'new channel ready at A',
-    () => rpc(a, 'list_channels', {}),
-    (x) => x.channels.some((c: any) => !known.has(c.channel_id) && c.state.state_name === 'CHANNEL_READY'),
+  const known = new Set(
+    (await rpc(a, 'list_channels', { include_closed: true })).channels.map((c: any) => c.channel_id),
   );
-  const id = opened.channels.find((c: any) => !known.has(c.channel_id)).channel_id as string;
+  let id: string | undefined;
+  for (let attempt = 0; !id; attempt++) {
+    await rpc(a, 'open_channel', params);
+    const fresh = await until(
+      'new channel ready (or aborted) at A',
+      () => rpc(a, 'list_channels', { include_closed: true }),
+      (x) =>
+        x.channels.some(
+          (c: any) => !known.has(c.channel_id) && ['CHANNEL_READY', 'CLOSED'].includes(c.state.state_name),
+        ),
+    );
+    const ch = fresh.channels.find(
+      (c: any) => !known.has(c.channel_id) && ['CHANNEL_READY', 'CLOSED'].includes(c.state.state_name),
+    );
+    known.add(ch.channel_id);
+    if (ch.state.state_name === 'CHANNEL_READY') id = ch.channel_id as string;
+    else if (attempt >= 2 || !/reconnected before the funding was signed/.test(ch.failure_detail ?? ''))
+      throw new Error(`the opening failed: ${JSON.stringify(ch)}`);
+  }
   await until(
     'ready at B',
     () => rpc(b, 'list_channels', {}),

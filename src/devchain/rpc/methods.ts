@@ -174,6 +174,12 @@ export function devchainMethods(chain: DevChain): Map<string, Handler> {
   };
   m.set('dry_run_transaction', dryRun);
   m.set('estimate_cycles', dryRun);
+  // CKB's Pool module: drops every pending tx (tests use it to lose a broadcast).
+  m.set('clear_tx_pool', (p) => {
+    args(p);
+    chain.clearPool();
+    return null;
+  });
   m.set('tx_pool_info', (p) => {
     args(p);
     return {
