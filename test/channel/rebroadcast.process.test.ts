@@ -92,42 +92,32 @@ async function openChannel(): Promise<string> {
   return ready.channel_id;
 }
 
+/** Closes `id` (`force` or not) with the chain not mining; the close tx is lost once and resent. */
+async function closeLosingTheTx(id: string, force: boolean) {
+  mining = false;
+  await rpc(a, 'shutdown_channel', { channel_id: id, force });
+  const closing = await until(
+    'the close out',
+    () => channelOf(a, id),
+    (c) => !!c?.shutdown_transaction_hash,
+  );
+  await loseAndSeeResent(closing.shutdown_transaction_hash);
+  mining = true;
+  return until(
+    'closed',
+    () => channelOf(a, id),
+    (c) => c?.state.state_name === 'CLOSED',
+  );
+}
+
 describe('a broadcast the chain lost', () => {
   it('is sent again: the funding tx, then a cooperative close', async () => {
-    const id = await openChannel();
-    mining = false;
-    await rpc(a, 'shutdown_channel', { channel_id: id });
-    const closing = await until(
-      'the close signed',
-      () => channelOf(a, id),
-      (c) => !!c?.shutdown_transaction_hash,
-    );
-    await loseAndSeeResent(closing.shutdown_transaction_hash);
-    mining = true;
-    const closed = await until(
-      'closed',
-      () => channelOf(a, id),
-      (c) => c?.state.state_name === 'CLOSED',
-    );
+    const closed = await closeLosingTheTx(await openChannel(), false);
     expect(closed.state.state_flags).toEqual(['COOPERATIVE']);
   }, 120_000);
 
   it('is sent again: a force close', async () => {
-    const id = await openChannel();
-    mining = false;
-    await rpc(a, 'shutdown_channel', { channel_id: id, force: true });
-    const closing = await until(
-      'the commitment out',
-      () => channelOf(a, id),
-      (c) => !!c?.shutdown_transaction_hash,
-    );
-    await loseAndSeeResent(closing.shutdown_transaction_hash);
-    mining = true;
-    const closed = await until(
-      'closed',
-      () => channelOf(a, id),
-      (c) => c?.state.state_name === 'CLOSED',
-    );
+    const closed = await closeLosingTheTx(await openChannel(), true);
     expect(closed.state.state_flags).toContain('UNCOOPERATIVE_LOCAL');
   }, 120_000);
 });
