@@ -1,13 +1,14 @@
 /**
- * A two-node Fiber network for interop levels 3–6: Strand's dev chain with Strand's spec (the
- * Fiber scripts in genesis tx0 outputs 6–8), a `strand node` process funded on it (fixture node 1)
- * and fiber-js 0.8.1 in Chromium (fixture node 2) on the same chain, told the chain's FundingLock and
- * CommitmentLock with their cell deps (`fiber.scripts`), dialled into Strand over WebSocket.
+ * A Fiber network for interop levels 3–6: Strand's dev chain with Strand's spec (the Fiber scripts
+ * in genesis tx0 outputs 6–8), a `strand node` process funded on it (fixture node 1) and fiber-js
+ * 0.8.1 in Chromium (fixture node 2) on the same chain, told the chain's FundingLock and
+ * CommitmentLock with their cell deps (`fiber.scripts`), dialled into Strand over WebSocket; and a
+ * second Strand node (fixture node 3) connected to the first, for payments over two hops.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { rpc, startChannelNode } from '../channel/process-helpers.ts';
+import { connect, rpc, startChannelNode } from '../channel/process-helpers.ts';
 import { type NodeProcess, STRAND_BIN, tempDir } from '../helpers/node-process.ts';
 import { type ReferenceNode, startReferenceNode } from './reference-node.ts';
 
@@ -17,14 +18,21 @@ const SPEC = path.resolve(import.meta.dirname, '../../src/devchain/strand-dev-sp
 export interface FnnNetwork {
   chainUrl: string;
   strand: NodeProcess;
+  /** The second Strand node, connected to `strand` only. */
+  strand2: NodeProcess;
   ref: ReferenceNode;
   strandPubkey: string;
   refPubkey: string;
+  /** The dev chain's test token, whitelisted on both sides (auto-accepted, no tokens added). */
+  udt: { code_hash: string; hash_type: string; args: string };
   stop(): Promise<void>;
 }
 
+/** Test tokens each of Strand's node and fiber-js holds at the start. */
+export const TOKENS = 1000n;
+
 interface ScriptJson {
-  script: { code_hash: string; hash_type: string };
+  script: { code_hash: string; hash_type: string; args?: string };
   cell_deps: { out_point: { tx_hash: string; index: string } }[];
 }
 
@@ -45,9 +53,11 @@ async function startChain(
       '--block-interval',
       '300',
       '--fund',
-      `${FIX}/1/ckb/plain_key:5000`,
+      `${FIX}/1/ckb/plain_key:5000:${TOKENS}`,
       '--fund',
-      `${FIX}/2/ckb/plain_key:5000`,
+      `${FIX}/2/ckb/plain_key:5000:${TOKENS}`,
+      '--fund',
+      `${FIX}/3/ckb/plain_key:5000`,
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
@@ -81,17 +91,15 @@ export async function startFnnNetwork(): Promise<FnnNetwork> {
   const dir = tempDir('strand-fnn-net-');
   const chain = await startChain(path.join(dir, 'chain'));
   let strand: NodeProcess | undefined;
+  let strand2: NodeProcess | undefined;
   let ref: ReferenceNode | undefined;
+  const modules = ['info', 'peer', 'channel', 'dev', 'graph', 'payment', 'invoice'];
+  const token = chain.scripts.test_udt!;
+  const udt = { ...token.script, args: token.script.args ?? '0x' };
   try {
-    strand = await startChannelNode(1, chain.url, {}, undefined, {}, [
-      'info',
-      'peer',
-      'channel',
-      'dev',
-      'graph',
-      'payment',
-      'invoice',
-    ]);
+    const whitelist = [{ name: 'TEST', script: udt, cell_deps: token.cell_deps, auto_accept_amount: 1 }];
+    strand = await startChannelNode(1, chain.url, {}, undefined, { udt_whitelist: whitelist }, modules);
+    strand2 = await startChannelNode(3, chain.url, {}, undefined, {}, modules);
     ref = await startReferenceNode({
       fiberSecretKey: new Uint8Array(fs.readFileSync(`${FIX}/2/fiber/sk`)),
       ckbSecretKey: Buffer.from(fs.readFileSync(`${FIX}/2/ckb/plain_key`, 'utf8').trim(), 'hex'),
@@ -100,6 +108,19 @@ export async function startFnnNetwork(): Promise<FnnNetwork> {
       scripts: [
         fnnScript('FundingLock', chain.scripts.funding_lock!),
         fnnScript('CommitmentLock', chain.scripts.commitment_lock!),
+      ],
+      udtWhitelist: [
+        {
+          name: 'TEST',
+          codeHash: udt.code_hash,
+          hashType: udt.hash_type,
+          args: udt.args,
+          cellDeps: token.cell_deps.map((d) => ({
+            txHash: d.out_point.tx_hash,
+            index: Number(d.out_point.index),
+          })),
+          autoAcceptAmount: 1n,
+        },
       ],
     });
     const info = await rpc(strand, 'node_info', undefined);
@@ -116,17 +137,22 @@ export async function startFnnNetwork(): Promise<FnnNetwork> {
       if (Date.now() > end) throw new Error('fiber-js did not connect to Strand');
       await new Promise((r) => setTimeout(r, 300));
     }
+    await connect(strand2, strand);
     const s = strand;
+    const s2 = strand2;
     const r = ref;
     return {
       chainUrl: chain.url,
       strand: s,
+      strand2: s2,
       ref: r,
       strandPubkey: String(info.pubkey),
       refPubkey: String(refInfo.pubkey),
+      udt,
       async stop() {
         await r.close();
         await s.stop();
+        await s2.stop();
         chain.proc.kill();
         fs.rmSync(dir, { recursive: true, force: true });
       },
@@ -134,6 +160,7 @@ export async function startFnnNetwork(): Promise<FnnNetwork> {
   } catch (e) {
     await ref?.close();
     await strand?.stop();
+    await strand2?.stop();
     chain.proc.kill();
     throw e;
   }

@@ -82,6 +82,15 @@ export async function startReferenceNode(opts: {
     hashType: string;
     cellDeps: { txHash: string; index: number }[];
   }[];
+  /** `ckb.udt_whitelist` entries (fnn v0.8's shape: each cell dep under `cell_dep`). */
+  udtWhitelist?: {
+    name: string;
+    codeHash: string;
+    hashType: string;
+    args: string;
+    cellDeps: { txHash: string; index: number }[];
+    autoAcceptAmount?: bigint;
+  }[];
 }): Promise<ReferenceNode> {
   const site = await serve();
   let browser: Browser | undefined;
@@ -117,6 +126,7 @@ export async function startReferenceNode(opts: {
       'ckb:',
       `  rpc_url: "${opts.ckbRpcUrl}"`,
       '  tx_tracing_polling_interval_ms: 1000',
+      ...udtWhitelistYaml(opts.udtWhitelist ?? []),
       'services: [fiber, rpc, ckb]',
     ].join('\n');
     await page.evaluate(
@@ -199,6 +209,39 @@ function scriptsYaml(
         `              index: "0x${d.index.toString(16)}"`,
         '            dep_type: code',
       ]),
+    ]),
+  ];
+}
+
+/** `ckb.udt_whitelist` entries (YAML lines under `ckb:`). */
+function udtWhitelistYaml(
+  entries: {
+    name: string;
+    codeHash: string;
+    hashType: string;
+    args: string;
+    cellDeps: { txHash: string; index: number }[];
+    autoAcceptAmount?: bigint;
+  }[],
+): string[] {
+  if (!entries.length) return [];
+  return [
+    '  udt_whitelist:',
+    ...entries.flatMap((u) => [
+      `    - name: ${u.name}`,
+      '      script:',
+      `        code_hash: "${u.codeHash}"`,
+      `        hash_type: ${u.hashType}`,
+      `        args: "${u.args}"`,
+      '      cell_deps:',
+      ...u.cellDeps.flatMap((d) => [
+        '        - cell_dep:',
+        '            out_point:',
+        `              tx_hash: "${d.txHash}"`,
+        `              index: "0x${d.index.toString(16)}"`,
+        '            dep_type: code',
+      ]),
+      ...(u.autoAcceptAmount !== undefined ? [`      auto_accept_amount: ${u.autoAcceptAmount}`] : []),
     ]),
   ];
 }
