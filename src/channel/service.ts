@@ -9,6 +9,7 @@ import { type ChainClient, scriptToJson } from '../chain/client.ts';
 import { txConfirmation } from '../chain/tracker.ts';
 import { UdtWhitelist, type UdtWhitelistEntry } from '../chain/udt-whitelist.ts';
 import type { Wallet } from '../chain/wallet.ts';
+import { MAX_TLC_EXPIRY_LIMIT, MIN_TLC_EXPIRY_DELTA } from '../codec/epoch-rules.ts';
 import { DomainError, StorageError } from '../codec/errors.ts';
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
 import { blake160 } from '../crypto/hash.ts';
@@ -118,6 +119,8 @@ export interface ChannelServiceOptions {
   onChange?: (ch: Channel) => void;
   /** TLC expiry checks (`expiry.ts`): an epoch's milliseconds on this chain, the check interval. */
   expiry?: ExpiryPolicy;
+  /** The least `tlc_expiry_delta` (`codec/epoch-rules.ts`, 2/3 of an epoch); 9,600,000 ms when absent. */
+  minTlcExpiryDelta?: bigint;
   /** A TLC round unanswered this long drops the peer's session (`ack-timeout.ts`); 30 s by default. */
   peerResponseTimeoutMs?: number;
   /** `update_channel` changed a ready public channel's policy: broadcast a new ChannelUpdate. */
@@ -185,8 +188,7 @@ export interface AcceptRequest {
 
 const NOOP_LOG: ChannelLogger = { info() {}, warn() {}, error() {} };
 const DEFAULT_DELAY = 0x0000010000000001n;
-const MIN_TLC_EXPIRY_DELTA = 9_600_000n;
-const MAX_TLC_EXPIRY_DELTA = 1_209_600_000n;
+const MAX_TLC_EXPIRY_DELTA = MAX_TLC_EXPIRY_LIMIT;
 /** The reference's PEER_CHANNEL_RESPONSE_TIMEOUT. */
 const PEER_RESPONSE_TIMEOUT_MS = 30_000;
 /** Polls of a watched tx the chain does not know between two sends of it. */
@@ -376,7 +378,7 @@ export class ChannelService {
         `Invalid parameter: Max TLC number in flight ${maxTlcNumber} is greater than the system maximal value 253`,
       );
     const delta = r.tlcExpiryDelta ?? this.o.tlc.expiryDelta;
-    checkExpiryDelta(delta);
+    checkExpiryDelta(delta, this.o.minTlcExpiryDelta);
     const seed = newChannelSeed(this.o.nodeSecret, this.store.nextCount());
     const tempId = bytesToHex(tempChannelId(deriveChannelKeys(seed).tlcBasepoint));
     const s = openChannel(
@@ -477,7 +479,7 @@ export class ChannelService {
         `Invalid parameter: The funding amount (${r.fundingAmount}) should be greater than or equal to ${minimum}`,
       );
     }
-    if (r.tlcExpiryDelta !== undefined) checkExpiryDelta(r.tlcExpiryDelta);
+    if (r.tlcExpiryDelta !== undefined) checkExpiryDelta(r.tlcExpiryDelta, this.o.minTlcExpiryDelta);
     let id = '';
     await this.enqueue(tempId, () => {
       const ch = this.store.get(tempId);
@@ -537,7 +539,7 @@ export class ChannelService {
     const ch0 = this.store.get(key);
     if (!ch0 || ch0.state === 'CLOSED') throw new DomainError('Messaging failed because channel is closed');
     if (!ch0.isPublic) throw new DomainError('Invalid state: Only public channel can be updated');
-    if (u.tlcExpiryDelta !== undefined) checkExpiryDelta(u.tlcExpiryDelta);
+    if (u.tlcExpiryDelta !== undefined) checkExpiryDelta(u.tlcExpiryDelta, this.o.minTlcExpiryDelta);
     await this.enqueue(ch0.tempId, () => {
       const ch = this.store.get(key) as Channel;
       const next: Channel = {
@@ -1504,10 +1506,10 @@ export class ChannelService {
   }
 }
 
-function checkExpiryDelta(delta: bigint): void {
-  if (delta < MIN_TLC_EXPIRY_DELTA)
+function checkExpiryDelta(delta: bigint, min = MIN_TLC_EXPIRY_DELTA): void {
+  if (delta < min)
     throw new DomainError(
-      `Invalid parameter: TLC expiry delta is too small, expect larger than ${MIN_TLC_EXPIRY_DELTA}, got ${delta}`,
+      `Invalid parameter: TLC expiry delta is too small, expect larger than ${min}, got ${delta}`,
     );
   if (delta > MAX_TLC_EXPIRY_DELTA)
     throw new DomainError(

@@ -166,6 +166,13 @@ export function tlcBatch(ch0: Channel, cmds: TlcCommand[], env: MachineEnv): Ste
 
 const send = (msg: ChannelMessage): Effect => ({ type: 'send', msg });
 
+/** fnn's answers to a refused AddTlc command: the names of the TLC error codes they map to. */
+export const ADD_TLC_ERRORS = {
+  amountTooLow: 'AmountBelowMinimum',
+  limit: 'TemporaryChannelFailure',
+  expiryTooSoon: 'ExpiryTooSoon',
+} as const;
+
 /** Checks an AddTlc command and applies it to the channel (no round started). */
 function offer(
   ch0: Channel,
@@ -174,26 +181,23 @@ function offer(
 ): { ch: Channel; msg: ChannelMessage; tlcId: bigint } {
   if (ch0.state === 'SHUTTING_DOWN') throw shuttingDownAddError(ch0);
   idle(ch0);
-  if (c.amount <= 0n) throw new ChannelError('Invalid parameter: TLC amount must be greater than 0');
-  if (c.amount > ch0.localBalance)
-    throw new ChannelError(
-      `Invalid parameter: TLC amount ${c.amount} exceeds the local balance ${ch0.localBalance}`,
-    );
+  // fnn answers an AddTlc command it refuses with the TlcErr its error maps to (`get_tlc_error`),
+  // whose text is the code's name: TlcAmountIsTooLow → AmountBelowMinimum; more than the local
+  // balance, too many TLCs or too much value in flight → TemporaryChannelFailure; an expiry too
+  // soon → ExpiryTooSoon. Our settlement floor is one more limit on the balance.
+  if (c.amount <= 0n) throw new ChannelError(ADD_TLC_ERRORS.amountTooLow);
+  if (c.amount > ch0.localBalance) throw new ChannelError(ADD_TLC_ERRORS.limit);
   if (!ch0.udt && ch0.localBalance - c.amount + ch0.local.reserve < SIDE_FLOOR)
-    throw new ChannelError(
-      `Invalid parameter: TLC amount ${c.amount} would leave ${ch0.localBalance - c.amount + ch0.local.reserve} shannons on our side, below the ${SIDE_FLOOR} a settlement cell needs`,
-    );
+    throw new ChannelError(ADD_TLC_ERRORS.limit);
   if (c.hashAlgorithm !== 0 && c.hashAlgorithm !== 1)
     throw new ChannelError('Invalid parameter: hash algorithm');
   const r = ch0.remote as PartyParams;
   // Announced ones count: a batch is bounded by the peer's limits like TLCs offered one by one.
   const inFlight = ch0.tlcs.filter((t) => t.offered && !t.removal);
-  if (BigInt(inFlight.length) >= r.maxTlcNumberInFlight)
-    throw new ChannelError(`Invalid parameter: TLC number in flight exceeds ${r.maxTlcNumberInFlight}`);
+  if (BigInt(inFlight.length) >= r.maxTlcNumberInFlight) throw new ChannelError(ADD_TLC_ERRORS.limit);
   const value = inFlight.reduce((s, t) => s + t.amount, 0n) + c.amount;
-  if (value > r.maxTlcValueInFlight)
-    throw new ChannelError(`Invalid parameter: TLC value in flight exceeds ${r.maxTlcValueInFlight}`);
-  if (c.expiry <= BigInt(env.now())) throw new ChannelError('Invalid parameter: TLC expiry is in the past');
+  if (value > r.maxTlcValueInFlight) throw new ChannelError(ADD_TLC_ERRORS.limit);
+  if (c.expiry <= BigInt(env.now())) throw new ChannelError(ADD_TLC_ERRORS.expiryTooSoon);
   const tlc: Tlc = {
     id: ch0.nextTlcId.offered,
     offered: true,

@@ -6,6 +6,7 @@
  * store-change kinds (`PutCkbInvoiceStatus`, `PutPreimage`) for the pubsub module.
  */
 import { randomBytes } from 'node:crypto';
+import { MAX_TLC_EXPIRY_LIMIT, MIN_TLC_EXPIRY_DELTA } from '../codec/epoch-rules.ts';
 import { DomainError } from '../codec/errors.ts';
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
 import { publicKeyOf } from '../crypto/identity.ts';
@@ -24,9 +25,12 @@ import {
   isExpired,
 } from './types.ts';
 
-/** Final TLC expiry delta bounds in ms (160 minutes … 14 days), the reference's release values. */
-export const MIN_FINAL_EXPIRY_DELTA = 9_600_000n;
-export const MAX_FINAL_EXPIRY_DELTA = 1_209_600_000n;
+/**
+ * Final TLC expiry delta bounds in ms: the least is 2/3 of an epoch (`codec/epoch-rules.ts`; 160 minutes
+ * with the default 4-hour epoch, `minFinalExpiryDelta` otherwise), the most 14 days.
+ */
+export const MIN_FINAL_EXPIRY_DELTA = MIN_TLC_EXPIRY_DELTA;
+export const MAX_FINAL_EXPIRY_DELTA = MAX_TLC_EXPIRY_LIMIT;
 
 /** A 32-byte hash or preimage: bytes, or hex with or without `0x`. */
 export type Hash32 = Uint8Array | string;
@@ -43,6 +47,8 @@ export interface InvoiceServiceOptions {
   currency: Currency;
   /** Milliseconds since the epoch (tests pass a fake clock). */
   now?: () => number;
+  /** The least `final_expiry_delta`, and its default (`minTlcExpiryDelta` of the node's epoch). */
+  minFinalExpiryDelta?: bigint;
   onChange?: (change: InvoiceStoreChange) => void;
   /** Node features; both on by default, as fnn's default feature vector. */
   features?: { mpp?: boolean; trampolineRouting?: boolean };
@@ -212,9 +218,10 @@ export function createInvoiceService(opts: InvoiceServiceOptions): InvoiceServic
         );
       }
     }
-    const delta = req.finalExpiryDelta ?? MIN_FINAL_EXPIRY_DELTA;
-    if (delta < MIN_FINAL_EXPIRY_DELTA) {
-      throw new DomainError(`final_expiry_delta must be greater than or equal to ${MIN_FINAL_EXPIRY_DELTA}`);
+    const min = opts.minFinalExpiryDelta ?? MIN_FINAL_EXPIRY_DELTA;
+    const delta = req.finalExpiryDelta ?? min;
+    if (delta < min) {
+      throw new DomainError(`final_expiry_delta must be greater than or equal to ${min}`);
     }
     if (delta > MAX_FINAL_EXPIRY_DELTA) {
       throw new DomainError(`final_expiry_delta must be less than or equal to ${MAX_FINAL_EXPIRY_DELTA}`);

@@ -28,6 +28,10 @@ const U64_MAX = (1n << 64n) - 1n;
 const U128_MAX = (1n << 128n) - 1n;
 const shannons = uintUpTo(U64_MAX, 'u64 shannons');
 const uintNum = uint.pipe(z.bigint().max(BigInt(Number.MAX_SAFE_INTEGER))).transform(Number);
+/** A period or length in time: 0 would make a timer spin (or an epoch of nothing). */
+const positiveNum = uint
+  .pipe(z.bigint().min(1n, { error: 'must be at least 1' }).max(BigInt(Number.MAX_SAFE_INTEGER)))
+  .transform(Number);
 const hostPort = z.string().regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, {
   error: 'expected host:port, e.g. 127.0.0.1:8227',
 });
@@ -107,10 +111,14 @@ const schema = z.object({
       external_funding_timeout_seconds: uintNum.default(300),
       reuse_port_for_websocket: z.boolean().default(true),
       // Strand extensions (constants in fnn): TLC expiry checks and the peer response timeout.
-      /** Milliseconds of one epoch, for TLC expiry margins; default 4 h, 2 s on the dev chain. */
-      milli_seconds_per_epoch: uintNum.optional(),
+      /**
+       * Milliseconds of one epoch (fnn's compile-time MILLI_SECONDS_PER_EPOCH): the least TLC
+       * expiry delta is 2/3 of it (`codec/epoch-rules.ts`). Unset: 4 h for that bound; the TLC
+       * expiry checks' margin takes 4 h on mainnet/testnet and 2 s on a dev chain.
+       */
+      milli_seconds_per_epoch: positiveNum.optional(),
       /** How often channels' TLCs are checked against their expiry (fnn's CHECK_CHANNELS_INTERVAL). */
-      check_channels_interval_ms: uintNum.default(60_000),
+      check_channels_interval_ms: positiveNum.default(60_000),
       /** An unanswered TLC round drops the peer's session after this long (PEER_CHANNEL_RESPONSE_TIMEOUT). */
       peer_response_timeout_ms: uintNum.default(30_000),
     })
@@ -120,7 +128,8 @@ const schema = z.object({
       base_dir: z.string().optional(),
       rpc_url: z.url().default('http://127.0.0.1:8114'),
       udt_whitelist: z.array(udtEntry).default([]),
-      tx_tracing_polling_interval_ms: uintNum.default(4000),
+      /** How often the channels poll the chain for their transactions; unset: every second (fnn: 4000). */
+      tx_tracing_polling_interval_ms: positiveNum.optional(),
       funding_tx_shell_builder: z.string().optional(),
     })
     .prefault({}),

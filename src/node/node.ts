@@ -13,7 +13,6 @@ import {
   type Wallet,
 } from '../chain/index.ts';
 import { checkpointBackupStore } from '../channel/checkpoint.ts';
-import { MS_PER_EPOCH_DEV, MS_PER_EPOCH_MAINNET } from '../channel/expiry.ts';
 import { ChannelService, loadChannelScripts } from '../channel/service.ts';
 import { channelSchema } from '../channel/store.ts';
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
@@ -69,6 +68,7 @@ import { broadcastOwnPolicy, channelAnnouncementHooks, channelClosingHook } from
 import { type Config, currencyOf } from './config.ts';
 import { createLogger, type Logger } from './log.ts';
 import { syncOwnChannels, wirePayments } from './payments.ts';
+import { nodeRules } from './rules.ts';
 
 /** Genesis hashes of the public chains; a dev chain's hash comes from the chain itself. */
 const KNOWN_CHAIN_HASHES: Record<string, string> = {
@@ -209,6 +209,7 @@ export class StrandNode {
       return;
     }
     const lock = this.defaultFundingLockScript();
+    const rules = nodeRules(this.config);
     this.channels = new ChannelService({
       db: this.db,
       peers: this.peers as PeerManager,
@@ -242,21 +243,18 @@ export class StrandNode {
         minValue: fiber.tlc_min_value,
         feeProportionalMillionths: fiber.tlc_fee_proportional_millionths,
       },
-      expiry: {
-        msPerEpoch:
-          fiber.milli_seconds_per_epoch ??
-          (fiber.chain === 'mainnet' || fiber.chain === 'testnet' ? MS_PER_EPOCH_MAINNET : MS_PER_EPOCH_DEV),
-        checkIntervalMs: fiber.check_channels_interval_ms,
-      },
-      peerResponseTimeoutMs: fiber.peer_response_timeout_ms,
+      expiry: rules.expiry,
+      minTlcExpiryDelta: rules.minTlcExpiryDelta,
+      pollMs: rules.chainPollMs,
+      peerResponseTimeoutMs: rules.peerResponseTimeoutMs,
       onPolicyUpdated: this.graph ? (ch) => broadcastOwnPolicy(this.graph as GraphService, ch) : undefined,
       onChange: this.graph
         ? channelClosingHook(this.graph, (err) =>
             this.log.warn({ err: err.message }, 'disabling a closed channel in the graph failed'),
           )
         : undefined,
-      externalFundingTimeoutSeconds: fiber.external_funding_timeout_seconds,
-      fundingTimeoutSeconds: fiber.funding_timeout_seconds,
+      externalFundingTimeoutSeconds: rules.externalFundingTimeoutSeconds,
+      fundingTimeoutSeconds: rules.fundingTimeoutSeconds,
       logger: this.log,
     });
     this.channels.start();
@@ -274,7 +272,7 @@ export class StrandNode {
           db: this.db,
           chain: this.chain as ChainClient,
           wallet: this.wallet,
-          intervalSeconds: fiber.watchtower_check_interval_seconds,
+          intervalMs: nodeRules(this.config).watchtowerCheckMs,
           udtWhitelist: this.udtWhitelist,
           onPreimage: (hash, preimage) => this.preimageLearned(hash, preimage),
           preimageFor: (channelId, tlc) => this.paymentRelay?.preimageFor(channelId, tlc),
@@ -285,7 +283,8 @@ export class StrandNode {
           db: this.db,
           chain: this.chain as ChainClient,
           client: createRpcClient(fiber.standalone_watchtower_rpc_url, fiber.standalone_watchtower_token),
-          intervalMs: fiber.watchtower_check_interval_seconds * 1000,
+          // The feed has no "never": at 0 it pushes every second.
+          intervalMs: nodeRules(this.config).watchtowerCheckMs ?? 1000,
           logger: this.log,
         });
     } catch (e) {
@@ -328,6 +327,7 @@ export class StrandNode {
       graph: this.graph,
       invoices: this.invoices,
       changes: this.changes,
+      minTlcExpiryDelta: nodeRules(this.config).minTlcExpiryDelta,
       log: this.log,
     });
     this.payments = wired.payments;
@@ -361,7 +361,7 @@ export class StrandNode {
           autoAcceptMinCkbFundingAmount: fiber.open_channel_auto_accept_min_ckb_funding_amount,
           udtCfgInfos: udtCfgInfosFromWhitelist(this.udtWhitelist.entries),
         }),
-        fiber.announce_node_interval_seconds * 1000,
+        nodeRules(this.config).announceNodeIntervalMs,
       );
     }
   }
@@ -487,6 +487,7 @@ export class StrandNode {
       db: this.db,
       nodeSecretKey: this.identity.secretKey,
       currency: currencyOf(this.config.fiber.chain),
+      minFinalExpiryDelta: nodeRules(this.config).minTlcExpiryDelta,
       onChange: (change) => this.changes.publish(change),
       // Hold invoices: the relay fulfils (or fails) the TLCs it held for them.
       // A held TLC in a channel closed meanwhile refuses the fulfil (its preimage is claimed on

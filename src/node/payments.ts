@@ -30,6 +30,8 @@ export interface PaymentWiring {
   graph?: GraphService;
   invoices: InvoiceService;
   changes: StoreChangeBus;
+  /** The least TLC expiry delta (`codec/epoch-rules.ts`), for requests and forwards. */
+  minTlcExpiryDelta?: bigint;
   log: Logger;
 }
 
@@ -69,6 +71,7 @@ export function wirePayments(w: PaymentWiring): {
       : {}),
     onChange: (c) => w.changes.publish(c),
     localFeeRate: (outpoint) => port.channelByFundingTx(outpoint.slice(0, 66))?.policy.feeRate,
+    minTlcExpiryDelta: w.minTlcExpiryDelta,
     logger: w.log,
   });
   const links = new TlcLinks(w.db);
@@ -79,6 +82,7 @@ export function wirePayments(w: PaymentWiring): {
     links,
     invoices: w.invoices,
     payments,
+    minTlcExpiryDelta: w.minTlcExpiryDelta,
     logger: w.log,
   });
   const r = relay;

@@ -1,6 +1,5 @@
 /** fnn's bounds on TLC expiry deltas, in milliseconds (shared by requests and trampolines). */
 
-/** The least expiry delta of a hop or a final TLC: 2/3 of a 4-hour epoch (fnn's MIN_TLC_EXPIRY_DELTA). */
-export const MIN_TLC_EXPIRY_DELTA = 9_600_000n;
-/** The most a payment's TLCs may take, all hops together: two weeks. */
-export const MAX_TLC_EXPIRY_LIMIT = 1_209_600_000n;
+// The least delta derives from the epoch length (`codec/epoch-rules.ts`); the constant is the
+// bound with fnn's release epoch (4 h → 9,600,000 ms), services take the node's own bound.
+export { MAX_TLC_EXPIRY_LIMIT, MIN_TLC_EXPIRY_DELTA, minTlcExpiryDelta } from '../codec/epoch-rules.ts';

@@ -12,6 +12,7 @@ import type { InvoiceService } from '../invoice/service.ts';
 import type { Invoice } from '../invoice/types.ts';
 import { allowsMpp, expiresAtMs, findAttr } from '../invoice/types.ts';
 import { invoiceAsset, scriptAsset } from './asset.ts';
+import { MAX_TLC_EXPIRY_LIMIT, MIN_TLC_EXPIRY_DELTA } from './expiry-limits.ts';
 import type { HeldTlc, TlcLink, TlcLinks, TlcOutcome } from './links.ts';
 import { MPP_HOLD_TIMEOUT_MS } from './mpp.ts';
 import { decodeMppRecord, MPP_RECORD_KEY, TRAMPOLINE_RECORD_KEY } from './onion/hop-data.ts';
@@ -92,11 +93,12 @@ export interface RelayOptions {
   now?: () => number;
   /** How long MPP parts wait for the rest of the total (the reference's 120 s). */
   mppHoldTimeoutMs?: number;
+  /** The node's least TLC expiry delta (`codec/epoch-rules.ts`); 9,600,000 ms when absent. */
+  minTlcExpiryDelta?: bigint;
   logger?: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
 }
 
-const MIN_EXPIRY_MARGIN = 9_600_000n;
-const MAX_EXPIRY = 1_209_600_000n;
+const MAX_EXPIRY = MAX_TLC_EXPIRY_LIMIT;
 
 export class PaymentRelay {
   private readonly now: () => number;
@@ -107,8 +109,12 @@ export class PaymentRelay {
   /** Received TLCs (`channel/tlc`) being failed near their expiry. */
   private readonly failingExpired = new Set<string>();
 
+  /** The least TLC expiry delta: a forward expiring sooner fails with ExpiryTooSoon. */
+  private readonly minDelta: bigint;
+
   constructor(private readonly o: RelayOptions) {
     this.now = o.now ?? Date.now;
+    this.minDelta = o.minTlcExpiryDelta ?? MIN_TLC_EXPIRY_DELTA;
     o.payments.onTrampolineEnd((s) => void this.settleUpstream(s));
   }
 
@@ -143,7 +149,7 @@ export class PaymentRelay {
     const p = out.policy;
     if (!p.enabled) return failHere('ChannelDisabled', p.channelOutpoint);
     const now = BigInt(this.now());
-    if (current.expiry <= now + MIN_EXPIRY_MARGIN) return failHere('ExpiryTooSoon', p.channelOutpoint);
+    if (current.expiry <= now + this.minDelta) return failHere('ExpiryTooSoon', p.channelOutpoint);
     if (current.expiry >= now + MAX_EXPIRY) return failHere('ExpiryTooFar', p.channelOutpoint);
     if (p.tlcMinValue > 0n && current.amount < p.tlcMinValue)
       return failHere('AmountBelowMinimum', p.channelOutpoint);
@@ -623,7 +629,7 @@ export class PaymentRelay {
     const problem = checkTrampolineForward(payload.amount, p);
     if (problem) return nodeFail(problem);
     if (!peeled.next) return nodeFail('InvalidOnionPayload');
-    if (!trampolineForwardAcceptable(p)) return nodeFail('TemporaryNodeFailure');
+    if (!trampolineForwardAcceptable(p, this.minDelta)) return nodeFail('TemporaryNodeFailure');
     try {
       this.o.payments.forwardTrampoline({
         paymentHash: tlc.paymentHash,

@@ -84,6 +84,8 @@ export interface ValidateContext {
   nowMs: number;
   /** Hex pubkey (66 chars, no 0x) of the payee in the invoice, when present. */
   invoicePayee?: string;
+  /** The node's least TLC expiry delta (`codec/epoch-rules.ts`); fnn's release bound when absent. */
+  minTlcExpiryDelta?: bigint;
 }
 
 export function validateSendPayment(p: SendPaymentParams, ctx: ValidateContext): PaymentRequest {
@@ -148,9 +150,10 @@ export function validateSendPayment(p: SendPaymentParams, ctx: ValidateContext):
     throw invalidRequest(`The payment amount (${amount}) should be less than ${U64_MAX}`);
   }
   finalDelta ??= DEFAULT_FINAL_TLC_EXPIRY_DELTA;
-  if (finalDelta < MIN_TLC_EXPIRY_DELTA || finalDelta > MAX_TLC_EXPIRY_LIMIT) {
+  const minDelta = ctx.minTlcExpiryDelta ?? MIN_TLC_EXPIRY_DELTA;
+  if (finalDelta < minDelta || finalDelta > MAX_TLC_EXPIRY_LIMIT) {
     throw invalidRequest(
-      `invalid final_tlc_expiry_delta, expect between ${MIN_TLC_EXPIRY_DELTA} and ${MAX_TLC_EXPIRY_LIMIT}`,
+      `invalid final_tlc_expiry_delta, expect between ${minDelta} and ${MAX_TLC_EXPIRY_LIMIT}`,
     );
   }
   const limit = p.tlc_expiry_limit ?? MAX_TLC_EXPIRY_LIMIT;

@@ -114,6 +114,8 @@ export interface PaymentServiceOptions {
   onChange?: (change: StoreChange) => void;
   /** Our fee rate (ppm) on one of our channels: a trampoline's fee on its first hop. */
   localFeeRate?: (channelOutpoint: string) => bigint | undefined;
+  /** The node's least TLC expiry delta (`codec/epoch-rules.ts`); 9,600,000 ms when absent. */
+  minTlcExpiryDelta?: bigint;
   now?: () => number;
   logger?: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
 }
@@ -326,7 +328,7 @@ export class PaymentService {
   }
 
   private validate(params: SendPaymentParams): PaymentRequest {
-    const ctx: ValidateContext = { nowMs: this.now() };
+    const ctx: ValidateContext = { nowMs: this.now(), minTlcExpiryDelta: this.o.minTlcExpiryDelta };
     if (params.invoice !== undefined) {
       let inv: Invoice;
       try {

@@ -219,12 +219,15 @@ export function trampolineFailureCode(
  * the reference's builder accepts (`SendPaymentDataBuilder::build`, whose refusal is a
  * TemporaryNodeFailure): a positive amount, the expiry delta and limit in range, 1..24 parts.
  */
-export function trampolineForwardAcceptable(f: TrampolineForwardPayload): boolean {
+export function trampolineForwardAcceptable(
+  f: TrampolineForwardPayload,
+  minDelta: bigint = MIN_TLC_EXPIRY_DELTA,
+): boolean {
   const delta = f.tlcExpiryDelta;
   const limit = f.tlcExpiryLimit;
   return (
     f.amountToForward > 0n &&
-    delta >= MIN_TLC_EXPIRY_DELTA &&
+    delta >= minDelta &&
     delta <= MAX_TLC_EXPIRY_LIMIT &&
     limit >= delta &&
     limit <= MAX_TLC_EXPIRY_LIMIT &&

@@ -21,8 +21,8 @@ export interface NodeWatchtowerOptions {
   db: Db;
   chain: ChainClient;
   wallet: Wallet;
-  /** `fiber.watchtower_check_interval_seconds` (default 60). */
-  intervalSeconds: number;
+  /** `fiber.watchtower_check_interval_seconds` in ms (default 60 s); null: never checked periodically. */
+  intervalMs: number | null;
   /** Watch the node's own channels too (false with `fiber.disable_built_in_watchtower`). */
   ownChannels?: boolean;
   /** `ckb.udt_whitelist`: where the cell deps of a UDT channel's type script come from. */
@@ -51,7 +51,7 @@ export async function startNodeWatchtower(o: NodeWatchtowerOptions): Promise<Wat
     chain: o.chain,
     wallet: o.wallet,
     scripts,
-    intervalMs: Math.max(1, o.intervalSeconds) * 1000,
+    intervalMs: o.intervalMs ?? 0,
     targets: () => [
       ...(o.ownChannels === false ? [] : ownChannelTargets(channels.list(), env, o.preimageFor)),
       ...rpcChannelTargets(store.listChannels(), udtDeps),
@@ -59,6 +59,6 @@ export async function startNodeWatchtower(o: NodeWatchtowerOptions): Promise<Wat
     onPreimage: o.onPreimage,
     logger: o.logger,
   });
-  tower.start();
+  if (o.intervalMs !== null) tower.start();
   return tower;
 }

@@ -38,9 +38,13 @@ describe('the settlement floor', () => {
       hashAlgorithm: 0,
       onion: new Uint8Array(0),
     });
-    // 40 + 62 = 102 CKB: 4 CKB may go, 5 may not.
-    expect(() => addTlc(ch, cmd(5n * CKB), env)).toThrow(/below the 9800000000 a settlement cell needs/);
-    expect(() => addTlc(ch, cmd(4n * CKB), env)).not.toThrow(/settlement cell/);
+    // 40 + 62 = 102 CKB: 4 CKB may go, 5 may not (fnn's answer to an AddTlc over the balance).
+    expect(() => addTlc(ch, cmd(5n * CKB), env)).toThrow(/^TemporaryChannelFailure$/);
+    expect(() => addTlc(ch, cmd(4n * CKB), env)).not.toThrow(/TemporaryChannelFailure/);
+    // Beyond the balance itself, no TLC, a zero amount and a past expiry: fnn's TlcErr names.
+    expect(() => addTlc(ch, cmd(41n * CKB), env)).toThrow(/^TemporaryChannelFailure$/);
+    expect(() => addTlc(ch, cmd(0n), env)).toThrow(/^AmountBelowMinimum$/);
+    expect(() => addTlc(ch, { ...cmd(1n), expiry: 0n }, env)).toThrow(/^ExpiryTooSoon$/);
   });
 
   it('refuses, from the peer, a TLC over our value-in-flight limit or below its floor', () => {

@@ -120,6 +120,16 @@ describe('TLCs through the dev module', () => {
     const preimage = `0x${'42'.repeat(32)}`;
     const paymentHash = ccc.hexFrom(ckbHash(ccc.bytesFrom(preimage)));
     const expiry = hex(BigInt(Date.now() + 3_600_000));
+    // More than the local balance: fnn's answer is the TlcErr its TlcAmountExceedLimit maps to.
+    const over = await a.call('add_tlc', [
+      {
+        channel_id: ca.channel_id,
+        amount: hex(BigInt(ca.local_balance) + 1n),
+        payment_hash: paymentHash,
+        expiry,
+      },
+    ]);
+    expect(over.error).toMatchObject({ code: -32000, message: 'TemporaryChannelFailure' });
     const add = await rpc(a, 'add_tlc', {
       channel_id: ca.channel_id,
       amount: hex(100n * CKB),

@@ -230,6 +230,26 @@ describe('channel service', () => {
     );
   });
 
+  it('takes the least tlc_expiry_delta from its options (2/3 of the node epoch)', async () => {
+    const small = 'Invalid parameter: TLC expiry delta is too small';
+    svc = service(10_000n * CKB, { minTlcExpiryDelta: 1333n }); // no auto-accept
+    await expect(
+      svc.openChannel({ pubkey: PEER, fundingAmount: 500n * CKB, tlcExpiryDelta: 1332n }),
+    ).rejects.toThrow(`${small}, expect larger than 1333, got 1332`);
+    await peers.deliver(PEER, open());
+    await settle();
+    const temp = svc.list()[0]!.tempId;
+    await expect(
+      svc.acceptChannel({ temporaryChannelId: temp, fundingAmount: 100n * CKB, tlcExpiryDelta: 1332n }),
+    ).rejects.toThrow(`${small}, expect larger than 1333, got 1332`);
+    // The default keeps fnn's release bound.
+    const dflt = service(10_000n * CKB);
+    await expect(
+      dflt.openChannel({ pubkey: PEER, fundingAmount: 500n * CKB, tlcExpiryDelta: 1333n }),
+    ).rejects.toThrow(`${small}, expect larger than 9600000, got 1333`);
+    await dflt.stop();
+  });
+
   it('keeps channels across a restart of the service', async () => {
     svc = service(10_000n * CKB);
     await peers.deliver(PEER, open());

@@ -95,3 +95,42 @@ describe('invoice module of a running node (dev chain: Fibd)', () => {
     expect((await node.call('parse_invoice', [{ invoice: null }])).error?.code).toBe(-32602);
   });
 });
+
+describe('final_expiry_delta follows the configured epoch (fiber.milli_seconds_per_epoch)', () => {
+  const invoice = (node: NodeProcess, delta: number) =>
+    node.call('new_invoice', [
+      { amount: '0x1', currency: 'Fibd', final_expiry_delta: `0x${delta.toString(16)}` },
+    ]);
+
+  it('a dev chain without the field keeps the 4-hour epoch bound (9,600,000 ms)', async () => {
+    expect((await invoice(node, 9_599_999)).error).toMatchObject({
+      code: -32000,
+      message: 'final_expiry_delta must be greater than or equal to 9600000',
+    });
+    expect((await invoice(node, 9_600_000)).result).toBeDefined();
+  });
+
+  it('a 1-minute epoch: 2/3 of it (40,000 ms) is the least delta and the default', async () => {
+    const short = await startNode({
+      config: {
+        fiber: { chain: 'dev', listening_addr: '/ip4/127.0.0.1/tcp/0', milli_seconds_per_epoch: 60_000 },
+        rpc: { listening_addr: '127.0.0.1:0' },
+        services: ['fiber', 'rpc'],
+      },
+    });
+    try {
+      // Below the 4-hour bound, above the derived one: accepted, and carried by the invoice.
+      const ok = await invoice(short, 40_000);
+      expect(ok.error).toBeUndefined();
+      expect(ok.result.invoice.data.attrs).toContainEqual({ FinalHtlcMinimumExpiryDelta: '0x9c40' });
+      expect((await invoice(short, 39_999)).error).toMatchObject({
+        code: -32000,
+        message: 'final_expiry_delta must be greater than or equal to 40000',
+      });
+      const dflt = await short.call('new_invoice', [{ amount: '0x1', currency: 'Fibd' }]);
+      expect(dflt.result.invoice.data.attrs).toContainEqual({ FinalHtlcMinimumExpiryDelta: '0x9c40' });
+    } finally {
+      await short.stop();
+    }
+  });
+});

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { minTlcExpiryDelta } from '../../src/codec/epoch-rules.ts';
 import { DomainError } from '../../src/codec/errors.ts';
 import { bytesToHex } from '../../src/codec/hex.ts';
 import { ckbHash, sha256 } from '../../src/crypto/hash.ts';
@@ -163,6 +164,15 @@ describe('new invoices', () => {
     expect(
       domainError(() => svc.newInvoice({ amount: 1n, currency: 'Fibd', finalExpiryDelta: 1_209_600_001n })),
     ).toBe('final_expiry_delta must be less than or equal to 1209600000');
+    // A node on 2-second epochs (fnn's debug builds): the least delta is 2/3 of one, 1,333 ms.
+    const shortEpoch = service({ minFinalExpiryDelta: minTlcExpiryDelta(2000) });
+    expect(
+      domainError(() => shortEpoch.newInvoice({ amount: 1n, currency: 'Fibd', finalExpiryDelta: 1332n })),
+    ).toBe('final_expiry_delta must be greater than or equal to 1333');
+    const short = shortEpoch.newInvoice({ amount: 1n, currency: 'Fibd', finalExpiryDelta: 10_000n });
+    expect(findAttr(short.invoice, 'FinalHtlcMinimumExpiryDelta')?.value).toBe(10_000n);
+    const dflt = shortEpoch.newInvoice({ amount: 3n, currency: 'Fibd' });
+    expect(findAttr(dflt.invoice, 'FinalHtlcMinimumExpiryDelta')?.value).toBe(1333n);
     svc.newInvoice({ amount: 1n, currency: 'Fibd', paymentPreimage: PREIMAGE });
     changes = [];
     expect(

@@ -6,6 +6,7 @@
  */
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { minTlcExpiryDelta } from '../../src/codec/epoch-rules.ts';
 import { bytesToHex, hexToBytes } from '../../src/codec/hex.ts';
 import { ckbHash } from '../../src/crypto/hash.ts';
 import { PaymentHistory } from '../../src/graph/history.ts';
@@ -267,6 +268,36 @@ describe('payment sessions', () => {
     expect(() =>
       service.send({ target_pubkey: A.pubkey, amount: 1n, payment_hash: invoiceHash(11) }),
     ).toThrow(/allow_self_payment is not enable/);
+  });
+
+  it('takes the least final_tlc_expiry_delta from the node (2/3 of its epoch)', () => {
+    const short = new PaymentService({
+      store,
+      nodePubkey: A.pubkey,
+      router: { findRoute: (req) => findPath(graph, req) },
+      tlc: net,
+      invoices: {
+        parseInvoice: () => {
+          throw new Error('no invoices in this test');
+        },
+        verifyInvoice: () => true,
+        payeeOf: () => undefined,
+      },
+      minTlcExpiryDelta: minTlcExpiryDelta(2000),
+    });
+    const req = (delta: bigint, seed: number) => ({
+      target_pubkey: C.pubkey,
+      amount: 1_000n,
+      payment_hash: invoiceHash(seed),
+      final_tlc_expiry_delta: delta,
+      dry_run: true,
+    });
+    expect(() => short.send(req(1332n, 40))).toThrow(
+      '"invalid final_tlc_expiry_delta, expect between 1333 and 1209600000"',
+    );
+    expect(short.send(req(1333n, 41)).status).toBe('Created');
+    // The default node keeps fnn's release bound.
+    expect(() => service.send(req(1333n, 42))).toThrow(/expect between 9600000 and/);
   });
 
   it('pays over an explicit router, without retrying it', async () => {

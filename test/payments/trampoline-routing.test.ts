@@ -114,6 +114,9 @@ describe("a trampoline's own payment", () => {
     expect(trampolineForwardAcceptable({ ...ok, maxParts: 0n })).toBe(false);
     expect(trampolineForwardAcceptable({ ...ok, amountToForward: 0n })).toBe(false);
     expect(trampolineForwardAcceptable({ ...ok, tlcExpiryDelta: 9_599_999n })).toBe(false);
+    // A node on short epochs takes its own least delta (2/3 of a 2-second epoch: 1,333 ms).
+    expect(trampolineForwardAcceptable({ ...ok, tlcExpiryDelta: 1333n }, 1333n)).toBe(true);
+    expect(trampolineForwardAcceptable({ ...ok, tlcExpiryDelta: 1332n }, 1333n)).toBe(false);
     expect(trampolineForwardAcceptable({ ...ok, tlcExpiryLimit: 86_399_999n })).toBe(false);
     expect(trampolineForwardAcceptable({ ...ok, tlcExpiryLimit: 1_209_600_001n })).toBe(false);
   });
