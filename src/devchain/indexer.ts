@@ -68,10 +68,22 @@ function hexContains(hay: string, needle: string): boolean {
   return false;
 }
 
+/** SQLite integers are signed 64-bit; CKB's ranges are u64 (fnn asks up to u64::MAX). */
+const SQL_INT_MAX = (1n << 63n) - 1n;
+
 function range(w: Where, expr: string, r: [bigint, bigint] | undefined): void {
   if (!r) return;
-  w.sql.push(`${expr} >= ?`, `${expr} < ?`);
-  w.params.push(r[0], r[1]);
+  // No stored value reaches 2^63: a bound at or past it excludes everything (from) or nothing (to).
+  if (r[0] > SQL_INT_MAX) {
+    w.sql.push('0');
+    return;
+  }
+  w.sql.push(`${expr} >= ?`);
+  w.params.push(r[0]);
+  if (r[1] <= SQL_INT_MAX) {
+    w.sql.push(`${expr} < ?`);
+    w.params.push(r[1]);
+  }
 }
 
 function buildWhere(key: SearchKey, cells: boolean): Where {

@@ -285,6 +285,24 @@ describe('dev chain JSON-RPC: indexer', () => {
       '0x64',
     ]);
     expect(r.objects).toHaveLength(5);
+    // u64 bounds past SQLite's signed 64 bits, as fnn's cell collector sends them (to u64::MAX).
+    const U64_MAX = '0xffffffffffffffff';
+    const open = await rpc('get_cells', [
+      prefixKey({ filter: { output_capacity_range: [`0x${(100n * CKB + 5n).toString(16)}`, U64_MAX] } }),
+      'asc',
+      '0x64',
+    ]);
+    expect(open.objects.length).toBeGreaterThanOrEqual(5);
+    const past = await rpc('get_cells', [
+      prefixKey({ filter: { output_capacity_range: ['0x8000000000000000', U64_MAX] } }),
+      'asc',
+      '0x64',
+    ]);
+    expect(past.objects).toHaveLength(0);
+    const capacity = await rpc('get_cells_capacity', [
+      prefixKey({ filter: { output_data_len_range: ['0x0', U64_MAX] } }),
+    ]);
+    expect(BigInt(capacity.capacity)).toBeGreaterThan(0n);
     const noType = await rpc('get_cells', [
       prefixKey({ filter: { script_len_range: ['0x0', '0x1'] } }),
       'asc',

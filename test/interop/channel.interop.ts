@@ -33,6 +33,8 @@ describe.skipIf(!referenceAvailable())('channels with the reference node (levels
     net = await startFnnNetwork();
   }, 180_000);
   afterAll(async () => {
+    if (process.env.DEBUG_INTEROP)
+      console.log(net?.strand.output().slice(-6000), '\n--- fiber-js\n', net?.ref.logs.slice(-60).join('\n'));
     await net?.stop();
   });
 
@@ -227,7 +229,11 @@ describe.skipIf(!referenceAvailable())('channels with the reference node (levels
     await closeCooperatively('strand', toRef, last);
   }, 400_000);
 
-  it('Strand opens a token (UDT) channel to fiber-js: both ready, token balances agree, keysend tokens both ways, fiber-js closes cooperatively', async () => {
+  /**
+   * A token channel opened by `opener` (600 tokens), keysend of tokens both ways, closed
+   * cooperatively by the other side; each side's cell on chain holds exactly its tokens.
+   */
+  async function tokenChannelRoundTrip(opener: 'strand' | 'ref') {
     const tokenChannel = async (node: 'strand' | 'ref') => {
       const all: any[] =
         node === 'strand'
@@ -235,24 +241,27 @@ describe.skipIf(!referenceAvailable())('channels with the reference node (levels
           : (await net.ref.call('list_channels', [{}])).channels;
       return all.find((c) => c.funding_udt_type_script && !/closed/i.test(c.state.state_name));
     };
-    await rpc(net.strand, 'open_channel', {
-      pubkey: net.refPubkey,
+    const open = {
+      pubkey: opener === 'strand' ? net.refPubkey : net.strandPubkey,
       funding_amount: hex(600n),
       funding_udt_type_script: net.udt,
       public: false,
-    });
+    };
+    if (opener === 'strand') await rpc(net.strand, 'open_channel', open);
+    else await net.ref.call('open_channel', [open]);
     const ready = async () =>
       until('the token channel ready on both sides', async () => {
         const s = await tokenChannel('strand');
         const r = await tokenChannel('ref');
         return s?.state.state_name === 'CHANNEL_READY' && r?.state.state_name === 'ChannelReady'
-          ? { s, r }
+          ? { s, r, strand: big(s.local_balance), ref: big(r.local_balance) }
           : undefined;
       });
-    const { s, r } = await ready();
-    expect(r.funding_udt_type_script).toEqual(net.udt);
-    expect([big(s.local_balance), big(s.remote_balance)]).toEqual([600n, 0n]);
-    expect([big(r.local_balance), big(r.remote_balance)]).toEqual([0n, 600n]);
+    const start = await ready();
+    expect(start.r.funding_udt_type_script).toEqual(net.udt);
+    expect(start.s.funding_udt_type_script).toEqual(net.udt);
+    expect([start.strand, start.ref]).toEqual(opener === 'strand' ? [600n, 0n] : [0n, 600n]);
+    expect([big(start.s.remote_balance), big(start.r.remote_balance)]).toEqual([start.ref, start.strand]);
     const pay = async (from: 'strand' | 'ref', amount: bigint) => {
       const params = {
         target_pubkey: from === 'strand' ? net.refPubkey : net.strandPubkey,
@@ -266,14 +275,16 @@ describe.skipIf(!referenceAvailable())('channels with the reference node (levels
           : await net.ref.call('send_payment', [params]);
       await succeeded(from, sent.payment_hash);
     };
-    await pay('strand', 100n);
-    await pay('ref', 40n);
+    const other = opener === 'strand' ? 'ref' : 'strand';
+    await pay(opener, 100n);
+    await pay(other, 40n);
     const after = await ready();
-    expect([big(after.s.local_balance), big(after.r.local_balance)]).toEqual([540n, 60n]);
-    expect(big(after.s.remote_balance)).toBe(60n);
-    // fiber-js closes; each side's cell holds its tokens.
+    const want = { [opener]: 540n, [other]: 60n } as Record<'strand' | 'ref', bigint>;
+    expect([after.strand, after.ref]).toEqual([want.strand, want.ref]);
+    expect([big(after.s.remote_balance), big(after.r.remote_balance)]).toEqual([want.ref, want.strand]);
     const id = after.s.channel_id as string;
-    await net.ref.call('shutdown_channel', [{ channel_id: id }]);
+    if (other === 'ref') await net.ref.call('shutdown_channel', [{ channel_id: id }]);
+    else await rpc(net.strand, 'shutdown_channel', { channel_id: id });
     const closed = await until('the token channel CLOSED', async () => {
       const c = await strandChannel(id);
       return c?.state.state_name === 'CLOSED' ? c : undefined;
@@ -289,6 +300,14 @@ describe.skipIf(!referenceAvailable())('channels with the reference node (levels
     };
     expect(tx.outputs.every((o: any) => o.type?.args === net.udt.args)).toBe(true);
     expect([tokensOf(0), tokensOf(1)].sort((a, b) => (a < b ? -1 : 1))).toEqual([60n, 540n]);
+  }
+
+  it('Strand opens a token (UDT) channel to fiber-js: ready, token balances agree, keysend tokens both ways, fiber-js closes', async () => {
+    await tokenChannelRoundTrip('strand');
+  }, 400_000);
+
+  it('fiber-js opens a token (UDT) channel to Strand: ready, token balances agree, keysend tokens both ways, Strand closes', async () => {
+    await tokenChannelRoundTrip('ref');
   }, 400_000);
 
   // Level 6, first half. Last: it stops fiber-js.
