@@ -33,7 +33,10 @@ export async function spawnStrand(
 ): Promise<{ child: Child; match: RegExpExecArray; output: string }> {
   fs.mkdirSync(path.dirname(opts.logFile), { recursive: true });
   const log = fs.createWriteStream(opts.logFile, { flags: 'a' });
-  const proc = spawn(process.execPath, [STRAND_BIN, ...opts.args], {
+  // Extra flags for node itself, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile a devnet's
+  // processes (Node refuses --cpu-prof in NODE_OPTIONS). Benchmarks only: see docs/performance.md.
+  const nodeFlags = (process.env.STRAND_DEVNET_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
+  const proc = spawn(process.execPath, [...nodeFlags, STRAND_BIN, ...opts.args], {
     env: { ...process.env, ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
