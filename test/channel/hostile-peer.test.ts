@@ -18,7 +18,7 @@ import type { Channel } from '../../src/channel/state.ts';
 import { CKB } from '../../src/channel/tx.ts';
 import { hexToBytes } from '../../src/codec/hex.ts';
 import { ckbHash } from '../../src/crypto/hash.ts';
-import { KEY_B, lockOf, openTestChain, type TestChain } from '../devchain/helpers.ts';
+import { KEY_A, KEY_B, lockOf, openTestChain, type TestChain } from '../devchain/helpers.ts';
 import {
   attack,
   equationOf,
@@ -69,10 +69,20 @@ type Closing =
   | 'peer-ahead'
   | 'pending-tlc';
 
-/** A ready fnn channel with Strand on `role` (A opens; A's funding key is the smaller one). */
-function open(role: Role): HostilePeer {
-  const t = openTestChain();
+/**
+ * A dev chain for many channels: each opening funds from a genesis cell of its own (the harness
+ * takes the oldest live cell, and these come first).
+ */
+function manyChannelChain(): TestChain {
+  const cells = (key: Uint8Array) =>
+    Array.from({ length: 40 }, () => ({ lock: lockOf(key), capacity: 10_000n * CKB }));
+  const t = openTestChain({}, [...cells(KEY_A), ...cells(KEY_B)]);
   chains.push(t);
+  return t;
+}
+
+/** A ready fnn channel with Strand on `role` (A opens; A's funding key is the smaller one). */
+function open(role: Role, t = manyChannelChain()): HostilePeer {
   const h = pairHarness(t);
   const { A, B } = h.readyPair({ rules: 'fnn' });
   const [strand, peer] = role === 'A' ? [A, B] : [B, A];
@@ -98,6 +108,12 @@ function round(hp: HostilePeer, kind: RoundKind, cut = 10_000): void {
   if (kind !== 'peer') hp.strandDoes({ type: 'addTlc', cmd: tlc(3n * CKB) });
   if (kind !== 'strand') hp.peerDoes({ type: 'addTlc', cmd: tlc(2n * CKB) });
   hp.deliver(cut);
+  // Mid-round, the peer's last RevokeAndAck and CommitmentSigned of an earlier round again:
+  // Strand may start completing them (its partial computed), and must drop them unsent.
+  for (const type of ['RevokeAndAck', 'CommitmentSigned'] as const) {
+    const stale = hp.fromPeer.slice(0, from).findLast((m) => m.type === type);
+    if (stale) hp.strandReceives(stale);
+  }
   hp.reconnect();
   // Settle what each side received (both at once after a collision).
   const s = received(hp.strand.ch);
@@ -106,8 +122,9 @@ function round(hp: HostilePeer, kind: RoundKind, cut = 10_000): void {
   if (p !== undefined) hp.peerDoes({ type: 'removeTlc', id: p, reason: { preimage } });
   hp.deliver(cut);
   hp.reconnect();
-  // Everything again: stale updates, CommitmentSigned, RevokeAndAck, Reestablish.
-  for (const m of hp.fromPeer.slice(from)) hp.strand.inbox.push(m);
+  // Everything again: stale updates, CommitmentSigned, RevokeAndAck (a stale Reestablish is a
+  // claim of lost state, and ends the channel: the 'peer-behind' closing).
+  for (const m of hp.fromPeer.slice(from)) if (m.type !== 'ReestablishChannel') hp.strand.inbox.push(m);
   hp.deliver();
   hp.reconnect();
 }
@@ -263,14 +280,20 @@ const PLAN: [Closing, LastRound][] = [
  */
 function campaign(): HostilePeer[] {
   const peers: HostilePeer[] = [];
+  const t = manyChannelChain();
   for (const role of ['A', 'B'] as const) {
-    const hp = open(role);
+    const hp = open(role, t);
     peers.push(hp);
     for (const kind of ['strand', 'peer', 'collision'] as const)
       for (let cut = 0; cut <= 8; cut++) round(hp, kind, cut);
+    // The rounds went through (two commitments each, four after a collision), nothing pending.
+    expect(hp.strand.ch.state).toBe('CHANNEL_READY');
+    expect(hp.strand.ch.commitmentNumbers.local).toBeGreaterThan(60n);
+    expect(hp.strand.ch.tlcs).toEqual([]);
+    expect(hp.strand.ch.localBalance).toBe(hp.peer.ch.remoteBalance);
     close(hp, 'peer-coop-withheld');
     for (const [how, last] of PLAN) {
-      const x = open(role);
+      const x = open(role, t);
       peers.push(x);
       lastRound(x, last);
       close(x, how);

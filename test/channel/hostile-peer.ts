@@ -36,9 +36,26 @@ const tagged = (tag: string, ...parts: Uint8Array[]) => mod(int(schnorr.utils.ta
 const hex = (x: Uint8Array) => Buffer.from(x).toString('hex');
 const xOnly = (p: Pt) => p.toBytes(true).subarray(1);
 const evenY = (p: Pt) => p.toBytes(true)[0] === 2;
-const times = (p: Pt, k: bigint) => (mod(k) === 0n ? Point.ZERO : p.multiply(mod(k)));
+// Variable time: every input here is public.
+const times = (p: Pt, k: bigint) => (mod(k) === 0n ? Point.ZERO : p.multiplyUnsafe(mod(k)));
 const point = (b: Uint8Array): Pt => (b.every((x) => x === 0) ? Point.ZERO : Point.fromBytes(b));
 const enc33 = (p: Pt) => (p.is0() ? new Uint8Array(33) : p.toBytes(true));
+
+const aggregates = new Map<string, { Q: Pt; coef: (k: Uint8Array) => bigint }>();
+
+/** KeyAgg: the coefficient of each key and the aggregate Q (kept per key list). */
+function keyAgg(keys: Uint8Array[]): { Q: Pt; coef: (k: Uint8Array) => bigint } {
+  const id = keys.map(hex).join('');
+  const hit = aggregates.get(id);
+  if (hit) return hit;
+  const L = schnorr.utils.taggedHash('KeyAgg list', ...keys);
+  const second = keys.find((k) => hex(k) !== hex(keys[0] as Uint8Array));
+  const coef = (k: Uint8Array) =>
+    second && hex(second) === hex(k) ? 1n : tagged('KeyAgg coefficient', L, k);
+  const Q = keys.reduce((acc, k) => acc.add(times(point(k), coef(k))), Point.ZERO);
+  aggregates.set(id, { Q, coef });
+  return { Q, coef };
+}
 
 /** One partial signature as a linear equation: c·(k1, k2, d) = s (mod n). */
 export interface Equation {
@@ -249,6 +266,11 @@ export class HostilePeer {
   toStrand(m: ChannelMessage): void {
     this.fromPeer.push(m);
     this.strand.inbox.push(m);
+  }
+
+  /** Strand takes `m` now, ahead of whatever is in flight. */
+  strandReceives(m: ChannelMessage): Step | Error {
+    return this.run1('strand', { type: 'peer', msg: m });
   }
 
   /** Strand's operator (or its shell) does something. */
