@@ -477,6 +477,40 @@ describe('the refusal of a third signature', () => {
   });
 });
 
+describe('a step back never brings a secret nonce back', () => {
+  it('a lost collision keeps the announcement signed: its nonce stays spent and its partial stays', () => {
+    // Strand on B loses collisions. The shell's announcement digest arrives while Strand's round
+    // is unacknowledged; Strand signs (its partial leaves in AnnouncementSignatures), then the
+    // peer's colliding round makes Strand step back to the state before its round. That state
+    // held the announcement nonce's secret and no partial: restoring it would resurrect a spent
+    // nonce (and the announcement could never complete).
+    const t = manyChannelChain();
+    const h = pairHarness(t);
+    const { A, B } = h.readyPair({ rules: 'fnn', isPublic: true });
+    const hp = new HostilePeer(B, A, h.env, () => {});
+    hp.strandDoes({ type: 'addTlc', cmd: tlc(3n * CKB) });
+    hp.peerDoes({ type: 'addTlc', cmd: tlc(2n * CKB) });
+    const digest = new Uint8Array(32).fill(1);
+    hp.strandDoes({ type: 'announcementDigest', digest, nodeSignature: new Uint8Array(64).fill(2) });
+    const signed = B.ch.announcement;
+    expect(signed?.myPartial).toBeTruthy();
+    expect(signed?.myNonce?.secret).toBe('0x');
+    hp.deliver();
+    // The collision happened (Strand stepped back and re-offered its TLC after the peer's round).
+    expect(hp.fromStrand.filter((m) => m.type === 'CommitmentSigned').length).toBeGreaterThan(2);
+    expect(B.ch.announcement?.myNonce?.secret).toBe('0x');
+    expect(B.ch.announcement?.myPartial).toBe(signed?.myPartial);
+    // A second digest (a different one) signs nothing.
+    const count = tapped.length;
+    hp.strandDoes({
+      type: 'announcementDigest',
+      digest: new Uint8Array(32).fill(3),
+      nodeSignature: new Uint8Array(64),
+    });
+    expect(tapped.length).toBe(count);
+  });
+});
+
 describe('the weakening switch', () => {
   it('is test-only: nothing in src/ but the ledger names it, and it refuses outside the test runner', () => {
     const files: string[] = [];
