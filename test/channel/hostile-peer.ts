@@ -161,12 +161,15 @@ export interface AttackReport {
   recovered: bigint | null;
 }
 
-/** Every partial signature of `target` the tap holds (those that left the node), by nonce pair. */
-export function attack(target: Uint8Array, from = 0): AttackReport {
+/**
+ * Every partial signature of `target` the tap holds, by nonce pair: those that may leave the node,
+ * or (`withDiscarded`) also those computed in a step that failed and were dropped with it.
+ */
+export function attack(target: Uint8Array, opts: { withDiscarded?: boolean } = {}): AttackReport {
   const groups = new Map<string, Map<string, Equation>>();
   let signatures = 0;
-  for (const t of tapped.slice(from)) {
-    if (t.discarded || hex(t.signer) !== hex(target)) continue;
+  for (const t of tapped) {
+    if ((t.discarded && !opts.withDiscarded) || hex(t.signer) !== hex(target)) continue;
     signatures++;
     const eq = equationOf(t);
     const g = groups.get(hex(t.nonce)) ?? new Map<string, Equation>();
@@ -219,6 +222,8 @@ export class HostilePeer {
   readonly fromStrand: ChannelMessage[] = [];
   /** Every message the peer sent to Strand (for replays). */
   readonly fromPeer: ChannelMessage[] = [];
+  /** What each force-close attempt came to ('closed', 'refused', 'nothing'), in order. */
+  readonly outcomes: string[] = [];
   /** Messages from the peer's machine that are dropped instead of delivered. */
   withhold: (m: ChannelMessage) => boolean = () => false;
 
