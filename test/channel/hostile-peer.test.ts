@@ -10,11 +10,11 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { allowNonceReuseForTests, NonceSpent } from '../../src/channel/fnn-nonces.ts';
+import { allowNonceReuseForTests, NonceSpent, spendAllNonces } from '../../src/channel/fnn-nonces.ts';
 import { deriveChannelKeys } from '../../src/channel/keys.ts';
 import { scriptData } from '../../src/channel/machine.ts';
 import { newNonce, signWithNonce } from '../../src/channel/musig.ts';
-import type { Channel } from '../../src/channel/state.ts';
+import { type Channel, withFlag } from '../../src/channel/state.ts';
 import { CKB } from '../../src/channel/tx.ts';
 import { hexToBytes } from '../../src/codec/hex.ts';
 import { ckbHash } from '../../src/crypto/hash.ts';
@@ -37,10 +37,13 @@ vi.mock('../../src/crypto/musig2-fast.ts', async (importOriginal) => {
   return tapMusig(await importOriginal<typeof import('../../src/crypto/musig2-fast.ts')>());
 });
 
-/** Each channel on a dev chain of its own (the harness funds from the genesis cells). */
+/** Channels whose Strand was restored from a backup copy (they refuse to sign anything new). */
+const restored = new Set<HostilePeer>();
+/** The dev chains opened by the test (closed after it). */
 let chains: TestChain[] = [];
 beforeEach(() => {
   tapped.length = 0;
+  restored.clear();
 });
 afterEach(() => {
   allowNonceReuseForTests(null);
@@ -67,7 +70,15 @@ type Closing =
   | 'force'
   | 'peer-behind'
   | 'peer-ahead'
-  | 'pending-tlc';
+  | 'pending-tlc'
+  | 'restored-current'
+  | 'restored-stale';
+
+/** What a node restored from a backup taken now would hold (`checkpoint.ts`). */
+const backupOf = (ch: Channel): Channel => {
+  const c = spendAllNonces(ch);
+  return ch.state === 'CHANNEL_READY' ? withFlag(c, 'RESTORED_FROM_BACKUP') : c;
+};
 
 /**
  * A dev chain for many channels: each opening funds from a genesis cell of its own (the harness
@@ -218,6 +229,26 @@ function close(hp: HostilePeer, how: Closing): void {
       hp.reconnect();
       break;
     }
+    case 'restored-current':
+    case 'restored-stale': {
+      // Strand is restored from a backup copy: the one just taken, or one taken before a round
+      // (its counts would be low: the copy erased every secret instead).
+      const copy = backupOf(hp.strand.ch);
+      if (how === 'restored-stale') round(hp, 'peer');
+      hp.strand.ch = copy;
+      restored.add(hp);
+      hp.reconnect();
+      hp.peerDoes({ type: 'addTlc', cmd: tlc(1n * CKB) });
+      hp.deliver();
+      hp.reconnect();
+      hp.peerDoes({ type: 'shutdown', cmd: {} });
+      hp.deliver();
+      hp.shutdownWith(3000n, script);
+      forceAttempt(hp, ask);
+      forceAttempt(hp, force);
+      hp.reconnect();
+      break;
+    }
     case 'pending-tlc': {
       // Shutdown with a TLC in flight: the removal round runs while shutting down (cut and
       // resumed), then ClosingSigned, withheld by the peer; then a forced close.
@@ -275,6 +306,9 @@ const PLAN: [Closing, LastRound][] = [
   ['strand-coop-withheld', 'collision'],
   ['coop-completed', 'stalled'],
   ['pending-tlc', 'none'],
+  ['restored-current', 'strand'],
+  ['restored-stale', 'peer'],
+  ['restored-current', 'stalled'],
 ];
 
 /**
@@ -410,11 +444,15 @@ describe('a hostile peer against the fnn nonce ledger', () => {
     expect(refused.every((r) => r.error instanceof NonceSpent)).toBe(true);
     // Where they were refused: only Strand on B (it loses collisions) after the peer stalled the
     // round that follows one; everywhere else a force close went through.
-    const outcomes = (side: Role) => peers.filter((p) => p.strand.name === side).flatMap((p) => p.outcomes);
+    const outcomes = (side: Role) =>
+      peers.filter((p) => p.strand.name === side && !restored.has(p)).flatMap((p) => p.outcomes);
     expect(outcomes('A')).not.toContain('refused');
     expect(outcomes('A').filter((o) => o === 'closed').length).toBeGreaterThan(10);
     expect(outcomes('B').filter((o) => o === 'refused').length).toBeGreaterThan(3);
     expect(outcomes('B').filter((o) => o === 'closed').length).toBeGreaterThan(10);
+    // A restored copy signs nothing new: every force close it is asked for is refused or moot
+    // (a stale copy finds itself outdated and waits for the peer's commitment).
+    for (const p of restored) expect(p.outcomes).not.toContain('closed');
     const closed = peers.filter((hp) =>
       hp.strand.seen.some((e) => e.type === 'broadcast' && e.tx.hash() === hp.strand.ch.shutdownTxHash),
     );
