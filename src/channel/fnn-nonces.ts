@@ -48,6 +48,28 @@ export interface FnnNonces {
 
 export const MAX_NONCE_USES = 2;
 
+/**
+ * TEST ONLY: a weakened ledger, so that the hostile-peer test can show its key solver works
+ * (`test/channel/hostile-peer.test.ts`). Null — the only value production ever sees — is the real
+ * bound. Nothing in `src/` calls the setter (a test checks this), no config, RPC or environment
+ * variable reaches it, and it refuses to run outside the test runner.
+ */
+let weakenedForTests: number | null = null;
+
+/**
+ * TEST ONLY: lets every secret nonce produce `uses` partial signatures (null restores
+ * MAX_NONCE_USES). With 3 or more, a hostile peer can solve for the funding key: never call this
+ * from `src/`.
+ */
+export function allowNonceReuseForTests(uses: number | null): void {
+  if (!process.env.VITEST) throw new Error('allowNonceReuseForTests is for the test suite only');
+  weakenedForTests = uses;
+}
+
+function maxUses(): number {
+  return weakenedForTests ?? MAX_NONCE_USES;
+}
+
 export class NonceSpent extends ChannelError {}
 
 export function isFnn(ch: Channel): boolean {
@@ -109,11 +131,11 @@ export function useNonce<T>(
 ): { list: NonceUse[]; value: T; nonce: Hex } {
   const i = which === undefined ? 0 : list.findIndex((n) => n.public === which);
   const head = i >= 0 ? list[i] : undefined;
-  if (!head?.secret || head.uses >= MAX_NONCE_USES)
+  if (!head?.secret || head.uses >= maxUses())
     throw new NonceSpent('fnn mode: our nonce already signed twice; a third signature is refused');
   const value = sign({ secret: hexToBytes(head.secret), public: hexToBytes(head.public) });
   const uses = head.uses + 1;
-  const spent: NonceUse = { public: head.public, secret: uses >= MAX_NONCE_USES ? '' : head.secret, uses };
+  const spent: NonceUse = { public: head.public, secret: uses >= maxUses() ? '' : head.secret, uses };
   return { list: list.map((n, j) => (j === i ? spent : n)), value, nonce: head.public };
 }
 

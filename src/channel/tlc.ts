@@ -304,11 +304,18 @@ export function collide(ch: Channel): { drop: true } | { drop: false; ch: Channe
   const updates = ch.cache?.updates ?? [];
   // Nonces the peer advertised meanwhile stay; the one our CommitmentSigned took goes back.
   const theirs = [before.nonces.theirs[0] as string, ...ch.nonces.theirs];
-  // fnn mode: the nonce ledger never steps back (its use counts hold whatever happened).
+  // fnn mode: the nonce ledger never steps back (its use counts hold whatever happened). Nor does
+  // the announcement: if it was signed during our round, its nonce is spent and its partial sent.
   const fnn = ch.fnn ? { fnn: ch.fnn } : {};
   return {
     drop: false,
-    ch: { ...before, ...fnn, nonces: { ...ch.nonces, theirs }, retry: [...(ch.retry ?? []), ...updates] },
+    ch: {
+      ...before,
+      ...fnn,
+      announcement: ch.announcement,
+      nonces: { ...ch.nonces, theirs },
+      retry: [...(ch.retry ?? []), ...updates],
+    },
   };
 }
 
