@@ -1,69 +1,117 @@
 /**
- * `npm run bench:payments`: payments per second over one channel (alice → bob, keysend) on a
- * devnet — sequential (latency p50/p99) and with several in flight — and, in the same run, the
- * signing ceiling of this machine (secp256k1 ECDSA and BIP340 Schnorr signatures per second),
- * since every TLC round signs commitments; then the same over two hops (alice → bob → carol, routed
- * by path-finding over the gossiped graph).
+ * `npm run bench:payments`: keysend payments per second on a devnet, measured from outside as an
+ * application sees them — `send_payment` over HTTP, the outcome pushed by the payer's
+ * `subscribe_store_changes` (no polling: a poll loop costs the payer as much CPU as a payment).
+ *
+ * Runs, each `BENCH_PAYMENTS` payments (default 200): one channel (alice → bob) one at a time
+ * (latency p50/p99) and with `BENCH_CONCURRENCY` in flight (default "16,64"); then two hops
+ * (alice → bob → carol, bob forwarding with a fee, routed over the gossiped graph) the same way.
+ * Prints the machine's load average first: on a shared machine the figures move with it.
  */
+import os from 'node:os';
 import path from 'node:path';
-import { schnorr, secp256k1 } from '@noble/curves/secp256k1.js';
+import WebSocket from 'ws';
 import { startDevnet } from '../src/devnet/devnet.ts';
 import { createRpcClient, type RpcClient } from '../src/rpc/client.ts';
 import { tempDir } from '../test/helpers/node-process.ts';
 
 const PAYMENTS = Number(process.env.BENCH_PAYMENTS ?? 200);
-// Payments in flight at once: the TLC updates asked for during a round go out together in the
-// next one (batching); the payer's adds and the payee's fulfils still collide now and then.
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
+const CONCURRENCY = (process.env.BENCH_CONCURRENCY ?? '16,64').split(',').map(Number).filter(Boolean);
 
-function signingCeiling() {
-  const sk = secp256k1.utils.randomSecretKey();
-  const msg = new Uint8Array(32).fill(7);
-  const time = (fn: () => void) => {
-    const n = 300;
-    for (let i = 0; i < 50; i++) fn();
-    const t0 = performance.now();
-    for (let i = 0; i < n; i++) fn();
-    return (n * 1000) / (performance.now() - t0);
-  };
+/** Payment outcomes pushed by the payer's store-change subscription, by payment hash. */
+async function outcomes(rpcUrl: string) {
+  const ws = new WebSocket(rpcUrl.replace(/^http/, 'ws'));
+  await new Promise((resolve, reject) => {
+    ws.once('open', resolve);
+    ws.once('error', reject);
+  });
+  const done = new Map<string, string>();
+  const waiting = new Map<string, (status: string) => void>();
+  ws.on('message', (data) => {
+    const msg = JSON.parse(data.toString());
+    const s = msg.params?.result?.PutPaymentSession;
+    if (!s) return;
+    const status = s.payment_session?.status as string;
+    if (status !== 'Success' && status !== 'Failed') return;
+    const w = waiting.get(s.payment_hash);
+    if (w) {
+      waiting.delete(s.payment_hash);
+      w(status);
+    } else done.set(s.payment_hash, status);
+  });
+  ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'subscribe_store_changes', params: [] }));
   return {
-    ecdsa: time(() => secp256k1.sign(msg, sk, { prehash: false })),
-    schnorr: time(() => schnorr.sign(msg, sk)),
+    /** Resolves with the payment's final status (it may already have arrived). */
+    wait(hash: string): Promise<string> {
+      const s = done.get(hash);
+      if (s) {
+        done.delete(hash);
+        return Promise.resolve(s);
+      }
+      return new Promise((resolve) => waiting.set(hash, resolve));
+    },
+    close: () => ws.close(),
   };
 }
 
-async function pay(alice: RpcClient, bob: string): Promise<number> {
+type Outcomes = Awaited<ReturnType<typeof outcomes>>;
+
+/** One keysend; its latency in ms, or throws with the failure. */
+async function pay(alice: RpcClient, feed: Outcomes, target: string): Promise<number> {
   const t0 = performance.now();
-  let payment_hash = '';
+  let hash = '';
   const giveUp = Date.now() + 60_000;
-  while (!payment_hash) {
-    if (Date.now() > giveUp) throw new Error(`no route to ${bob} after 60 s`);
+  while (!hash) {
     try {
-      ({ payment_hash } = await alice.call('send_payment', {
-        target_pubkey: bob,
+      ({ payment_hash: hash } = await alice.call('send_payment', {
+        target_pubkey: target,
         amount: '0x2710',
         keysend: true,
       }));
     } catch (e) {
       // Right after the channels are ready the route may not be known yet (the seed's rule).
-      if (!/Failed to build route/.test((e as Error).message)) throw e;
+      if (!/Failed to build route/.test((e as Error).message) || Date.now() > giveUp) throw e;
       await new Promise((r) => setTimeout(r, 200));
     }
   }
-  const stuck = Date.now() + 120_000;
-  for (;;) {
-    const p = await alice.call('get_payment', { payment_hash });
-    if (p.status === 'Success') return performance.now() - t0;
-    if (p.status === 'Failed') throw new Error(`payment failed: ${p.failed_error}`);
-    // A TLC never settled would hold the run forever: name it instead.
-    if (Date.now() > stuck) throw new Error(`payment still ${p.status} after 120 s`);
-    await new Promise((r) => setTimeout(r, 2));
-  }
+  const status = await feed.wait(hash);
+  if (status !== 'Success') throw new Error(`payment ${status}`);
+  return performance.now() - t0;
 }
 
 const pct = (xs: number[], p: number) =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))]!;
+  xs.length
+    ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))]!
+    : NaN;
 
+/** `n` payments with `inFlight` at once: completed per second, latencies, failures. */
+async function run(alice: RpcClient, feed: Outcomes, target: string, inFlight: number) {
+  const lat: number[] = [];
+  const failed: string[] = [];
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (next < PAYMENTS) {
+        next++;
+        await pay(alice, feed, target).then(
+          (ms) => lat.push(ms),
+          (e: Error) => failed.push(e.message),
+        );
+      }
+    }),
+  );
+  const rate = (lat.length * 1000) / (performance.now() - t0);
+  const fails = failed.length ? `; ${failed.length} failed (${[...new Set(failed)].join('; ')})` : '';
+  return `${inFlight} in flight: ${rate.toFixed(1)}/s, p50 ${pct(lat, 50).toFixed(1)} ms, p99 ${pct(lat, 99).toFixed(1)} ms${fails}`;
+}
+
+console.log(
+  `load average ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')} on ${os.cpus().length} cores; ${PAYMENTS} keysends per run`,
+);
 const net = await startDevnet({
   dir: path.join(tempDir('strand-bench-pay-'), 'net'),
   nodes: 3,
@@ -83,63 +131,19 @@ const net = await startDevnet({
   reset: true,
   log: () => {},
 });
+const nodes = net.description.nodes;
+const alice = createRpcClient(nodes[0]!.rpc_url);
+const feed = await outcomes(nodes[0]!.rpc_url);
 try {
-  const alice = createRpcClient(net.description.nodes[0]!.rpc_url);
-  const bob = net.description.nodes[1]!.pubkey;
-  for (let i = 0; i < 10; i++) await pay(alice, bob); // warm-up
-  const lat: number[] = [];
-  let t0 = performance.now();
-  for (let i = 0; i < PAYMENTS; i++) lat.push(await pay(alice, bob));
-  const seqRate = (PAYMENTS * 1000) / (performance.now() - t0);
-  let concRate = seqRate;
-  if (CONCURRENCY > 1) {
-    t0 = performance.now();
-    let next = 0;
-    const conc: number[] = [];
-    // A payment whose first hop stays busy through all its tries fails: counted, not fatal.
-    const failed: string[] = [];
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
-        while (next < PAYMENTS) {
-          next++;
-          await pay(alice, bob).then(
-            (ms) => conc.push(ms),
-            (e: Error) => failed.push(e.message),
-          );
-        }
-      }),
-    );
-    concRate = (conc.length * 1000) / (performance.now() - t0);
-    console.log(
-      `  ${CONCURRENCY} in flight: ${concRate.toFixed(1)}/s, p50 ${pct(conc, 50).toFixed(1)} ms, p99 ${pct(conc, 99).toFixed(1)} ms${failed.length ? `; ${failed.length} failed (${[...new Set(failed)].join('; ')})` : ''}`,
-    );
+  for (const [label, target] of [
+    ['one channel (alice → bob)', nodes[1]!.pubkey],
+    ['two hops (alice → bob → carol)', nodes[2]!.pubkey],
+  ] as const) {
+    for (let i = 0; i < 10; i++) await pay(alice, feed, target); // warm-up (and the route)
+    console.log(`${label}:`);
+    for (const n of [1, ...CONCURRENCY]) console.log(`  ${await run(alice, feed, target, n)}`);
   }
-  const carol = net.description.nodes[2]!.pubkey;
-  const lat2: number[] = [];
-  let twoHopRate = 0;
-  try {
-    for (let i = 0; i < 3; i++) await pay(alice, carol); // warm-up (and wait for the route)
-    t0 = performance.now();
-    for (let i = 0; i < PAYMENTS; i++) lat2.push(await pay(alice, carol));
-    twoHopRate = (PAYMENTS * 1000) / (performance.now() - t0);
-  } catch (e) {
-    console.log(`two hops: ${(e as Error).message}`);
-  }
-  const sign = signingCeiling();
-  console.log(`payments over one channel (keysend, ${PAYMENTS}, one at a time):`);
-  console.log(
-    `  ${seqRate.toFixed(1)}/s, latency p50 ${pct(lat, 50).toFixed(1)} ms, p99 ${pct(lat, 99).toFixed(1)} ms`,
-  );
-  if (lat2.length > 0) {
-    console.log(`two hops (alice → bob → carol, one at a time):`);
-    console.log(
-      `  ${twoHopRate.toFixed(1)}/s, latency p50 ${pct(lat2, 50).toFixed(1)} ms, p99 ${pct(lat2, 99).toFixed(1)} ms`,
-    );
-  }
-  console.log(`signing ceiling: ECDSA ${sign.ecdsa.toFixed(0)}/s, Schnorr ${sign.schnorr.toFixed(0)}/s`);
-  console.log(
-    `ratio payments / Schnorr signatures: ${(Math.max(seqRate, concRate) / sign.schnorr).toFixed(4)}`,
-  );
 } finally {
+  feed.close();
   await net.stop();
 }
