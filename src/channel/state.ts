@@ -261,6 +261,33 @@ export function serializeChannel(c: Channel): string {
   return JSON.stringify(c, (_k, v) => (typeof v === 'bigint' ? { $big: v.toString() } : v));
 }
 
+/**
+ * The channel's JSON with every TLC's onion left out (`0x`). An onion is ~13 KB of hex that never
+ * changes while its TLC lives, so it is kept once, apart from the state written on every event:
+ * in its own table (`store.ts`) or, for a round's snapshot, in the live channel (`tlc.ts`).
+ * `withOnions` puts them back.
+ */
+export function serializeChannelLean(c: Channel): string {
+  return JSON.stringify(c, (k, v) =>
+    typeof v === 'bigint' ? { $big: v.toString() } : k === 'onion' && typeof v === 'string' ? '0x' : v,
+  );
+}
+
+/** A TLC's key among the channel's: the direction and the id (ids are per direction). */
+export const tlcKey = (t: Pick<Tlc, 'offered' | 'id'>): string => `${t.offered ? 'o' : 'r'}${t.id}`;
+
+/** The channel with each TLC's onion taken from `onions` (by `tlcKey`) where it has none. */
+export function withOnions(ch: Channel, onions: ReadonlyMap<string, string>): Channel {
+  if (!onions.size) return ch;
+  return {
+    ...ch,
+    tlcs: ch.tlcs.map((t) => {
+      const onion = t.onion === '0x' ? onions.get(tlcKey(t)) : undefined;
+      return onion ? { ...t, onion } : t;
+    }),
+  };
+}
+
 export function deserializeChannel(text: string): Channel {
   return JSON.parse(text, (_k, v) =>
     v && typeof v === 'object' && typeof v.$big === 'string' && Object.keys(v).length === 1

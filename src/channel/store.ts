@@ -1,6 +1,9 @@
 /**
  * Channel rows in the node's SQLite store: one row per channel, keyed by the temporary id (stable
  * for the channel's life), with the current id, peer, state name and the JSON of the state.
+ * The TLCs' onions (~13 KB of hex each, fixed for a TLC's life) are not in that JSON, which is
+ * written on every event: each is written once to `channel_onions`, in the transaction of the
+ * first state holding its TLC, and deleted in the one of the first state without it.
  *
  * Committed channels are also kept in memory, one cache per database connection (every
  * ChannelStore on the same `Db` shares it), so reads do not parse a channel's JSON — tens of KB
@@ -10,7 +13,7 @@
  * the database and are not cached.
  */
 import type { Db, DomainSchema } from '../store/db.ts';
-import { type Channel, deserializeChannel, serializeChannel } from './state.ts';
+import { type Channel, deserializeChannel, serializeChannelLean, tlcKey, withOnions } from './state.ts';
 
 export const channelSchema: DomainSchema = {
   domain: 'channel',
@@ -27,6 +30,16 @@ export const channelSchema: DomainSchema = {
       );
       CREATE INDEX channels_peer ON channels (peer);
       CREATE TABLE channel_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);`,
+    },
+    {
+      // Onions move out of the state JSON; rows written before keep theirs inline until rewritten.
+      version: 2,
+      up: `CREATE TABLE channel_onions (
+        temp_id TEXT NOT NULL,
+        tlc TEXT NOT NULL,
+        onion TEXT NOT NULL,
+        PRIMARY KEY (temp_id, tlc)
+      );`,
     },
   ],
 };
@@ -46,6 +59,10 @@ export class ChannelStore {
   private readonly all;
   private readonly getMeta;
   private readonly setMeta;
+  private readonly putOnion;
+  private readonly dropOnion;
+  private readonly onionsOf;
+  private readonly allOnions;
 
   constructor(private readonly db: Db) {
     let cache = caches.get(db);
@@ -64,6 +81,12 @@ export class ChannelStore {
     this.setMeta = db.prepare(
       'INSERT INTO channel_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value',
     );
+    this.putOnion = db.prepare(
+      'INSERT INTO channel_onions (temp_id, tlc, onion) VALUES (?, ?, ?) ON CONFLICT(temp_id, tlc) DO UPDATE SET onion = excluded.onion',
+    );
+    this.dropOnion = db.prepare('DELETE FROM channel_onions WHERE temp_id = ? AND tlc = ?');
+    this.onionsOf = db.prepare('SELECT tlc, onion FROM channel_onions WHERE temp_id = ?');
+    this.allOnions = db.prepare('SELECT temp_id, tlc, onion FROM channel_onions');
   }
 
   /** Writes the channel in one transaction (committed, fsynced) before anything depends on it. */
@@ -89,14 +112,23 @@ export class ChannelStore {
     if (hit) return hit;
     const row = this.byAnyId.get(id, id) as { data: string } | undefined;
     if (!row) return undefined;
-    const ch = deserializeChannel(row.data);
+    const ch = this.withStoredOnions(deserializeChannel(row.data));
     if (!this.db.inTransaction) this.cache.byTempId.set(ch.tempId, ch);
     return ch;
   }
 
   list(): Channel[] {
     if (!this.cache.complete || this.db.inTransaction) {
-      const all = (this.all.all() as { data: string }[]).map((r) => deserializeChannel(r.data));
+      const onions = new Map<string, Map<string, string>>();
+      for (const r of this.allOnions.all() as { temp_id: string; tlc: string; onion: string }[]) {
+        let m = onions.get(r.temp_id);
+        if (!m) onions.set(r.temp_id, (m = new Map()));
+        m.set(r.tlc, r.onion);
+      }
+      const all = (this.all.all() as { data: string }[]).map((r) => {
+        const ch = deserializeChannel(r.data);
+        return withOnions(ch, onions.get(ch.tempId) ?? new Map());
+      });
       if (this.db.inTransaction) return all;
       this.cache.byTempId = new Map(all.map((ch) => [ch.tempId, ch]));
       this.cache.complete = true;
@@ -107,8 +139,36 @@ export class ChannelStore {
     );
   }
 
+  /**
+   * The row and the onion changes since the last committed state, in one transaction. Without a
+   * cached last state (first write, or after a foreign transaction) every onion is written again.
+   */
   private write(ch: Channel): void {
-    this.upsert.run(ch.tempId, ch.id, ch.peer, ch.state, ch.createdAt, serializeChannel(ch));
+    const last = this.cache.byTempId.get(ch.tempId);
+    const before = new Map(last?.tlcs.map((t) => [tlcKey(t), t.onion]) ?? []);
+    this.db.transaction(() => {
+      this.upsert.run(ch.tempId, ch.id, ch.peer, ch.state, ch.createdAt, serializeChannelLean(ch));
+      for (const t of ch.tlcs) {
+        const key = tlcKey(t);
+        const had = before.get(key);
+        before.delete(key);
+        if (!t.onion || t.onion === '0x' || (last && had === t.onion)) continue;
+        this.putOnion.run(ch.tempId, key, t.onion);
+      }
+      // Gone since the last state; with no last state, whatever the table holds beyond the TLCs.
+      const gone = last ? [...before.keys()] : this.staleOnions(ch);
+      for (const key of gone) this.dropOnion.run(ch.tempId, key);
+    })();
+  }
+
+  private staleOnions(ch: Channel): string[] {
+    const live = new Set(ch.tlcs.map(tlcKey));
+    return (this.onionsOf.all(ch.tempId) as { tlc: string }[]).map((r) => r.tlc).filter((k) => !live.has(k));
+  }
+
+  private withStoredOnions(ch: Channel): Channel {
+    const rows = this.onionsOf.all(ch.tempId) as { tlc: string; onion: string }[];
+    return withOnions(ch, new Map(rows.map((r) => [r.tlc, r.onion])));
   }
 
   private forget(tempId: string): void {

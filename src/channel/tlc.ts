@@ -37,8 +37,10 @@ import {
   deserializeChannel,
   type PartyParams,
   resolvingPending,
-  serializeChannel,
+  serializeChannelLean,
   type Tlc,
+  tlcKey,
+  withOnions,
 } from './state.ts';
 import { newTlcKeys, type TlcKeyFields, withRemotePoint } from './tlc-keys.ts';
 import { commitmentTxSize, feeOf, le128, revocationMessage, SIDE_FLOOR } from './tx.ts';
@@ -276,7 +278,9 @@ function withRemoval(ch: Channel, tlc: Tlc, removal: NonNullable<Tlc['removal']>
 }
 
 function startRound(ch0: Channel, env: MachineEnv, updates: ChannelMessage[] = [], before?: Channel): Step {
-  const snapshot = serializeChannel({ ...(before ?? ch0), round: null });
+  // Without onions: the live channel keeps every TLC of the snapshot (none is deleted before the
+  // peer's RevokeAndAck, after which there is no stepping back), and `collide` takes them from it.
+  const snapshot = serializeChannelLean({ ...(before ?? ch0), round: null });
   const { ch, msg } = commitmentSigned({ ...ch0, round: { initiator: 'local', before: snapshot } }, env);
   const cache = { updates: updates.map(enc), commit: enc(msg), revoke: ch.cache?.revoke ?? null };
   return { ch: { ...ch, cache }, effects: [{ type: 'send', msg }] };
@@ -300,7 +304,10 @@ export function collide(ch: Channel): { drop: true } | { drop: false; ch: Channe
   if (ch.round?.initiator !== 'local' || ch.round.gotRevoke) return { drop: false, ch };
   const weWin = Buffer.compare(b(ch.local.fundingPubkey), b((ch.remote as PartyParams).fundingPubkey)) < 0;
   if (weWin || !ch.round.before) return { drop: true };
-  const before = deserializeChannel(ch.round.before);
+  const before = withOnions(
+    deserializeChannel(ch.round.before),
+    new Map(ch.tlcs.map((t) => [tlcKey(t), t.onion])),
+  );
   const updates = ch.cache?.updates ?? [];
   // Nonces the peer advertised meanwhile stay; the one our CommitmentSigned took goes back.
   const theirs = [before.nonces.theirs[0] as string, ...ch.nonces.theirs];

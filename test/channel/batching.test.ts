@@ -32,7 +32,8 @@ const add = (n: number, amount = BigInt(n) * CKB): TlcCommand => ({
     paymentHash: ckbHash(preimage(n)),
     expiry: 1_800_000_000_000n,
     hashAlgorithm: 0,
-    onion: new Uint8Array(0),
+    // A stand-in onion per payment: the state keeps it whatever happens to the round.
+    onion: new Uint8Array(64).fill(n),
   },
 });
 const fulfil = (id: bigint, n: number): TlcCommand => ({
@@ -186,9 +187,12 @@ describe('both sides batching at once', () => {
     const outB = batch(B, A, [fulfil(0n, 1), add(6), fail(1n), add(9)]);
     const loser = aWins ? B : A;
     let steppedBack = 0;
+    const onionsKept = (ch: Channel) => ch.tlcs.every((x) => x.onion.length === 2 + 128);
     while (h.runSteps(A, B, 1) > 0) {
       conserved(A);
       conserved(B);
+      // The step back (its snapshot keeps no onions) gives every TLC its own onion back.
+      expect([onionsKept(A.ch), onionsKept(B.ch)]).toEqual([true, true]);
       steppedBack = Math.max(steppedBack, loser.ch.retry?.length ?? 0);
     }
     expect(steppedBack).toBe(aWins ? 4 : 3);

@@ -83,4 +83,42 @@ describe('channel store', () => {
     a.save({ ...channel('CHANNEL_READY', []), tempId: '0x00', id: '0x05', createdAt: 5 });
     expect(b.list().map((c) => c.tempId)).toEqual(['0x00', '0x03', '0x01']);
   });
+
+  it('keeps each onion once, apart from the state: written with its TLC, gone with it, back on every read', () => {
+    const onion = (n: number) => `0x${n.toString(16).padStart(2, '0').repeat(6500)}`;
+    const withOnionTlcs = (state: Channel['state'], ids: bigint[]) =>
+      ({
+        ...channel(state, []),
+        tlcs: ids.map((id) => ({ id, offered: id % 2n === 0n, onion: onion(Number(id)) })),
+      }) as unknown as Channel;
+    const rows = () =>
+      db
+        .prepare('SELECT tlc FROM channel_onions ORDER BY tlc')
+        .all()
+        .map((r: any) => r.tlc as string);
+    const stateJson = () => (db.prepare('SELECT data FROM channels').get() as { data: string }).data;
+    const store = new ChannelStore(db);
+    store.save(withOnionTlcs('CHANNEL_READY', [0n, 1n]));
+    expect(rows()).toEqual(['o0', 'r1']);
+    expect(stateJson().length).toBeLessThan(1000);
+    // A rolled-back save changes neither the rows nor the cached state.
+    expect(() =>
+      db.transaction(() => {
+        store.save(withOnionTlcs('CHANNEL_READY', [1n, 2n]));
+        throw new Error('rolled back');
+      })(),
+    ).toThrow('rolled back');
+    expect(rows()).toEqual(['o0', 'r1']);
+    // TLC 0 settled, TLC 2 added (after the rollback the store has no cached last state).
+    store.save(withOnionTlcs('CHANNEL_READY', [1n, 2n]));
+    expect(rows()).toEqual(['o2', 'r1']);
+    store.save(withOnionTlcs('CHANNEL_READY', [2n]));
+    expect(rows()).toEqual(['o2']);
+    // A reopened database gives the channel back whole.
+    db.close();
+    db = openDatabase(path.join(dir, 'strand.db'), [channelSchema, paymentLinkSchema]);
+    const back = new ChannelStore(db);
+    expect(back.get('0x02')?.tlcs.map((t) => t.onion)).toEqual([onion(2)]);
+    expect(back.list()[0]?.tlcs.map((t) => t.onion)).toEqual([onion(2)]);
+  });
 });
