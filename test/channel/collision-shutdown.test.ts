@@ -2,12 +2,16 @@
  * A lost round collision steps back only the loser's own updates (`collide` in `tlc.ts`): a
  * Shutdown received or sent while the loser's round was unacknowledged survives the step back,
  * so the cooperative close still completes on both sides — in both rule modes, and across a
- * reconnect.
+ * reconnect. And once the cooperative close is broadcast, a peer's force-close request (or a
+ * claim of lost state) is ignored: no commitment of ours competes with the close.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Effect } from '../../src/channel/machine.ts';
+import { FORCE_CLOSE_REQUEST } from '../../src/channel/outdated.ts';
 import { reestablishMessage } from '../../src/channel/reestablish.ts';
 import type { ChannelRules } from '../../src/channel/reserve.ts';
 import { CKB } from '../../src/channel/tx.ts';
+import { hexToBytes } from '../../src/codec/hex.ts';
 import { ckbHash } from '../../src/crypto/hash.ts';
 import { openTestChain, type TestChain } from '../devchain/helpers.ts';
 import { pairHarness, type Side } from './pair-harness.ts';
@@ -117,6 +121,63 @@ describe.each(['strand', 'fnn'] as const)('a lost collision, rules %s', (rules) 
     B.inbox.length = 0;
     A.inbox.push(reestablishMessage(B.ch));
     B.inbox.push(reestablishMessage(A.ch));
+    h.run(A, B);
+    expectClosed(A, B);
+  });
+});
+
+const broadcasts = (s: Side) =>
+  s.seen.filter((e): e is Extract<Effect, { type: 'broadcast' }> => e.type === 'broadcast');
+
+describe.each(['strand', 'fnn'] as const)('a cooperative close broadcast, rules %s', (rules) => {
+  it("ignores the peer's force-close request once the cooperative close is broadcast", () => {
+    const { A, B, winner, loser } = crossedPair(rules);
+    h.feed(winner, loser, { type: 'shutdown', cmd: {} });
+    h.run(A, B);
+    h.feed(loser, winner, { type: 'removeTlc', id: receivedId(loser), reason: { preimage } });
+    h.run(A, B);
+    h.feed(winner, loser, { type: 'removeTlc', id: receivedId(winner), reason: { preimage } });
+    h.run(A, B);
+    for (const s of [A, B]) expect(s.ch.flags).toContain('WAITING_COMMITMENT_CONFIRMATION');
+    const closeHash = A.ch.shutdownTxHash;
+    for (const [me, other] of [
+      [A, B],
+      [B, A],
+    ] as const) {
+      const before = me.ch;
+      const sent = broadcasts(me).length;
+      h.feed(me, other, {
+        type: 'peer',
+        msg: {
+          type: 'TxAbort',
+          value: {
+            channelId: hexToBytes(me.ch.id),
+            message: new TextEncoder().encode(`${FORCE_CLOSE_REQUEST}please`),
+          },
+        },
+      });
+      // Nothing signed, nothing broadcast, nothing changed; the refusal is logged.
+      expect(broadcasts(me).length).toBe(sent);
+      expect(me.ch).toBe(before);
+      expect(me.sent.at(-1)?.type).not.toBe('CommitmentSigned');
+      expect(me.seen.at(-1)).toMatchObject({ type: 'warn' });
+      // Nor does a reestablish claiming the peer lost state make it publish its commitment.
+      const { local, remote } = me.ch.commitmentNumbers;
+      h.feed(me, other, {
+        type: 'peer',
+        msg: {
+          type: 'ReestablishChannel',
+          value: {
+            channelId: hexToBytes(me.ch.id),
+            localCommitmentNumber: remote - 2n,
+            remoteCommitmentNumber: local - 2n,
+          },
+        },
+      });
+      expect(broadcasts(me).length).toBe(sent);
+      expect(me.ch.shutdown?.force).toBeFalsy();
+      expect(me.ch.shutdownTxHash).toBe(closeHash);
+    }
     h.run(A, B);
     expectClosed(A, B);
   });

@@ -14,7 +14,7 @@ import { allowNonceReuseForTests, NonceSpent, spendAllNonces } from '../../src/c
 import { deriveChannelKeys } from '../../src/channel/keys.ts';
 import { scriptData } from '../../src/channel/machine.ts';
 import { newNonce, signWithNonce } from '../../src/channel/musig.ts';
-import { type Channel, withFlag } from '../../src/channel/state.ts';
+import { type Channel, coopCloseBroadcast, withFlag } from '../../src/channel/state.ts';
 import { CKB } from '../../src/channel/tx.ts';
 import { hexToBytes } from '../../src/codec/hex.ts';
 import { ckbHash } from '../../src/crypto/hash.ts';
@@ -39,11 +39,14 @@ vi.mock('../../src/crypto/musig2-fast.ts', async (importOriginal) => {
 
 /** Channels whose Strand was restored from a backup copy (they refuse to sign anything new). */
 const restored = new Set<HostilePeer>();
+/** Whether each 'coop-completed' closing had its cooperative close broadcast when asked to force-close. */
+const coopAsked: boolean[] = [];
 /** The dev chains opened by the test (closed after it). */
 let chains: TestChain[] = [];
 beforeEach(() => {
   tapped.length = 0;
   restored.clear();
+  coopAsked.length = 0;
 });
 afterEach(() => {
   allowNonceReuseForTests(null);
@@ -200,7 +203,12 @@ function close(hp: HostilePeer, how: Closing): void {
       hp.deliver();
       hp.reconnect();
       hp.shutdownWith(7000n, script);
-      forceAttempt(hp, ask);
+      // Once its cooperative close is broadcast, Strand answers a force-close request with nothing
+      // (a commitment would compete with the close for the funding cell).
+      const coop = coopCloseBroadcast(hp.strand.ch);
+      const asked = forceAttempt(hp, ask);
+      if (coop) expect(asked).toBe('nothing');
+      coopAsked.push(coop);
       forceAttempt(hp, force);
       break;
     }
@@ -453,6 +461,8 @@ describe('a hostile peer against the fnn nonce ledger', () => {
     // A restored copy signs nothing new: every force close it is asked for is refused or moot
     // (a stale copy finds itself outdated and waits for the peer's commitment).
     for (const p of restored) expect(p.outcomes).not.toContain('closed');
+    // The force-close request after a completed cooperative close was put (and ignored) at least once.
+    expect(coopAsked).toContain(true);
     const closed = peers.filter((hp) =>
       hp.strand.seen.some((e) => e.type === 'broadcast' && e.tx.hash() === hp.strand.ch.shutdownTxHash),
     );
