@@ -447,7 +447,19 @@ describe('a hostile peer against the fnn nonce ledger', () => {
     // The peer was refused the third signature (and nothing changed: `forceAttempt`).
     const refused = peers.flatMap((hp) => hp.nonceRefusals());
     expect(refused.length).toBeGreaterThan(0);
-    for (const r of refused) expect(r.error.message).toMatch(/third signature is refused/);
+    // Each says why: a nonce that signed twice, or (a restored copy) one erased by the restore.
+    for (const hp of peers)
+      for (const r of hp.nonceRefusals())
+        expect(r.error.message).toMatch(
+          restored.has(hp)
+            ? /third signature is refused|restored from a backup/
+            : /third signature is refused/,
+        );
+    expect(
+      [...restored]
+        .flatMap((hp) => hp.nonceRefusals())
+        .some((r) => /restored from a backup/.test(r.error.message)),
+    ).toBe(true);
     // Every refusal is a ChannelError the shell handles (anything else would have thrown).
     expect(refused.every((r) => r.error instanceof NonceSpent)).toBe(true);
     // Where they were refused: only Strand on B (it loses collisions) after the peer stalled the
