@@ -20,6 +20,8 @@ export interface NonceUse {
   public: Hex;
   secret: Hex;
   uses: number;
+  /** The secret was erased by a restore from a backup copy (`spendAllNonces`), not by its uses. */
+  restored?: true;
 }
 
 export interface FnnNonces {
@@ -131,7 +133,13 @@ export function useNonce<T>(
 ): { list: NonceUse[]; value: T; nonce: Hex } {
   const i = which === undefined ? 0 : list.findIndex((n) => n.public === which);
   const head = i >= 0 ? list[i] : undefined;
-  if (!head?.secret || head.uses >= maxUses())
+  if (!head)
+    throw new NonceSpent(`fnn mode: our nonce ${which ?? ''} is not in the ledger; no signature with it`);
+  if (head.restored && !head.secret)
+    throw new NonceSpent(
+      'fnn mode: our nonce was erased when the channel was restored from a backup (the live node may have used it since the copy); a new signature is refused',
+    );
+  if (!head.secret || head.uses >= maxUses())
     throw new NonceSpent('fnn mode: our nonce already signed twice; a third signature is refused');
   const value = sign({ secret: hexToBytes(head.secret), public: hexToBytes(head.public) });
   const uses = head.uses + 1;
@@ -175,6 +183,11 @@ export function theirRevokeNonce(ch: Channel, n: bigint): Uint8Array {
  */
 export function spendAllNonces(ch: Channel): Channel {
   if (!ch.fnn) return ch;
-  const spend = (n: NonceUse): NonceUse => ({ public: n.public, secret: '', uses: MAX_NONCE_USES });
+  const spend = (n: NonceUse): NonceUse => ({
+    public: n.public,
+    secret: '',
+    uses: MAX_NONCE_USES,
+    restored: true,
+  });
   return { ...ch, fnn: { ...ch.fnn, mine: ch.fnn.mine.map(spend), myRevoke: ch.fnn.myRevoke.map(spend) } };
 }

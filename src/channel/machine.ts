@@ -134,7 +134,9 @@ export type Effect =
   | { type: 'tlc'; notice: TlcNotice }
   | { type: 'failed'; reason: string }
   /** Something the operator must know (an outdated channel state): logged as an error. */
-  | { type: 'alarm'; reason: string };
+  | { type: 'alarm'; reason: string }
+  /** A peer's request the machine ignores on purpose (and why): logged as a warning. */
+  | { type: 'warn'; reason: string };
 
 export type Event =
   | { type: 'peer'; msg: ChannelMessage }

@@ -29,7 +29,7 @@
 import { hexToBytes } from '../codec/hex.ts';
 import { forceClose } from './close.ts';
 import { ChannelError, type Effect, type Event, type Step } from './machine.ts';
-import { type Channel, type Flag, hasFlag, withFlag } from './state.ts';
+import { type Channel, coopCloseBroadcast, type Flag, hasFlag, withFlag } from './state.ts';
 import type { ChannelMessage, ReestablishChannel } from './wire.ts';
 
 /** The TxAbort text a node with an outdated state sends to ask its peer to force-close. */
@@ -96,8 +96,22 @@ export function markOutdated(ch0: Channel, reason: string): Step {
   };
 }
 
-/** The peer is behind: close with our latest commitment, unless our own store is unconfirmed. */
+/**
+ * The peer is behind (or asks for a force close): close with our latest commitment, unless our
+ * own store is unconfirmed, or our cooperative close is already broadcast — that one, signed by
+ * both, ends the channel; a commitment of ours would only compete with it for the funding cell.
+ */
 export function onPeerBehind(ch: Channel, reason: string): Step {
+  if (coopCloseBroadcast(ch))
+    return {
+      ch,
+      effects: [
+        {
+          type: 'warn',
+          reason: `${reason}; ignored: our cooperative close ${ch.shutdownTxHash} is broadcast and awaits confirmation`,
+        },
+      ],
+    };
   if (hasFlag(ch, 'RESTORED_FROM_BACKUP'))
     return {
       ch: {

@@ -935,6 +935,9 @@ export class ChannelService {
       case 'alarm':
         this.log.error({ channel: ch.id, peer: ch.peer, reason: e.reason }, 'channel state alarm');
         return;
+      case 'warn':
+        this.log.warn({ channel: ch.id, peer: ch.peer, reason: e.reason }, 'peer request ignored');
+        return;
     }
   }
 

@@ -249,6 +249,14 @@ export function resolvingPending(c: Channel): boolean {
   );
 }
 
+/**
+ * Our signed cooperative close is broadcast (and awaits confirmation): the channel ends with it.
+ * No commitment of ours may be signed or broadcast any more: it would compete for the funding cell.
+ */
+export function coopCloseBroadcast(c: Channel): boolean {
+  return c.state === 'SHUTTING_DOWN' && hasFlag(c, 'WAITING_COMMITMENT_CONFIRMATION') && !c.shutdown?.force;
+}
+
 export const PENDING_STATES: StateName[] = [
   'NEGOTIATING_FUNDING',
   'COLLABORATING_FUNDING_TX',

@@ -297,32 +297,70 @@ export function dec(x: string): ChannelMessage {
 
 /**
  * The peer started a round while ours is unacknowledged: both sent updates at once. The side
- * with the smaller funding key wins and ignores the other's round; the loser steps back to the
- * state before its round (its updates are re-issued once the winner's round ends).
+ * with the smaller funding key wins and ignores the other's round; the loser steps back from its
+ * round (`stepBack`; its updates are re-issued once the winner's round ends).
  */
 export function collide(ch: Channel): { drop: true } | { drop: false; ch: Channel } {
   if (ch.round?.initiator !== 'local' || ch.round.gotRevoke) return { drop: false, ch };
   const weWin = Buffer.compare(b(ch.local.fundingPubkey), b((ch.remote as PartyParams).fundingPubkey)) < 0;
   if (weWin || !ch.round.before) return { drop: true };
+  // The snapshot keeps no onions (`startRound`): every TLC in it is still in the live channel.
   const before = withOnions(
     deserializeChannel(ch.round.before),
     new Map(ch.tlcs.map((t) => [tlcKey(t), t.onion])),
   );
-  const updates = ch.cache?.updates ?? [];
-  // Nonces the peer advertised meanwhile stay; the one our CommitmentSigned took goes back.
-  const theirs = [before.nonces.theirs[0] as string, ...ch.nonces.theirs];
-  // fnn mode: the nonce ledger never steps back (its use counts hold whatever happened). Nor does
-  // the announcement: if it was signed during our round, its nonce is spent and its partial sent.
-  const fnn = ch.fnn ? { fnn: ch.fnn } : {};
+  return { drop: false, ch: stepBack(ch, before) };
+}
+
+/**
+ * The fields of a channel that our round's own updates and CommitmentSigned changed, and that a
+ * step back therefore takes from the snapshot of the round's start (`round.before`). Nothing else
+ * rolls back: a step back undoes our updates, not what happened meanwhile.
+ *
+ * - `tlcs`: our AddTlcs added TLCs, our RemoveTlcs marked received ones removed. The peer's
+ *   updates cannot be among the changes: any update of the peer while our round is
+ *   unacknowledged is the collision itself, applied only after the step back.
+ * - `localBalance`, `remoteBalance`: moved by our updates when announced.
+ * - `nextTlcId`: our AddTlcs took ids; re-issued from `retry` under the same ids.
+ * (Also round-local, handled in `stepBack`: `round` (none of ours any more), `cache` (our round's
+ * updates and CommitmentSigned must not be replayed after a reconnect; our last RevokeAndAck
+ * stays), the head of the peer's nonce pool our CommitmentSigned took (Strand mode).)
+ *
+ * Kept as they are now (learned from the peer, or decided by us, outside our updates):
+ * - `state`, `flags`, `shutdown`, `shutdownTxHash`, `closeTx`: a Shutdown sent or received during
+ *   our round, the peer's ClosingSigned — the cooperative close goes on after the step back;
+ * - `commitmentNumbers`, `revocation`, `latestCommitmentTx(Hash)`, `remote` (its commitment
+ *   points): they move only with the peer's RevokeAndAck or CommitmentSigned, and a revocation is
+ *   never undone (no step back once the peer revoked: `gotRevoke`);
+ * - `nonces` (but for the one taken back), `fnn`, `announcement`: a secret nonce, once used,
+ *   never comes back (its use counts hold whatever happened);
+ * - `retry`: earlier stepped-back updates, to which ours are appended;
+ * - `failureDetail`, `enabled` and the TLC relay parameters (set by the shell meanwhile), and
+ *   everything fixed at opening.
+ */
+const ROUND_LOCAL = [
+  'tlcs',
+  'localBalance',
+  'remoteBalance',
+  'nextTlcId',
+] as const satisfies readonly (keyof Channel)[];
+
+/** The channel with our unacknowledged round undone (`ROUND_LOCAL`), our updates queued for retry. */
+function stepBack(ch: Channel, before: Channel): Channel {
+  const restored = Object.fromEntries(ROUND_LOCAL.map((k) => [k, before[k]])) as Pick<
+    Channel,
+    (typeof ROUND_LOCAL)[number]
+  >;
+  // Strand mode: the peer's nonce our CommitmentSigned took goes back in front of those it
+  // advertised meanwhile. fnn mode: the ledger never steps back (`nonces` stays empty).
+  const taken = isFnn(ch) ? [] : before.nonces.theirs.slice(0, 1);
   return {
-    drop: false,
-    ch: {
-      ...before,
-      ...fnn,
-      announcement: ch.announcement,
-      nonces: { ...ch.nonces, theirs },
-      retry: [...(ch.retry ?? []), ...updates],
-    },
+    ...ch,
+    ...restored,
+    round: null,
+    cache: { updates: [], commit: null, revoke: ch.cache?.revoke ?? null },
+    nonces: { ...ch.nonces, theirs: [...taken, ...ch.nonces.theirs] },
+    retry: [...(ch.retry ?? []), ...(ch.cache?.updates ?? [])],
   };
 }
 

@@ -48,6 +48,12 @@ describe('fnn mode nonces', () => {
     const two = useNonce(one.list, sign);
     expect(two.list[0]).toEqual({ public: '0x02', secret: '', uses: MAX_NONCE_USES });
     expect(() => useNonce(two.list, sign)).toThrow(NonceSpent);
+    expect(() => useNonce(two.list, sign)).toThrow(
+      'fnn mode: our nonce already signed twice; a third signature is refused',
+    );
+    // A nonce not in the ledger: refused, saying so.
+    expect(() => useNonce(two.list, sign, '0x04')).toThrow(NonceSpent);
+    expect(() => useNonce(two.list, sign, '0x04')).toThrow(/0x04 is not in the ledger/);
     expect(calls).toBe(2);
   });
 
@@ -162,5 +168,14 @@ describe('fnn mode nonces', () => {
     const copy = spendAllNonces(A.ch);
     expect(copy.fnn?.mine.every((n) => n.secret === '' && n.uses === MAX_NONCE_USES)).toBe(true);
     expect(() => signFunding(copy, msg(1))).toThrow(NonceSpent);
+    // The refusal says why: erased by the restore, not signed twice (the copy cannot know).
+    expect(() => signFunding(copy, msg(1))).toThrow(
+      'fnn mode: our nonce was erased when the channel was restored from a backup (the live node may have used it since the copy); a new signature is refused',
+    );
+    // A nonce the live channel spent by its two uses says so; in a backup copy the same nonce is
+    // refused as erased by the restore, like every other (the copy's counts are not trusted).
+    const spent = signFunding(signFunding(A.ch, msg(2)).ch, msg(3)).ch;
+    expect(() => signFunding(spent, msg(4))).toThrow(/already signed twice/);
+    expect(() => signFunding(spendAllNonces(spent), msg(4))).toThrow(/restored from a backup/);
   });
 });

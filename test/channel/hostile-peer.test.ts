@@ -14,7 +14,7 @@ import { allowNonceReuseForTests, NonceSpent, spendAllNonces } from '../../src/c
 import { deriveChannelKeys } from '../../src/channel/keys.ts';
 import { scriptData } from '../../src/channel/machine.ts';
 import { newNonce, signWithNonce } from '../../src/channel/musig.ts';
-import { type Channel, withFlag } from '../../src/channel/state.ts';
+import { type Channel, coopCloseBroadcast, withFlag } from '../../src/channel/state.ts';
 import { CKB } from '../../src/channel/tx.ts';
 import { hexToBytes } from '../../src/codec/hex.ts';
 import { ckbHash } from '../../src/crypto/hash.ts';
@@ -39,11 +39,14 @@ vi.mock('../../src/crypto/musig2-fast.ts', async (importOriginal) => {
 
 /** Channels whose Strand was restored from a backup copy (they refuse to sign anything new). */
 const restored = new Set<HostilePeer>();
+/** Whether each 'coop-completed' closing had its cooperative close broadcast when asked to force-close. */
+const coopAsked: boolean[] = [];
 /** The dev chains opened by the test (closed after it). */
 let chains: TestChain[] = [];
 beforeEach(() => {
   tapped.length = 0;
   restored.clear();
+  coopAsked.length = 0;
 });
 afterEach(() => {
   allowNonceReuseForTests(null);
@@ -200,7 +203,12 @@ function close(hp: HostilePeer, how: Closing): void {
       hp.deliver();
       hp.reconnect();
       hp.shutdownWith(7000n, script);
-      forceAttempt(hp, ask);
+      // Once its cooperative close is broadcast, Strand answers a force-close request with nothing
+      // (a commitment would compete with the close for the funding cell).
+      const coop = coopCloseBroadcast(hp.strand.ch);
+      const asked = forceAttempt(hp, ask);
+      if (coop) expect(asked).toBe('nothing');
+      coopAsked.push(coop);
       forceAttempt(hp, force);
       break;
     }
@@ -439,7 +447,19 @@ describe('a hostile peer against the fnn nonce ledger', () => {
     // The peer was refused the third signature (and nothing changed: `forceAttempt`).
     const refused = peers.flatMap((hp) => hp.nonceRefusals());
     expect(refused.length).toBeGreaterThan(0);
-    for (const r of refused) expect(r.error.message).toMatch(/third signature is refused/);
+    // Each says why: a nonce that signed twice, or (a restored copy) one erased by the restore.
+    for (const hp of peers)
+      for (const r of hp.nonceRefusals())
+        expect(r.error.message).toMatch(
+          restored.has(hp)
+            ? /third signature is refused|restored from a backup/
+            : /third signature is refused/,
+        );
+    expect(
+      [...restored]
+        .flatMap((hp) => hp.nonceRefusals())
+        .some((r) => /restored from a backup/.test(r.error.message)),
+    ).toBe(true);
     // Every refusal is a ChannelError the shell handles (anything else would have thrown).
     expect(refused.every((r) => r.error instanceof NonceSpent)).toBe(true);
     // Where they were refused: only Strand on B (it loses collisions) after the peer stalled the
@@ -453,6 +473,8 @@ describe('a hostile peer against the fnn nonce ledger', () => {
     // A restored copy signs nothing new: every force close it is asked for is refused or moot
     // (a stale copy finds itself outdated and waits for the peer's commitment).
     for (const p of restored) expect(p.outcomes).not.toContain('closed');
+    // The force-close request after a completed cooperative close was put (and ignored) at least once.
+    expect(coopAsked).toContain(true);
     const closed = peers.filter((hp) =>
       hp.strand.seen.some((e) => e.type === 'broadcast' && e.tx.hash() === hp.strand.ch.shutdownTxHash),
     );
