@@ -121,8 +121,8 @@ export class ChannelStore {
     if (!this.cache.complete || this.db.inTransaction) {
       const onions = new Map<string, Map<string, string>>();
       for (const r of this.allOnions.all() as { temp_id: string; tlc: string; onion: string }[]) {
-        let m = onions.get(r.temp_id);
-        if (!m) onions.set(r.temp_id, (m = new Map()));
+        const m = onions.get(r.temp_id) ?? new Map<string, string>();
+        onions.set(r.temp_id, m);
         m.set(r.tlc, r.onion);
       }
       const all = (this.all.all() as { data: string }[]).map((r) => {
