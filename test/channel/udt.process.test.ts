@@ -1,8 +1,11 @@
 /**
- * A UDT channel with real processes: the dev chain's test UDT whitelisted on both nodes (the peer
- * auto-accepting with its CKB reserve and no tokens), opened with 600 tokens, paid 100 through a
- * TLC, closed cooperatively: the token amounts land right on chain. A token not in the whitelist
- * is refused with the reference's text. A names the token by the pattern `0x.*`, B by its args.
+ * A token channel with real processes, once with each of the dev chain's test tokens — the test
+ * UDT (simple UDT) and the test xUDT, the standard of CKB's real tokens: the token whitelisted on
+ * both nodes (the peer auto-accepting with its CKB reserve and no tokens), opened with 600
+ * tokens, paid 100 through a TLC, closed cooperatively: the token amounts land right on chain.
+ * Both wallets hold both tokens, so the funding must pick the right one. A token not in the
+ * whitelist is refused with the reference's text. A names the token by the pattern `0x.*`, B by
+ * its args.
  */
 import { ccc } from '@ckb-ccc/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,33 +24,37 @@ import {
 } from './process-helpers.ts';
 
 const hex = (v: bigint) => `0x${v.toString(16)}`;
-let chain: DevchainProcess;
-let a: NodeProcess;
-let b: NodeProcess;
-let aInfo: any;
-let bInfo: any;
-let udt: { code_hash: string; hash_type: string; args: string };
 
-beforeAll(async () => {
-  chain = await startDevchain([1, 2], 5000, 200, undefined, 1000);
-  const t = await testUdtWhitelist(chain.url);
-  udt = t.udt;
-  const whitelist = t.whitelist;
-  // A names the token by an args pattern, as fnn's own test configs write it; B by exact args.
-  const byPattern = whitelist.map((w) => ({ ...w, script: { ...w.script, args: '0x.*' } }));
-  a = await startChannelNode(1, chain.url, {}, undefined, { udt_whitelist: byPattern });
-  b = await startChannelNode(2, chain.url, {}, undefined, { udt_whitelist: whitelist });
-  ({ aInfo, bInfo } = await connect(a, b));
-}, 120_000);
+describe.each([
+  { name: 'a UDT channel', token: 'test_udt' as const },
+  { name: 'an xUDT channel', token: 'test_xudt' as const },
+])('$name', ({ token }) => {
+  let chain: DevchainProcess;
+  let a: NodeProcess;
+  let b: NodeProcess;
+  let aInfo: any;
+  let bInfo: any;
+  let udt: { code_hash: string; hash_type: string; args: string };
 
-afterAll(async () => {
-  if (process.env.DEBUG_CH) console.log(a?.output().slice(-4000), '\n-----\n', b?.output().slice(-4000));
-  await a?.stop();
-  await b?.stop();
-  await chain?.stop();
-});
+  beforeAll(async () => {
+    chain = await startDevchain([1, 2], 5000, 200, undefined, 1000, 1000);
+    const t = await testUdtWhitelist(chain.url, token);
+    udt = t.udt;
+    const whitelist = t.whitelist;
+    // A names the token by an args pattern, as fnn's own test configs write it; B by exact args.
+    const byPattern = whitelist.map((w) => ({ ...w, script: { ...w.script, args: '0x.*' } }));
+    a = await startChannelNode(1, chain.url, {}, undefined, { udt_whitelist: byPattern });
+    b = await startChannelNode(2, chain.url, {}, undefined, { udt_whitelist: whitelist });
+    ({ aInfo, bInfo } = await connect(a, b));
+  }, 120_000);
 
-describe('a UDT channel', () => {
+  afterAll(async () => {
+    if (process.env.DEBUG_CH) console.log(a?.output().slice(-4000), '\n-----\n', b?.output().slice(-4000));
+    await a?.stop();
+    await b?.stop();
+    await chain?.stop();
+  });
+
   it('opens, pays and closes with the token amounts right on chain', async () => {
     const client = createChainClient({ rpcUrl: chain.url });
     const r = await rpc(a, 'open_channel', {
@@ -75,6 +82,7 @@ describe('a UDT channel', () => {
     const op = ca.channel_outpoint as string;
     const cell = (await client.getLiveCell({ txHash: op.slice(0, 66), index: 0 }, true)) as any;
     expect(BigInt(cell.cell.output.capacity)).toBe(286n * CKB);
+    expect(cell.cell.output.type).toEqual(udt);
     expect(ccc.numLeFromBytes(ccc.bytesFrom(cell.cell.data.content))).toBe(600n);
 
     // Pay 100 tokens through a TLC.
@@ -127,6 +135,7 @@ describe('a UDT channel', () => {
     const toB = outs.find((o: any) => o.args === bInfo.default_funding_lock_script.args);
     expect([toA.tokens, toB.tokens]).toEqual([500n, 100n]);
     expect(toA.type).toEqual(udt);
+    expect(toB.type).toEqual(udt);
     // Each side gets its reserve back; the initiator (A) pays the fee.
     expect(toB.capacity).toBe(143n * CKB);
     expect(143n * CKB - toA.capacity).toBeGreaterThan(0n);
