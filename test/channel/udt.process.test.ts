@@ -2,10 +2,10 @@
  * A token channel with real processes, once with each of the dev chain's test tokens — the test
  * UDT (simple UDT) and the test xUDT, the standard of CKB's real tokens: the token whitelisted on
  * both nodes (the peer auto-accepting with its CKB reserve and no tokens), opened with 600
- * tokens, paid 100 through a TLC, closed cooperatively: the token amounts land right on chain.
- * Both wallets hold both tokens, so the funding must pick the right one. A token not in the
- * whitelist is refused with the reference's text. A names the token by the pattern `0x.*`, B by
- * its args.
+ * tokens, paid 100 through a TLC and 50 by keysend, closed cooperatively: the token amounts land
+ * right on chain. Both wallets hold both tokens, so the funding must pick the right one. A token
+ * not in the whitelist is refused with the reference's text. A names the token by the pattern
+ * `0x.*`, B by its args.
  */
 import { ccc } from '@ckb-ccc/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,6 +23,8 @@ import {
   until,
 } from './process-helpers.ts';
 
+/** The default modules (`dev` has add_tlc / remove_tlc) and `payment` for the keysend. */
+const MODULES = ['info', 'peer', 'channel', 'dev', 'graph', 'payment'];
 const hex = (v: bigint) => `0x${v.toString(16)}`;
 
 describe.each([
@@ -43,8 +45,8 @@ describe.each([
     const whitelist = t.whitelist;
     // A names the token by an args pattern, as fnn's own test configs write it; B by exact args.
     const byPattern = whitelist.map((w) => ({ ...w, script: { ...w.script, args: '0x.*' } }));
-    a = await startChannelNode(1, chain.url, {}, undefined, { udt_whitelist: byPattern });
-    b = await startChannelNode(2, chain.url, {}, undefined, { udt_whitelist: whitelist });
+    a = await startChannelNode(1, chain.url, {}, undefined, { udt_whitelist: byPattern }, MODULES);
+    b = await startChannelNode(2, chain.url, {}, undefined, { udt_whitelist: whitelist }, MODULES);
     ({ aInfo, bInfo } = await connect(a, b));
   }, 120_000);
 
@@ -110,6 +112,28 @@ describe.each([
       (x) => x.channels[0]?.local_balance === hex(100n) && x.channels[0]?.pending_tlcs.length === 0,
     );
     expect(paid.channels[0].remote_balance).toBe(hex(500n));
+
+    // Keysend 50 more tokens (a payment session: the route is the channel itself).
+    const sent = await until(
+      'keysend accepted',
+      () =>
+        a.call('send_payment', [
+          { target_pubkey: bInfo.pubkey, amount: hex(50n), keysend: true, udt_type_script: udt },
+        ]),
+      (r) => !r.error,
+      60_000,
+    );
+    const done = await until(
+      'keysend ended',
+      () => rpc(a, 'get_payment', { payment_hash: sent.result.payment_hash }),
+      (p) => p.status === 'Success' || p.status === 'Failed',
+    );
+    expect(done.status).toBe('Success');
+    await until(
+      'keysend settled at B',
+      () => rpc(b, 'list_channels', {}),
+      (x) => x.channels[0]?.local_balance === hex(150n) && x.channels[0]?.pending_tlcs.length === 0,
+    );
     await until(
       'A idle',
       () => a.call('shutdown_channel', [{ channel_id: ca.channel_id }]),
@@ -133,7 +157,7 @@ describe.each([
     }));
     const toA = outs.find((o: any) => o.args === aInfo.default_funding_lock_script.args);
     const toB = outs.find((o: any) => o.args === bInfo.default_funding_lock_script.args);
-    expect([toA.tokens, toB.tokens]).toEqual([500n, 100n]);
+    expect([toA.tokens, toB.tokens]).toEqual([450n, 150n]);
     expect(toA.type).toEqual(udt);
     expect(toB.type).toEqual(udt);
     // Each side gets its reserve back; the initiator (A) pays the fee.
