@@ -47,6 +47,8 @@ import {
   verifyTransaction,
 } from './validate.ts';
 
+export { type DevAccount, SIGHASH_TYPE_HASH };
+
 /** Private key of the dev spec's 20-billion-CKB issued cell (CKB's documented dev-chain account). */
 export const DEV_FAUCET_KEY = '0xd00c06bfd800d27397002dca6fb0993d5ba6399b4238b2f29ee9deb97593d2bc';
 /** CKB's dev spec as fiber-js ships it: genesis 0x677c33a4…7614 (the reference vector). */
@@ -103,7 +105,6 @@ interface PoolEntry {
   addedAt: bigint;
 }
 
-export { type DevAccount, SIGHASH_TYPE_HASH };
 export const MIN_FEE_RATE = 1000n;
 /** A dev RPC must not be able to stall the chain for minutes. */
 export const MAX_GENERATED_BLOCKS = 100_000n;
