@@ -34,12 +34,12 @@ export function registerDevchainCommand(program: Command): void {
     )
     .option(
       '--fund <account...>',
-      'fund at creation: <address|0x lock args|key file>:<CKB>[:<UDT>] (repeatable; an encrypted ckb/key needs FIBER_SECRET_KEY_PASSWORD)',
+      'fund at creation: <address|0x lock args|key file>:<CKB>[:<UDT>[:<xUDT>]] (repeatable; an encrypted ckb/key needs FIBER_SECRET_KEY_PASSWORD)',
     )
     .action(async (opts) => {
       let chain: DevChain;
       try {
-        const accounts = ((opts.fund as string[] | undefined) ?? []).map(parseAccount);
+        const accounts = ((opts.fund as string[] | undefined) ?? []).map((s) => parseAccount(s));
         if (fs.existsSync(path.join(opts.dir, 'devchain.sqlite')) && (accounts.length || opts.epochLength)) {
           process.stderr.write(
             'devchain: the chain already exists; --fund and --epoch-length apply at creation only (use `strand devchain faucet`)\n',
@@ -87,8 +87,11 @@ export function registerDevchainCommand(program: Command): void {
 
   cmd
     .command('faucet <to> <ckb>')
-    .description('send CKB (and optionally test UDT) from the dev chain faucet to an address or lock args')
-    .option('--udt <amount>', 'also send this much test UDT', '0')
+    .description(
+      'send CKB (and optionally the test tokens) from the dev chain faucet to an address or lock args',
+    )
+    .option('--udt <amount>', 'also send this much test UDT (simple UDT)', '0')
+    .option('--xudt <amount>', 'also send this much test xUDT', '0')
     .option('--rpc <url>', 'dev chain JSON-RPC URL', 'http://127.0.0.1:8114/')
     .action(async (to: string, ckb: string, opts) => {
       const client = createChainClient({ rpcUrl: opts.rpc, attempts: 2 });
@@ -98,6 +101,7 @@ export function registerDevchainCommand(program: Command): void {
           { code_hash: lock.codeHash, hash_type: lock.hashType, args: lock.args },
           `0x${parseCkb(ckb).toString(16)}`,
           `0x${BigInt(opts.udt).toString(16)}`,
+          `0x${BigInt(opts.xudt).toString(16)}`,
         ]);
         process.stdout.write(`${hash}\n`);
       } catch (e) {
@@ -139,11 +143,20 @@ function parseCkb(text: string): bigint {
   return BigInt(whole as string) * CKB + BigInt(frac.padEnd(8, '0'));
 }
 
-function parseAccount(spec: string): DevAccount {
+/** `<account>:<CKB>[:<UDT>[:<xUDT>]]`; a token amount may be left empty (`key:100::50`). */
+export function parseAccount(spec: string, lockOf: (account: string) => ccc.Script = lockFor): DevAccount {
   const parts = spec.split(':');
-  // An address has no ':', so the last one or two parts are the amounts.
-  const udt = parts.length >= 3 ? BigInt(parts.pop() as string) : undefined;
-  const ckb = parts.pop();
-  if (!ckb || parts.length === 0) throw new Error(`--fund '${spec}': expected <account>:<CKB>[:<UDT>]`);
-  return { lock: lockFor(parts.join(':')), capacity: parseCkb(ckb), udt };
+  // An address has no ':', so the trailing numeric parts (at most three) are the amounts.
+  const amounts: string[] = [];
+  while (amounts.length < 3 && parts.length > 1 && /^[\d.]*$/.test(parts[parts.length - 1] as string))
+    amounts.unshift(parts.pop() as string);
+  const [ckb, udt, xudt] = amounts;
+  if (!ckb || parts.length === 0)
+    throw new Error(`--fund '${spec}': expected <account>:<CKB>[:<UDT>[:<xUDT>]]`);
+  const token = (v: string | undefined) => {
+    if (!v) return undefined;
+    if (!/^\d+$/.test(v)) throw new Error(`--fund '${spec}': token amounts are whole numbers`);
+    return BigInt(v);
+  };
+  return { lock: lockOf(parts.join(':')), capacity: parseCkb(ckb), udt: token(udt), xudt: token(xudt) };
 }

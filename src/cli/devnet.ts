@@ -1,6 +1,6 @@
 /**
  * `strand devnet`: what `npm start` runs — a dev chain and N nodes, connected and with channels,
- * until Ctrl-C. `strand devnet fund <node|address> <ckb> [--udt n]`: the faucet.
+ * until Ctrl-C. `strand devnet fund <node|address> <ckb> [--udt n] [--xudt n]`: the faucet.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -79,8 +79,9 @@ export function registerDevnetCommand(program: Command): void {
 
   cmd
     .command('fund <target> <ckb>')
-    .description('send CKB (and --udt test tokens) from the faucet to a devnet node or an address')
-    .option('--udt <amount>', 'also send this many test UDT units', '0')
+    .description('send CKB (and --udt / --xudt test tokens) from the faucet to a devnet node or an address')
+    .option('--udt <amount>', 'also send this many test UDT (simple UDT) units', '0')
+    .option('--xudt <amount>', 'also send this many test xUDT units', '0')
     .action(async (target: string, ckb: string, opts, sub: Command) => {
       // `-d` belongs to `strand devnet` (commander hands it to the parent wherever it appears).
       const d = readDescription(String(sub.parent?.opts().dir ?? 'devnet-data'));
@@ -90,12 +91,13 @@ export function registerDevnetCommand(program: Command): void {
       const to = /^0x[0-9a-fA-F]{40}$/.test(args)
         ? { code_hash: SIGHASH_ALL_TYPE_HASH, hash_type: 'type', args }
         : args;
-      if (!/^\d+$/.test(ckb) || !/^\d+$/.test(opts.udt)) fail('amounts are whole numbers');
+      if (![ckb, opts.udt, opts.xudt].every((v) => /^\d+$/.test(v))) fail('amounts are whole numbers');
       try {
         const hash = await createRpcClient(d.chain.rpc_url).call('faucet', [
           to,
           toHexQuantity(BigInt(ckb) * CKB),
           toHexQuantity(BigInt(opts.udt)),
+          toHexQuantity(BigInt(opts.xudt)),
         ]);
         process.stdout.write(`${hash}\n`);
       } catch (e) {

@@ -5,18 +5,24 @@
  * Start-up builds the genesis from a CKB dev spec (byte-identical to CKB's) and then commits a
  * setup block: one ordinary signed transaction from the spec's well-known dev account that deploys
  * Strand's script cells (funding lock, commitment lock, simple UDT, xUDT) and funds the configured
- * accounts with CKB and the test UDT. Every later block holds a cellbase without outputs (no
- * rewards: total capacity only shrinks by fees) followed by the pending transactions.
+ * accounts with CKB and the test tokens (`funding.ts`). Every later block holds a cellbase without
+ * outputs (no rewards: total capacity only shrinks by fees) followed by the pending transactions.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { ccc } from '@ckb-ccc/core';
-import { bytesToHex, hexToBytes } from '../codec/hex.ts';
-import { lockArgsOf } from '../crypto/secp256k1.ts';
-import { signSighashAll } from '../crypto/sighash.ts';
 import type { Db } from '../store/db.ts';
 import { type Block, type Header, makeBlock, ZERO_HASH } from './block.ts';
 import { ChainTxError } from './errors.ts';
+import {
+  buildFunding,
+  type DevAccount,
+  type FundingSource,
+  faucetLockOf,
+  SIGHASH_TYPE_HASH,
+  type TokenScript,
+  testTokens,
+} from './funding.ts';
 import { cellbaseInput, cellbaseWitness } from './genesis.ts';
 import { cachedGenesis } from './genesis-cache.ts';
 import { DEV_SCRIPTS, type DevScript, devScriptCodeHash } from './scripts/registry.ts';
@@ -41,8 +47,8 @@ import {
   verifyTransaction,
 } from './validate.ts';
 
-export const SIGHASH_TYPE_HASH =
-  '0x9bd7e06f3ecf4be0f2fcd2188b23f1b9fcc88e5d4b65a8637b17723bbda3cce8' as ccc.Hex;
+export { type DevAccount, SIGHASH_TYPE_HASH };
+
 /** Private key of the dev spec's 20-billion-CKB issued cell (CKB's documented dev-chain account). */
 export const DEV_FAUCET_KEY = '0xd00c06bfd800d27397002dca6fb0993d5ba6399b4238b2f29ee9deb97593d2bc';
 /** CKB's dev spec as fiber-js ships it: genesis 0x677c33a4…7614 (the reference vector). */
@@ -52,14 +58,6 @@ export const DEFAULT_SPEC_TOML = fs.readFileSync(new URL('./dev-spec.toml', impo
  * outputs 6–8: a reference node given this spec derives the same script code hashes as Strand.
  */
 export const STRAND_SPEC_TOML = fs.readFileSync(new URL('./strand-dev-spec.toml', import.meta.url), 'utf8');
-
-export interface DevAccount {
-  lock: ccc.ScriptLike;
-  /** Shannons of CKB. */
-  capacity: bigint;
-  /** Test-UDT amount (a separate cell with 142 CKB of its own). */
-  udt?: bigint;
-}
 
 export interface DevChainOptions {
   dir: string;
@@ -86,7 +84,9 @@ export interface DevScripts {
   simple_udt: ScriptInfo;
   xudt: ScriptInfo;
   /** The test UDT's type script (simple UDT owned by the faucet). */
-  test_udt: { codeHash: ccc.Hex; hashType: ccc.HashType; args: ccc.Hex };
+  test_udt: TokenScript;
+  /** The test xUDT's type script (xUDT owned by the faucet, no flags). */
+  test_xudt: TokenScript;
 }
 
 export interface TxRecord {
@@ -105,7 +105,6 @@ interface PoolEntry {
   addedAt: bigint;
 }
 
-const UDT_CELL_CAPACITY = 142n * 100_000_000n;
 export const MIN_FEE_RATE = 1000n;
 /** A dev RPC must not be able to stall the chain for minutes. */
 export const MAX_GENERATED_BLOCKS = 100_000n;
@@ -153,7 +152,7 @@ export class DevChain {
     this.genesisHash = this.hashes[0] as ccc.Hex;
     this.epochLength = BigInt(meta('epoch_length'));
     this.timeOffset = BigInt(meta('time_offset') ?? '0');
-    this.scripts = JSON.parse(meta('scripts'));
+    this.scripts = withTestXudt(JSON.parse(meta('scripts')));
   }
 
   /** Opens the chain in `dir`, creating genesis and the setup block on first use. */
@@ -443,8 +442,8 @@ export class DevChain {
     this.timer = undefined;
   }
 
-  /** Sends `capacity` shannons (and optionally test-UDT) from the faucet account to `lock`. */
-  faucet(lock: ccc.ScriptLike, capacity: bigint, udt = 0n): ccc.Hex {
+  /** Sends `capacity` shannons (and optionally test UDT and test xUDT) from the faucet to `lock`. */
+  faucet(lock: ccc.ScriptLike, capacity: bigint, udt = 0n, xudt = 0n): ccc.Hex {
     const key = (
       this.db.prepare("SELECT value FROM dc_meta WHERE key = 'faucet_key'").get() as { value: string }
     ).value;
@@ -461,7 +460,7 @@ export class DevChain {
     const tx = buildFunding(
       source,
       key as ccc.Hex,
-      [{ lock, capacity, udt }],
+      [{ lock, capacity, udt, xudt }],
       [],
       (op) => !this.poolSpent.has(outPointKey(op)),
     );
@@ -560,6 +559,15 @@ export class DevChain {
   }
 }
 
+/**
+ * A chain created before the test xUDT existed has its code cell (deployed by every setup block)
+ * but no `test_xudt` entry: it is the same token shape as the test UDT, on the xUDT code hash.
+ */
+function withTestXudt(s: DevScripts): DevScripts {
+  if (s.test_xudt) return s;
+  return { ...s, test_xudt: { ...s.test_udt, codeHash: s.xudt.codeHash, hashType: s.xudt.hashType } };
+}
+
 // ---- creation ----------------------------------------------------------------------------------
 
 function initialise(db: Db, opts: DevChainOptions, now: () => bigint): void {
@@ -599,17 +607,14 @@ function initialise(db: Db, opts: DevChainOptions, now: () => bigint): void {
     const sighashDeps: ScriptInfo['cellDeps'] = [
       { outPoint: { txHash: tx1Hash, index: 0 }, depType: 'depGroup' },
     ];
-    const faucetLock = ccc.Script.from({
-      codeHash: SIGHASH_TYPE_HASH,
-      hashType: 'type',
-      args: bytesToHex(lockArgsOf(hexToBytes(faucetKey))),
+    const tokens = testTokens(faucetLockOf(faucetKey), {
+      simpleUdt: devScriptCodeHash('simple_udt') as ccc.Hex,
+      xudt: devScriptCodeHash('xudt') as ccc.Hex,
     });
-    const udtCodeHash = devScriptCodeHash('simple_udt') as ccc.Hex;
-    const testUdt = { codeHash: udtCodeHash, hashType: 'data2' as const, args: faucetLock.hash() };
-    const view = {
+    const view: FundingSource = {
       liveCellsByLock: (lock: ccc.Script) =>
         [...live.values()].filter((c) => c.output.lock.eq(lock) && !c.output.type),
-      scripts: { secp256k1_blake160_sighash_all: { cellDeps: sighashDeps }, test_udt: testUdt },
+      scripts: { secp256k1_blake160_sighash_all: { cellDeps: sighashDeps }, ...tokens },
     };
     // Script cells already in the genesis (a spec whose issued cells carry them, so that the
     // reference node, which takes tx0 outputs 6–8 as its FundingLock, CommitmentLock and
@@ -646,7 +651,7 @@ function initialise(db: Db, opts: DevChainOptions, now: () => bigint): void {
       commitment_lock: scriptInfo('commitment_lock'),
       simple_udt: scriptInfo('simple_udt'),
       xudt: scriptInfo('xudt'),
-      test_udt: testUdt,
+      ...tokens,
     };
     setMeta.run('scripts', JSON.stringify(scripts));
     const t = now();
@@ -700,78 +705,6 @@ function initialise(db: Db, opts: DevChainOptions, now: () => bigint): void {
     const block1 = makeBlock(header1, [cellbase, ...setupTxs]);
     commitBlock(db, block1, (op) => spentBySetup.get(outPointKey(op)) ?? live.get(outPointKey(op)));
   })();
-}
-
-interface FundingSource {
-  liveCellsByLock(lock: ccc.Script): ViewCell[];
-  scripts: Pick<DevScripts, 'test_udt'> & {
-    secp256k1_blake160_sighash_all: Pick<ScriptInfo, 'cellDeps'>;
-    simple_udt?: Pick<ScriptInfo, 'cellDeps'>;
-  };
-}
-
-/**
- * A transaction from the faucet key's plain cells paying each account (and a UDT cell when asked)
- * plus extra outputs, with change back to the faucet; fee 1000 shannons/KB.
- */
-function buildFunding(
-  src: FundingSource,
-  faucetKey: ccc.Hex,
-  accounts: DevAccount[],
-  extra: { lock: ccc.ScriptLike; data: Uint8Array }[],
-  usable: (op: ccc.OutPoint) => boolean,
-): ccc.Transaction {
-  const sk = hexToBytes(faucetKey, 'faucet key', 32);
-  const faucetLock = ccc.Script.from({
-    codeHash: SIGHASH_TYPE_HASH,
-    hashType: 'type',
-    args: bytesToHex(lockArgsOf(sk)),
-  });
-  const tx = ccc.Transaction.from({ version: 0 });
-  for (const d of src.scripts.secp256k1_blake160_sighash_all.cellDeps) tx.cellDeps.push(ccc.CellDep.from(d));
-  let needUdt = false;
-  for (const e of extra) {
-    const out = ccc.CellOutput.from({ lock: e.lock }, ccc.hexFrom(e.data));
-    tx.addOutput(out, ccc.hexFrom(e.data));
-  }
-  for (const a of accounts) {
-    tx.addOutput({ lock: a.lock, capacity: a.capacity }, '0x');
-    if (a.udt && a.udt > 0n) {
-      needUdt = true;
-      tx.addOutput(
-        { lock: a.lock, type: src.scripts.test_udt, capacity: UDT_CELL_CAPACITY },
-        ccc.hexFrom(ccc.numLeToBytes(a.udt, 16)),
-      );
-    }
-  }
-  if (needUdt) {
-    const deps = src.scripts.simple_udt?.cellDeps;
-    if (!deps) throw new Error('the test UDT is not deployed yet');
-    for (const d of deps) tx.cellDeps.push(ccc.CellDep.from(d));
-  }
-  const outSum = tx.outputs.reduce((s, o) => s + o.capacity, 0n);
-  const cells = src.liveCellsByLock(faucetLock).filter((c) => usable(c.outPoint));
-  let inSum = 0n;
-  for (const c of cells) {
-    tx.inputs.push(ccc.CellInput.from({ previousOutput: c.outPoint, since: 0n }));
-    inSum += c.output.capacity;
-    if (inSum >= outSum + 62n * 100_000_000n) break;
-  }
-  const change = ccc.CellOutput.from({ lock: faucetLock, capacity: 0n });
-  tx.addOutput(change, '0x');
-  // Placeholder witness so the size (and fee) is final before signing.
-  tx.witnesses = [ccc.hexFrom(ccc.WitnessArgs.from({ lock: ccc.hexFrom(new Uint8Array(65)) }).toBytes())];
-  const fee = (BigInt(tx.toBytes().length + 4) * 1000n + 999n) / 1000n;
-  if (inSum < outSum + fee + 61n * 100_000_000n) {
-    throw new Error(`faucet has too little CKB: needs ${outSum + fee} shannons plus change, has ${inSum}`);
-  }
-  (tx.outputs[tx.outputs.length - 1] as ccc.CellOutput).capacity = inSum - outSum - fee;
-  signSighashAll(
-    tx,
-    tx.inputs.map((_, i) => i),
-    sk,
-  );
-  return tx;
 }
 
 // ---- persistence -------------------------------------------------------------------------------

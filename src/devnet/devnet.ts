@@ -1,7 +1,7 @@
 /**
  * `strand devnet`: a local payment network on one machine — the embedded dev chain and N nodes,
- * each a separate process with its own directory, keys, funded wallet (CKB and the test UDT) and
- * ports — then the peers and channels of a topology. `<dir>/devnet.json` describes the network
+ * each a separate process with its own directory, keys, funded wallet (CKB, the test UDT and the
+ * test xUDT, both whitelisted in every node's config) and ports — then the peers and channels of a topology. `<dir>/devnet.json` describes the network
  * for scripts and tests. Restarting on the same directory keeps all state.
  */
 import fs from 'node:fs';
@@ -123,7 +123,7 @@ export async function startDevnet(opts: DevnetOptions): Promise<RunningDevnet> {
     // transaction locks the cells it spends until it is on chain).
     const fund = fresh
       ? nodes.flatMap((n) => [
-          ...['--fund', `${n.lockArgs}:${WALLET_CKB / WALLET_CELLS}:${WALLET_UDT}`],
+          ...['--fund', `${n.lockArgs}:${WALLET_CKB / WALLET_CELLS}:${WALLET_UDT}:${WALLET_UDT}`],
           ...Array.from({ length: Number(WALLET_CELLS) - 1 }, () => [
             '--fund',
             `${n.lockArgs}:${WALLET_CKB / WALLET_CELLS}`,
@@ -154,7 +154,7 @@ export async function startDevnet(opts: DevnetOptions): Promise<RunningDevnet> {
     const chainHash = chainStart.match[2]!;
     const scripts = JSON.parse(chainStart.match[3]!);
     log(
-      `chain: ${chainUrl} (genesis ${chainHash})${fresh ? `, wallets funded with ${WALLET_CKB} CKB and ${WALLET_UDT} test UDT` : ''}`,
+      `chain: ${chainUrl} (genesis ${chainHash})${fresh ? `, wallets funded with ${WALLET_CKB} CKB, ${WALLET_UDT} test UDT and ${WALLET_UDT} test xUDT` : ''}`,
     );
 
     // 3. The nodes.
@@ -233,15 +233,26 @@ interface NodeSetup {
   rpcPort: number;
   p2pPort: number;
   chainUrl: string;
-  scripts: { test_udt: ScriptWithDeps };
+  scripts: { test_udt: ScriptWithDeps; test_xudt: ScriptWithDeps };
 }
 
-export function testUdtScript(scripts: NodeSetup['scripts']) {
-  return scripts.test_udt.script;
+/** The token of a topology channel: the test UDT (`udt: true`) or the test xUDT (`udt: xudt`). */
+export function testUdtScript(scripts: NodeSetup['scripts'], token: true | 'xudt' = true) {
+  return (token === 'xudt' ? scripts.test_xudt : scripts.test_udt).script;
+}
+
+/** Both test tokens as `ckb.udt_whitelist` entries (a node auto-accepts 1000 units of either). */
+export function testTokenWhitelist(scripts: NodeSetup['scripts']) {
+  const entry = (name: string, t: ScriptWithDeps) => ({
+    name,
+    script: t.script,
+    cell_deps: t.cell_deps.map((d) => ({ cell_dep: d })),
+    auto_accept_amount: 1000,
+  });
+  return [entry('test-udt', scripts.test_udt), entry('test-xudt', scripts.test_xudt)];
 }
 
 function writeNodeConfig(nodeDir: string, n: NodeSetup): void {
-  const cellDeps = n.scripts.test_udt.cell_deps.map((d) => ({ cell_dep: d }));
   const config = {
     services: ['fiber', 'rpc', 'ckb'],
     fiber: {
@@ -275,9 +286,7 @@ function writeNodeConfig(nodeDir: string, n: NodeSetup): void {
     ckb: {
       rpc_url: n.chainUrl,
       tx_tracing_polling_interval_ms: 500,
-      udt_whitelist: [
-        { name: 'test-udt', script: testUdtScript(n.scripts), cell_deps: cellDeps, auto_accept_amount: 1000 },
-      ],
+      udt_whitelist: testTokenWhitelist(n.scripts),
     },
   };
   fs.writeFileSync(path.join(nodeDir, 'config.yml'), YAML.stringify(config));
@@ -314,11 +323,12 @@ async function openChannels(
       pubkey: peer.pubkey,
       funding_amount: toHexQuantity(BigInt(Math.round(c.funding)) * unit),
       public: c.public,
-      ...(c.udt ? { funding_udt_type_script: testUdtScript(scripts) } : {}),
+      ...(c.udt ? { funding_udt_type_script: testUdtScript(scripts, c.udt) } : {}),
       ...(c.fee_ppm !== undefined ? { tlc_fee_proportional_millionths: toHexQuantity(c.fee_ppm) } : {}),
     });
     pending.push({ from: c.from, to: c.to });
-    log(`channel: ${c.from} → ${c.to} opening (${c.funding} ${c.udt ? 'test UDT' : 'CKB'})`);
+    const unitName = c.udt === 'xudt' ? 'test xUDT' : c.udt ? 'test UDT' : 'CKB';
+    log(`channel: ${c.from} → ${c.to} opening (${c.funding} ${unitName})`);
   }
   for (const p of pending) {
     const client = clients.get(p.from)!;

@@ -4,7 +4,8 @@
  *   peers: [[alice, bob], [bob, carol]]
  *   channels:
  *     - { from: alice, to: bob, funding: 500 }                  # CKB
- *     - { from: bob, to: carol, funding: 1000, udt: true, fee_ppm: 2000, public: true }
+ *     - { from: bob, to: carol, funding: 1000, udt: true, fee_ppm: 2000, public: true }  # test UDT
+ *     - { from: carol, to: dave, funding: 1000, udt: xudt }                 # test xUDT
  */
 import fs from 'node:fs';
 import YAML from 'yaml';
@@ -22,7 +23,8 @@ const schema = z.object({
         to: name,
         /** Whole CKB, or whole token units for a UDT channel. */
         funding: z.number().positive(),
-        udt: z.boolean().default(false),
+        /** A token channel: `true` the test UDT (simple UDT), `xudt` the test xUDT. */
+        udt: z.union([z.boolean(), z.literal('xudt')]).default(false),
         public: z.boolean().default(true),
         fee_ppm: z.number().int().nonnegative().optional(),
       }),

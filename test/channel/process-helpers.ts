@@ -17,19 +17,21 @@ export interface DevchainProcess {
   stop(): Promise<void>;
 }
 
-/** Starts a dev chain funding the fixture wallets `nodes` (1, 2, 3) with `ckb` each. */
+/**
+ * Starts a dev chain funding the fixture wallets `nodes` (1, 2, 3) with `ckb` each, and `udt` /
+ * `xudt` units of the test UDT / test xUDT when given.
+ */
 export async function startDevchain(
   nodes: number[],
   ckb = 5000,
   blockIntervalMs = 200,
   epochLength?: number,
   udt?: number,
+  xudt?: number,
 ): Promise<DevchainProcess> {
   const dir = tempDir('strand-devchain-ch-');
-  const fund = nodes.flatMap((n) => [
-    '--fund',
-    `${FIXTURES}/${n}/ckb/plain_key:${ckb}${udt ? `:${udt}` : ''}`,
-  ]);
+  const tokens = xudt ? `:${udt ?? ''}:${xudt}` : udt ? `:${udt}` : '';
+  const fund = nodes.flatMap((n) => ['--fund', `${FIXTURES}/${n}/ckb/plain_key:${ckb}${tokens}`]);
   if (epochLength) fund.push('--epoch-length', String(epochLength));
   const proc: ChildProcess = spawn(
     process.execPath,
@@ -169,12 +171,15 @@ export async function connect(a: NodeProcess, b: NodeProcess): Promise<{ aInfo: 
   return { aInfo, bInfo };
 }
 
-/** The dev chain's test UDT, and a whitelist naming it (the acceptor auto-accepts, adding no tokens). */
-export async function testUdtWhitelist(chainUrl: string) {
+/**
+ * A test token of the dev chain (the test UDT, or the test xUDT), and a whitelist naming it (the
+ * acceptor auto-accepts, adding no tokens).
+ */
+export async function testUdtWhitelist(chainUrl: string, token: 'test_udt' | 'test_xudt' = 'test_udt') {
   const scripts = await createChainClient({ rpcUrl: chainUrl }).call<any>('get_dev_scripts');
-  const udt = scripts.test_udt.script as { code_hash: string; hash_type: string; args: string };
+  const udt = scripts[token].script as { code_hash: string; hash_type: string; args: string };
   const whitelist = [
-    { name: 'TEST', script: udt, cell_deps: scripts.test_udt.cell_deps, auto_accept_amount: 1 },
+    { name: 'TEST', script: udt, cell_deps: scripts[token].cell_deps, auto_accept_amount: 1 },
   ];
   return { udt, whitelist };
 }

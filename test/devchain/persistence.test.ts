@@ -35,6 +35,26 @@ describe('dev chain persistence', () => {
     }
   });
 
+  it('gives a chain made before the test xUDT its test_xudt (the code cell is already there)', () => {
+    const t = openTestChain();
+    try {
+      const expected = t.chain.scripts.test_xudt;
+      const { test_xudt: _, ...older } = t.chain.scripts;
+      t.chain.db.prepare("UPDATE dc_meta SET value = ? WHERE key = 'scripts'").run(JSON.stringify(older));
+      t.chain.close();
+      const again = DevChain.open({ dir: t.dir, now: () => t.clock.now });
+      try {
+        expect(again.scripts.test_xudt).toEqual(expected);
+        again.faucet(lockOf(KEY_B), 100n * CKB, 0n, 5n);
+        again.generateBlock();
+      } finally {
+        again.close();
+      }
+    } finally {
+      t.close();
+    }
+  });
+
   it('refuses a second opener of the same chain directory', () => {
     const t = openTestChain();
     try {

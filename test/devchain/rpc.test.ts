@@ -188,6 +188,12 @@ describe('dev chain JSON-RPC: chain methods', () => {
     });
     expect(s.commitment_lock.cell_deps[0].dep_type).toBe('code');
     expect(s.test_udt.script.args).toBe(t.chain.scripts.test_udt.args);
+    // The test xUDT: the same owner (the faucet lock), on the xUDT code cell.
+    expect(s.test_xudt).toEqual({
+      script: { code_hash: s.xudt.script.code_hash, hash_type: 'data2', args: s.test_udt.script.args },
+      cell_deps: s.xudt.cell_deps,
+    });
+    expect(s.test_xudt.script.code_hash).not.toBe(s.test_udt.script.code_hash);
   });
 
   it('answers malformed requests like a JSON-RPC server', async () => {
@@ -388,6 +394,23 @@ describe('dev chain JSON-RPC: indexer', () => {
         /param 0 \(address\): invalid CKB address 'ckt1nope'.*ckt1… on a dev chain/,
       ),
     });
+  });
+});
+
+describe('dev chain JSON-RPC: the faucet', () => {
+  it('issues the test xUDT as its fourth param, the test UDT as its third', async () => {
+    const to = { code_hash: lockOf(KEY_A).codeHash, hash_type: 'type', args: `0x${'cd'.repeat(20)}` };
+    await rpc('faucet', [to, `0x${(500n * CKB).toString(16)}`, '0x0', '0x2a']);
+    await rpc('faucet', [to, `0x${(500n * CKB).toString(16)}`, '0x7']);
+    await rpc('generate_block');
+    const s = await rpc('get_dev_scripts');
+    const amounts = async (type: unknown) => {
+      const key = { script: to, script_type: 'lock', filter: { script: type } };
+      const r = await rpc('get_cells', [key, 'asc', '0x64']);
+      return r.objects.map((o: any) => ccc.numLeFromBytes(ccc.bytesFrom(o.output_data)));
+    };
+    expect(await amounts(s.test_xudt.script)).toEqual([42n]);
+    expect(await amounts(s.test_udt.script)).toEqual([7n]);
   });
 });
 

@@ -143,14 +143,27 @@ describe('secp256k1-blake160 sighash-all', () => {
   });
 });
 
-describe('simple UDT', () => {
-  const udt = () => t.chain.scripts.test_udt;
-  const deps = () => [
-    ...t.chain.scripts.secp256k1_blake160_sighash_all.cellDeps,
-    ...t.chain.scripts.simple_udt.cellDeps,
-  ];
+// The test UDT (A and B hold 1000 from the chain's creation) and the test xUDT (issued to each by
+// the faucet first): both owned by the faucet lock, both checked the same way on transfer.
+describe.each([
+  { name: 'test UDT (simple UDT)', xudt: false },
+  { name: 'test xUDT', xudt: true },
+])('$name', ({ xudt }) => {
+  const token = () => (xudt ? t.chain.scripts.test_xudt : t.chain.scripts.test_udt);
+  const code = () => (xudt ? t.chain.scripts.xudt : t.chain.scripts.simple_udt);
+  const issue = (lock: ccc.Script, amount: bigint) =>
+    xudt ? t.chain.faucet(lock, 1000n * CKB, 0n, amount) : t.chain.faucet(lock, 1000n * CKB, amount);
+  const tokenCells = (sk: Uint8Array) =>
+    udtCellsOf(t.chain, lockOf(sk)).filter((c) => c.output.type?.eq(ccc.Script.from(token())));
+  const deps = () => [...t.chain.scripts.secp256k1_blake160_sighash_all.cellDeps, ...code().cellDeps];
+  beforeEach(() => {
+    if (!xudt) return;
+    issue(lockOf(KEY_A), 1000n);
+    issue(lockOf(KEY_B), 1000n);
+    t.chain.generateBlock();
+  });
   const transfer = (outAmounts: bigint[], data?: ccc.Hex) => {
-    const u = udtCellsOf(t.chain, lockOf(KEY_A))[0] as ViewCell;
+    const u = tokenCells(KEY_A)[0] as ViewCell;
     const c = cellsOf(t.chain, lockOf(KEY_A))[0] as ViewCell;
     return buildTx(t.chain, {
       inputs: [{ cell: u }, { cell: c }],
@@ -158,7 +171,7 @@ describe('simple UDT', () => {
         ...outAmounts.map((a) => ({
           lock: lockOf(KEY_B),
           capacity: 142n * CKB,
-          type: udt(),
+          type: token(),
           data: data ?? udtData(a),
         })),
         {
@@ -172,6 +185,7 @@ describe('simple UDT', () => {
   };
 
   it('accepts a transfer that conserves the amount', () => {
+    expect(tokenCells(KEY_A).map((c) => ccc.numLeFromBytes(c.data.subarray(0, 16)))).toEqual([1000n]);
     expect(exitCode(transfer([400n, 600n]))).toBe(0);
   });
 
@@ -179,21 +193,52 @@ describe('simple UDT', () => {
     expect(exitCode(transfer([400n, 601n]))).toBe(-52);
   });
 
-  it('rejects a UDT cell whose data is shorter than 16 bytes (-2)', () => {
+  it('rejects a token cell whose data is shorter than 16 bytes (-2)', () => {
     expect(exitCode(transfer([0n], '0x0102'))).toBe(-2);
   });
 
   it('lets the owner (the faucet lock) mint, several times before a block', () => {
-    const hash = t.chain.faucet(lockOf(KEY_B), 1000n * CKB, 5_000_000n);
+    const hash = issue(lockOf(KEY_B), 5_000_000n);
     expect(t.chain.transaction(hash)?.status).toBe('pending');
-    const second = t.chain.faucet(lockOf(KEY_A), 1000n * CKB, 7n);
+    const second = issue(lockOf(KEY_A), 7n);
     t.chain.generateBlock();
     expect(t.chain.transaction(second)?.status).toBe('committed');
     expect(
-      udtCellsOf(t.chain, lockOf(KEY_B))
+      tokenCells(KEY_B)
         .map((c) => ccc.numLeFromBytes(c.data.subarray(0, 16)))
         .sort(),
     ).toEqual([1000n, 5_000_000n]);
+  });
+});
+
+describe('xUDT args on the chain', () => {
+  /** A mints `amount` of its own xUDT (args: A's lock hash + `flags`), spending a plain cell. */
+  const mintOwn = (flags: string) => {
+    const c = cellsOf(t.chain, lockOf(KEY_A))[0] as ViewCell;
+    const type = { ...t.chain.scripts.test_xudt, args: ccc.hexFrom(`${lockOf(KEY_A).hash()}${flags}`) };
+    return buildTx(t.chain, {
+      inputs: [{ cell: c }],
+      outputs: [
+        { lock: lockOf(KEY_B), capacity: 200n * CKB, type, data: udtData(50n) },
+        { lock: lockOf(KEY_A), capacity: c.output.capacity - 200n * CKB - 2000n },
+      ],
+      keys: [KEY_A],
+      cellDeps: [
+        ...t.chain.scripts.secp256k1_blake160_sighash_all.cellDeps,
+        ...t.chain.scripts.xudt.cellDeps,
+      ],
+    });
+  };
+
+  it('lets an owner mint with flags 0 written out; 0x20000000 takes that owner mode away (-52)', () => {
+    expect(exitCode(mintOwn('00000000'))).toBe(0);
+    t.chain.generateBlock();
+    expect(exitCode(mintOwn('00000020'))).toBe(-52);
+  });
+
+  it('refuses a token with extension scripts (44)', () => {
+    expect(exitCode(mintOwn(`01000000${'04000000'}`))).toBe(44);
+    expect(exitCode(mintOwn(`02000000${'ab'.repeat(20)}`))).toBe(44);
   });
 });
 

@@ -1,7 +1,7 @@
 /**
  * `strand devnet` as a user runs it: the network comes up, is described in devnet.json, answers
- * over JSON-RPC (also through `strand rpc`), funds through the faucet, stops cleanly on SIGINT and
- * keeps its state across a restart.
+ * over JSON-RPC (also through `strand rpc`), whitelists and funds both test tokens, funds through the
+ * faucet, stops cleanly on SIGINT and keeps its state across a restart.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -88,6 +88,18 @@ describe('strand devnet', { timeout: 180_000 }, () => {
       (await chain.call('get_cells_capacity', [{ script: lock, script_type: 'lock' }])).capacity,
     );
     expect(before).toBeGreaterThan(0n);
+    // Both test tokens: whitelisted on every node, and in every wallet.
+    const scripts = await chain.call('get_dev_scripts');
+    const tokens = [scripts.test_udt.script, scripts.test_xudt.script];
+    expect(info.udt_cfg_infos.map((u: { name: string; script: unknown }) => [u.name, u.script])).toEqual([
+      ['test-udt', tokens[0]],
+      ['test-xudt', tokens[1]],
+    ]);
+    for (const type of tokens) {
+      const key = { script: lock, script_type: 'lock', filter: { script: type } };
+      const cells = await chain.call('get_cells', [key, 'asc', '0x10']);
+      expect(cells.objects).toHaveLength(1);
+    }
     const fund = await runStrand(['devnet', 'fund', 'alice', '1000', '-d', dir]);
     expect(fund.stderr).toBe('');
     expect(fund.stdout).toMatch(/^0x[0-9a-f]{64}/);

@@ -19,6 +19,16 @@ describe('devnet topology files', () => {
     expect(() => checkTopology(t, ['alice', 'bob', 'carol'])).toThrow("unknown node 'dave'");
   });
 
+  it('names the token of a token channel: the test UDT (true) or the test xUDT (xudt)', () => {
+    const t = parseTopology(
+      'channels: [{ from: a, to: b, funding: 9, udt: true }, { from: b, to: c, funding: 9, udt: xudt }]',
+    );
+    expect(t.channels.map((c) => c.udt)).toEqual([true, 'xudt']);
+    expect(() => parseTopology('channels: [{ from: a, to: b, funding: 9, udt: sudt }]')).toThrow(
+      /channels\.0\.udt/,
+    );
+  });
+
   it('names what is wrong', () => {
     expect(() => parseTopology('channels: [{ from: alice, to: bob, funding: -1 }]')).toThrow(
       /channels\.0\.funding/,

@@ -177,7 +177,10 @@ export const searchKeySchema = z
     }),
   );
 
-/** The dev chain's script table in CKB JSON: each script (args empty) with its cell deps. */
+/**
+ * The dev chain's script table in CKB JSON: each script (args empty) with its cell deps, and the
+ * two test tokens (simple UDT and xUDT, owned by the faucet) as full type scripts.
+ */
 export function devScriptsJson(s: DevScripts) {
   const entry = (i: ScriptInfo) => ({
     script: { code_hash: i.codeHash, hash_type: i.hashType, args: '0x' },
@@ -186,15 +189,18 @@ export function devScriptsJson(s: DevScripts) {
       dep_type: d.depType === 'code' ? 'code' : 'dep_group',
     })),
   });
+  /** A test token: its full type script, with the cell deps of its code. */
+  const token = (t: DevScripts['test_udt'], code: ScriptInfo) => ({
+    script: { code_hash: t.codeHash, hash_type: t.hashType, args: t.args },
+    cell_deps: entry(code).cell_deps,
+  });
   return {
     secp256k1_blake160_sighash_all: entry(s.secp256k1_blake160_sighash_all),
     funding_lock: entry(s.funding_lock),
     commitment_lock: entry(s.commitment_lock),
     simple_udt: entry(s.simple_udt),
     xudt: entry(s.xudt),
-    test_udt: {
-      script: { code_hash: s.test_udt.codeHash, hash_type: s.test_udt.hashType, args: s.test_udt.args },
-      cell_deps: entry(s.simple_udt).cell_deps,
-    },
+    test_udt: token(s.test_udt, s.simple_udt),
+    test_xudt: token(s.test_xudt, s.xudt),
   };
 }

@@ -272,15 +272,16 @@ export function devchainMethods(chain: DevChain): Map<string, Handler> {
     return devScriptsJson(chain.scripts);
   });
   m.set('faucet', (p) => {
-    const [to, capacity, udt] = args(
+    const [to, capacity, udt, xudt] = args(
       p,
       z.union([z.string().max(1000), script]).describe('address or lock script'),
       u64.describe('capacity in shannons'),
-      opt(u64).describe('udt amount'),
+      opt(u64).describe('test UDT amount'),
+      opt(u64).describe('test xUDT amount'),
     );
     const lock = typeof to === 'string' ? addressToScriptOrThrow(to, 'param 0 (address)') : to;
     try {
-      return chain.faucet(lock, capacity, udt ?? 0n);
+      return chain.faucet(lock, capacity, udt ?? 0n, xudt ?? 0n);
     } catch (e) {
       if (e instanceof ChainTxError) throw e;
       throw new RpcError(-32000, `Faucet: ${(e as Error).message}`);

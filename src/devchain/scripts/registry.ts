@@ -30,6 +30,7 @@ export const DEV_SCRIPTS: DevScript[] = [
   { id: 'funding_lock', data: marker('funding-lock'), verifier: fundingLock },
   { id: 'commitment_lock', data: marker('commitment-lock'), verifier: commitmentLock },
   { id: 'simple_udt', data: marker('simple-udt'), verifier: simpleUdt },
+  // The real xUDT is data hash 0x50bd8d66…1b95 (data1); this marker gives the dev chain its own.
   { id: 'xudt', data: marker('xudt'), verifier: xUdt },
 ];
 
