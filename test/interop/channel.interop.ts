@@ -233,7 +233,8 @@ describe.skipIf(!referenceAvailable())('channels with the reference node (levels
    * A token channel opened by `opener` (600 tokens), keysend of tokens both ways, closed
    * cooperatively by the other side; each side's cell on chain holds exactly its tokens.
    */
-  async function tokenChannelRoundTrip(opener: 'strand' | 'ref') {
+  async function tokenChannelRoundTrip(opener: 'strand' | 'ref', token: 'udt' | 'xudt' = 'udt') {
+    const script = net[token];
     const tokenChannel = async (node: 'strand' | 'ref') => {
       const all: any[] =
         node === 'strand'
@@ -244,7 +245,7 @@ describe.skipIf(!referenceAvailable())('channels with the reference node (levels
     const open = {
       pubkey: opener === 'strand' ? net.refPubkey : net.strandPubkey,
       funding_amount: hex(600n),
-      funding_udt_type_script: net.udt,
+      funding_udt_type_script: script,
       public: false,
     };
     if (opener === 'strand') await rpc(net.strand, 'open_channel', open);
@@ -258,8 +259,8 @@ describe.skipIf(!referenceAvailable())('channels with the reference node (levels
           : undefined;
       });
     const start = await ready();
-    expect(start.r.funding_udt_type_script).toEqual(net.udt);
-    expect(start.s.funding_udt_type_script).toEqual(net.udt);
+    expect(start.r.funding_udt_type_script).toEqual(script);
+    expect(start.s.funding_udt_type_script).toEqual(script);
     expect([start.strand, start.ref]).toEqual(opener === 'strand' ? [600n, 0n] : [0n, 600n]);
     expect([big(start.s.remote_balance), big(start.r.remote_balance)]).toEqual([start.ref, start.strand]);
     const pay = async (from: 'strand' | 'ref', amount: bigint) => {
@@ -267,7 +268,7 @@ describe.skipIf(!referenceAvailable())('channels with the reference node (levels
         target_pubkey: from === 'strand' ? net.refPubkey : net.strandPubkey,
         amount: hex(amount),
         keysend: true,
-        udt_type_script: net.udt,
+        udt_type_script: script,
       };
       const sent: any =
         from === 'strand'
@@ -298,7 +299,7 @@ describe.skipIf(!referenceAvailable())('channels with the reference node (levels
       const data = (tx.outputs_data[i] as string).slice(2, 34);
       return BigInt(`0x${data.match(/../g)!.reverse().join('')}`);
     };
-    expect(tx.outputs.every((o: any) => o.type?.args === net.udt.args)).toBe(true);
+    expect(tx.outputs.every((o: any) => o.type?.args === script.args)).toBe(true);
     expect([tokensOf(0), tokensOf(1)].sort((a, b) => (a < b ? -1 : 1))).toEqual([60n, 540n]);
   }
 
@@ -308,6 +309,10 @@ describe.skipIf(!referenceAvailable())('channels with the reference node (levels
 
   it('fiber-js opens a token (UDT) channel to Strand: ready, token balances agree, keysend tokens both ways, Strand closes', async () => {
     await tokenChannelRoundTrip('ref');
+  }, 400_000);
+
+  it('Strand opens an xUDT channel to fiber-js (the standard of CKB tokens): the same round trip', async () => {
+    await tokenChannelRoundTrip('strand', 'xudt');
   }, 400_000);
 
   // Level 6, first half. Last: it stops fiber-js.

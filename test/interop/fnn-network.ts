@@ -23,13 +23,19 @@ export interface FnnNetwork {
   ref: ReferenceNode;
   strandPubkey: string;
   refPubkey: string;
-  /** The dev chain's test token, whitelisted on both sides (auto-accepted, no tokens added). */
-  udt: { code_hash: string; hash_type: string; args: string };
+  /**
+   * The dev chain's test tokens (a simple UDT and an xUDT), whitelisted on both sides
+   * (auto-accepted, no tokens added).
+   */
+  udt: TokenScript;
+  xudt: TokenScript;
   stop(): Promise<void>;
 }
 
-/** Test tokens each of Strand's node and fiber-js holds at the start. */
+/** Test tokens (of each kind) Strand's node and fiber-js hold at the start. */
 export const TOKENS = 1000n;
+
+type TokenScript = { code_hash: string; hash_type: string; args: string };
 
 interface ScriptJson {
   script: { code_hash: string; hash_type: string; args?: string };
@@ -53,9 +59,9 @@ async function startChain(
       '--block-interval',
       '300',
       '--fund',
-      `${FIX}/1/ckb/plain_key:5000:${TOKENS}`,
+      `${FIX}/1/ckb/plain_key:5000:${TOKENS}:${TOKENS}`,
       '--fund',
-      `${FIX}/2/ckb/plain_key:5000:${TOKENS}`,
+      `${FIX}/2/ckb/plain_key:5000:${TOKENS}:${TOKENS}`,
       '--fund',
       `${FIX}/3/ckb/plain_key:5000`,
     ],
@@ -94,10 +100,17 @@ export async function startFnnNetwork(): Promise<FnnNetwork> {
   let strand2: NodeProcess | undefined;
   let ref: ReferenceNode | undefined;
   const modules = ['info', 'peer', 'channel', 'dev', 'graph', 'payment', 'invoice'];
-  const token = chain.scripts.test_udt!;
-  const udt = { ...token.script, args: token.script.args ?? '0x' };
+  const tokens = (['test_udt', 'test_xudt'] as const).map((name) => {
+    const t = chain.scripts[name]!;
+    return { name, script: { ...t.script, args: t.script.args ?? '0x' }, cellDeps: t.cell_deps };
+  });
   try {
-    const whitelist = [{ name: 'TEST', script: udt, cell_deps: token.cell_deps, auto_accept_amount: 1 }];
+    const whitelist = tokens.map((t) => ({
+      name: t.name,
+      script: t.script,
+      cell_deps: t.cellDeps,
+      auto_accept_amount: 1,
+    }));
     strand = await startChannelNode(1, chain.url, {}, undefined, { udt_whitelist: whitelist }, modules);
     strand2 = await startChannelNode(3, chain.url, {}, undefined, {}, modules);
     ref = await startReferenceNode({
@@ -109,19 +122,14 @@ export async function startFnnNetwork(): Promise<FnnNetwork> {
         fnnScript('FundingLock', chain.scripts.funding_lock!),
         fnnScript('CommitmentLock', chain.scripts.commitment_lock!),
       ],
-      udtWhitelist: [
-        {
-          name: 'TEST',
-          codeHash: udt.code_hash,
-          hashType: udt.hash_type,
-          args: udt.args,
-          cellDeps: token.cell_deps.map((d) => ({
-            txHash: d.out_point.tx_hash,
-            index: Number(d.out_point.index),
-          })),
-          autoAcceptAmount: 1n,
-        },
-      ],
+      udtWhitelist: tokens.map((t) => ({
+        name: t.name,
+        codeHash: t.script.code_hash,
+        hashType: t.script.hash_type,
+        args: t.script.args,
+        cellDeps: t.cellDeps.map((d) => ({ txHash: d.out_point.tx_hash, index: Number(d.out_point.index) })),
+        autoAcceptAmount: 1n,
+      })),
     });
     const info = await rpc(strand, 'node_info', undefined);
     const refInfo = await ref.call('node_info');
@@ -148,7 +156,8 @@ export async function startFnnNetwork(): Promise<FnnNetwork> {
       ref: r,
       strandPubkey: String(info.pubkey),
       refPubkey: String(refInfo.pubkey),
-      udt,
+      udt: tokens[0]!.script,
+      xudt: tokens[1]!.script,
       async stop() {
         await r.close();
         await s.stop();
