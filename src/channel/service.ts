@@ -50,6 +50,7 @@ import { resendable } from './rebroadcast.ts';
 import { abortable, reestablishMessage } from './reestablish.ts';
 import { type ChannelRules, reserveFor } from './reserve.ts';
 import { shareSettled } from './share-settled.ts';
+import { StagedChannelStore } from './staged-store.ts';
 import { type Channel, PENDING_STATES, type ScriptData } from './state.ts';
 import { ChannelStore } from './store.ts';
 import {
@@ -224,8 +225,20 @@ export async function loadChannelScripts(
   return { fundingLock: scriptInfoFrom(s.funding_lock), commitmentLock: scriptInfoFrom(s.commitment_lock) };
 }
 
+/** A step whose state is staged for the next group commit, and what waits for that commit. */
+interface StagedStep {
+  s: Step;
+  then?: () => void;
+  resolve: () => void;
+  reject: (e: Error) => void;
+}
+
 export class ChannelService {
-  readonly store: ChannelStore;
+  /** Channel states: the durable store, with the states staged for the next group commit. */
+  readonly store: StagedChannelStore;
+  /** Steps staged since the last group commit, in order: their effects wait for it. */
+  private readonly batch: StagedStep[] = [];
+  private flushing?: NodeJS.Immediate;
   private readonly log: ChannelLogger;
   private readonly env: MachineEnv;
   private readonly queues = new Map<string, Promise<void>>();
@@ -257,7 +270,7 @@ export class ChannelService {
   private funderQueue: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly o: ChannelServiceOptions) {
-    this.store = new ChannelStore(o.db);
+    this.store = new StagedChannelStore(new ChannelStore(o.db));
     this.log = o.logger ?? NOOP_LOG;
     this.env = {
       chainHash: o.chainHash,
@@ -317,6 +330,8 @@ export class ChannelService {
   }
 
   async stop(): Promise<void> {
+    // States staged for the group commit are committed now (their messages go out as usual).
+    this.flush();
     this.stopped = true;
     this.expiry.stop();
     this.ackTimeout.stop();
@@ -496,7 +511,7 @@ export class ChannelService {
         },
       );
       id = s.ch.id;
-      this.commit(s);
+      return this.commit(s);
     });
     return { channelId: id };
   }
@@ -519,7 +534,7 @@ export class ChannelService {
         );
       }
       const r = fail(ch, 'abandoned by the user');
-      this.commit({
+      return this.commit({
         ch: { ...r.ch, flags: ['ABANDONED'] },
         effects: r.effects.filter((e) => e.type === 'send'),
       });
@@ -567,11 +582,12 @@ export class ChannelService {
           },
         });
       }
-      this.commit({ ch: next, effects });
-      if (next.state === 'CHANNEL_READY' && this.o.onPolicyUpdated)
-        Promise.resolve(this.o.onPolicyUpdated(next)).catch((err) =>
-          this.log.warn({ channel: next.id, err: (err as Error).message }, 'channel update not broadcast'),
-        );
+      return this.commit({ ch: next, effects }, () => {
+        if (next.state === 'CHANNEL_READY' && this.o.onPolicyUpdated)
+          Promise.resolve(this.o.onPolicyUpdated(next)).catch((err) =>
+            this.log.warn({ channel: next.id, err: (err as Error).message }, 'channel update not broadcast'),
+          );
+      });
     });
   }
 
@@ -661,13 +677,17 @@ export class ChannelService {
     let s: Step;
     try {
       s = step(ch, { type: 'tlcBatch', cmds: ws.map((w) => w.cmd) }, this.env);
-      this.commit(s);
     } catch (e) {
       const err = e instanceof ChannelError ? new DomainError(e.message) : (e as Error);
       for (const w of ws) w.reject(err);
       return;
     }
-    settleOutcomes(ws, s.outcomes, () => new DomainError('Messaging failed because channel is closed'));
+    // The owners learn their TLC ids once the state holding them is durable.
+    this.commit(s, () =>
+      settleOutcomes(ws, s.outcomes, () => new DomainError('Messaging failed because channel is closed')),
+    ).catch((e) => {
+      for (const w of ws) w.reject(e as Error);
+    });
   }
 
   /** dev `commitment_signed`: a round without updates. */
@@ -779,8 +799,8 @@ export class ChannelService {
         if (e instanceof ChannelError) throw new DomainError(e.message);
         throw e;
       }
-      this.commit(s);
-      after?.(s.ch);
+      // The RPC answers once the state is durable and its messages are out.
+      return this.commit(s, after && (() => after(s.ch)));
     });
   }
 
@@ -799,13 +819,8 @@ export class ChannelService {
         if (!abortable(ch)) return;
         s = fail(ch, e.message);
       }
-      try {
-        this.commit(s);
-      } catch (e) {
-        const failure = StorageError.from(e);
-        if (!failure) throw e;
-        this.stallOnStorage(ch, failure);
-      }
+      // A failed commit stalls the peer (`flush`); nothing of this step was sent.
+      void this.commit(s);
     }).catch((e) => this.log.error({ channel: tempId, err: (e as Error).message }, 'channel event failed'));
   }
 
@@ -823,20 +838,67 @@ export class ChannelService {
     this.o.peers.drop?.(ch.peer, failure.message);
   }
 
-  /** Persist, then act: nothing leaves the node before the state it depends on is committed. */
-  private commit(s: Step): void {
-    const notices = s.effects.flatMap((e) => (e.type === 'tlc' ? [e.notice] : []));
-    if (notices.length && this.tlcRecorders.size)
-      this.store.saveWith(s.ch, () => {
-        for (const r of this.tlcRecorders) for (const n of notices) r(s.ch.id, n);
+  /**
+   * Persist, then act: nothing leaves the node before the state it depends on is committed. The
+   * state is staged now (reads see it at once) and committed with every state staged in the same
+   * turn of the event loop, in one transaction (`staged-store.ts`); then, in order, each step's
+   * effects and `then`. Resolves after that; rejects if the commit failed (nothing was sent).
+   */
+  private commit(s: Step, then?: () => void): Promise<void> {
+    this.store.stage(s.ch);
+    const done = new Promise<void>((resolve, reject) => this.batch.push({ s, then, resolve, reject }));
+    done.catch(() => undefined); // a caller that does not wait has nothing to do on failure
+    this.flushing ??= setImmediate(() => this.flush());
+    return done;
+  }
+
+  /** The group commit: every staged state and the TLC outcomes of its steps, then their effects. */
+  private flush(): void {
+    if (this.flushing) clearImmediate(this.flushing);
+    this.flushing = undefined;
+    const batch = this.batch.splice(0);
+    if (!batch.length) return;
+    try {
+      this.store.commitStaged(() => {
+        if (!this.tlcRecorders.size) return;
+        for (const { s } of batch)
+          for (const e of s.effects)
+            if (e.type === 'tlc') for (const r of this.tlcRecorders) r(s.ch.id, e.notice);
       });
-    else this.store.save(s.ch);
-    if (s.ch.state === 'CLOSED' || s.ch.state === 'CHANNEL_READY') this.promisedCells.delete(s.ch.tempId);
-    if (s.ch.external) this.externalWatch.observe(s.ch);
-    this.o.onChange?.(s.ch);
-    this.ackTimeout.observe(s.ch);
-    for (const e of s.effects) this.perform(s.ch, e);
-    this.drainTlcs(s.ch);
+    } catch (e) {
+      const failure = StorageError.from(e);
+      const peers = new Map(batch.map((b) => [b.s.ch.peer, b.s.ch]));
+      for (const ch of peers.values()) {
+        if (failure) this.stallOnStorage(ch, failure);
+        else this.log.error({ channel: ch.id, err: (e as Error).message }, 'channel states not committed');
+      }
+      for (const b of batch) b.reject(e as Error);
+      return;
+    }
+    for (const b of batch) {
+      try {
+        this.afterCommit(b.s);
+        b.then?.();
+        b.resolve();
+      } catch (e) {
+        this.log.error({ channel: b.s.ch.id, err: (e as Error).message }, 'channel effects failed');
+        b.reject(e as Error);
+      }
+    }
+  }
+
+  private afterCommit(s: Step): void {
+    const { ch } = s;
+    if (ch.state === 'CLOSED' || ch.state === 'CHANNEL_READY') this.promisedCells.delete(ch.tempId);
+    if (ch.external) this.externalWatch.observe(ch);
+    this.o.onChange?.(ch);
+    this.ackTimeout.observe(ch);
+    for (const e of s.effects) this.perform(ch, e);
+    // The queued TLC commands go out on the channel as it is now (a later step may be staged).
+    void this.enqueue(ch.tempId, () => {
+      const cur = this.store.get(ch.tempId);
+      if (cur) this.drainTlcs(cur);
+    }).catch((e) => this.log.warn({ channel: ch.id, err: (e as Error).message }, 'TLC batch failed'));
   }
 
   private perform(ch: Channel, e: Effect): void {

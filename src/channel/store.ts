@@ -107,6 +107,22 @@ export class ChannelStore {
     else this.cache.byTempId.set(ch.tempId, ch);
   }
 
+  /**
+   * Saves every channel of `chs` and whatever `alsoWrite` writes in one transaction (one commit
+   * for a group of states: `staged-store.ts`): all or none.
+   */
+  saveAll(chs: Channel[], alsoWrite: () => void): void {
+    const outer = this.db.inTransaction;
+    this.db.transaction(() => {
+      for (const ch of chs) this.write(ch);
+      alsoWrite();
+    })();
+    for (const ch of chs) {
+      if (outer) this.forget(ch.tempId);
+      else this.cache.byTempId.set(ch.tempId, ch);
+    }
+  }
+
   get(id: string): Channel | undefined {
     const hit = this.cache.byTempId.get(id) ?? this.cachedById(id);
     if (hit) return hit;

@@ -9,10 +9,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ccc } from '@ckb-ccc/core';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { deriveChannelKeys, tempChannelId } from '../../src/channel/keys.ts';
 import { ChannelService, type ChannelServiceOptions, type PeerLink } from '../../src/channel/service.ts';
-import { type ChannelStore, channelSchema } from '../../src/channel/store.ts';
+import { ChannelStore, channelSchema } from '../../src/channel/store.ts';
 import { CKB } from '../../src/channel/tx.ts';
 import { type ChannelMessage, fromFiberMessage, toFiberMessage } from '../../src/channel/wire.ts';
 import { bytesToHex } from '../../src/codec/hex.ts';
@@ -28,7 +28,7 @@ const scriptInfo = { codeHash: `0x${'42'.repeat(32)}`, hashType: 'data2' as cons
 class FakePeers extends EventEmitter implements PeerLink {
   handlers = new Map<FiberMessageKind, (pk: string, m: FiberMessage) => void | Promise<void>>();
   sent: { pk: string; msg: ChannelMessage; storedState?: string }[] = [];
-  store?: ChannelStore;
+  store?: Pick<ChannelStore, 'get'>;
   onMessage(kind: FiberMessageKind, h: (pk: string, m: FiberMessage) => void | Promise<void>) {
     this.handlers.set(kind, h);
     return () => this.handlers.delete(kind);
@@ -45,6 +45,10 @@ class FakePeers extends EventEmitter implements PeerLink {
   /** Another Strand node: the seed's channel rules. */
   peerInit(pk: string) {
     return this.isConnected(pk) ? { features: INIT_FEATURES } : undefined;
+  }
+  dropped: string[] = [];
+  drop(pk: string) {
+    this.dropped.push(pk);
   }
   deliver(pk: string, msg: ChannelMessage) {
     return this.handlers.get(msg.type)?.(pk, toFiberMessage(msg));
@@ -71,7 +75,7 @@ function service(minAuto = 100n * CKB, extra: Partial<ChannelServiceOptions> = {
     tlc: { expiryDelta: 14_400_000n, minValue: 0n, feeProportionalMillionths: 1000n },
   });
   s.start();
-  peers.store = s.store;
+  peers.store = s.store.durable;
   return s;
 }
 
@@ -189,6 +193,49 @@ describe('channel service', () => {
     peers.emit('connected', { pubkey: PEER });
     await settle();
     expect(peers.sent).toHaveLength(1);
+  });
+
+  it('group commit: states stepped in one turn share one transaction, and their messages leave after it', async () => {
+    svc = service();
+    const saveAll = vi.spyOn(ChannelStore.prototype, 'saveAll');
+    try {
+      // Two openings from two peers, delivered in the same turn: both auto-accepted.
+      void peers.deliver(PEER, open());
+      void peers.deliver(OTHER, open({ channelId: new Uint8Array(32).fill(7) }));
+      await settle();
+      expect(saveAll).toHaveBeenCalledTimes(1);
+      expect(saveAll.mock.calls[0]![0].map((c) => c.peer).sort()).toEqual([PEER, OTHER].sort());
+      expect(peers.sent.map((x) => [x.msg.type, x.storedState])).toEqual([
+        ['AcceptChannel', 'COLLABORATING_FUNDING_TX'],
+        ['AcceptChannel', 'COLLABORATING_FUNDING_TX'],
+      ]);
+    } finally {
+      saveAll.mockRestore();
+    }
+  });
+
+  it('a failed group commit sends nothing, keeps nothing and drops the peers of its states until they reconnect', async () => {
+    svc = service();
+    const full = Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+    const saveAll = vi.spyOn(ChannelStore.prototype, 'saveAll').mockImplementationOnce(() => {
+      throw full;
+    });
+    try {
+      void peers.deliver(PEER, open());
+      await settle();
+      expect(peers.sent).toEqual([]);
+      expect(svc.list()).toEqual([]);
+      expect(peers.dropped).toEqual([PEER]);
+      // The peer's reconnection and its OpenChannel again: now it is stored and answered.
+      peers.emit('connected', { pubkey: PEER });
+      void peers.deliver(PEER, open());
+      await settle();
+      expect(peers.sent.map((x) => [x.msg.type, x.storedState])).toEqual([
+        ['AcceptChannel', 'COLLABORATING_FUNDING_TX'],
+      ]);
+    } finally {
+      saveAll.mockRestore();
+    }
   });
 
   it('replays, strangers and garbage change nothing; manual accept and abandon work', async () => {
