@@ -51,7 +51,7 @@ import { abortable, reestablishMessage } from './reestablish.ts';
 import { type ChannelRules, reserveFor } from './reserve.ts';
 import { shareSettled } from './share-settled.ts';
 import { StagedChannelStore } from './staged-store.ts';
-import { type Channel, PENDING_STATES, type ScriptData } from './state.ts';
+import { type Channel, hasFlag, PENDING_STATES, type ScriptData } from './state.ts';
 import { ChannelStore } from './store.ts';
 import {
   type AddTlcCommand,
@@ -890,6 +890,9 @@ export class ChannelService {
   private afterCommit(s: Step): void {
     const { ch } = s;
     if (ch.state === 'CLOSED' || ch.state === 'CHANNEL_READY') this.promisedCells.delete(ch.tempId);
+    // An opening dropped before its funding went out gives the wallet its cells back.
+    if (ch.state === 'CLOSED' && ch.fundingTx && (hasFlag(ch, 'FUNDING_ABORTED') || hasFlag(ch, 'ABANDONED')))
+      this.o.wallet.release(fundingTxOf(ch));
     if (ch.external) this.externalWatch.observe(ch);
     this.o.onChange?.(ch);
     this.ackTimeout.observe(ch);

@@ -15,7 +15,7 @@ import { ChannelService, type ChannelServiceOptions, type PeerLink } from '../..
 import { ChannelStore, channelSchema } from '../../src/channel/store.ts';
 import { CKB } from '../../src/channel/tx.ts';
 import { type ChannelMessage, fromFiberMessage, toFiberMessage } from '../../src/channel/wire.ts';
-import { bytesToHex } from '../../src/codec/hex.ts';
+import { bytesToHex, hexToBytes } from '../../src/codec/hex.ts';
 import { type FiberMessage, type FiberMessageKind, INIT_FEATURES } from '../../src/p2p/fiber-message.ts';
 import { type Db, openDatabase } from '../../src/store/db.ts';
 
@@ -62,7 +62,6 @@ let svc: ChannelService;
 
 function service(minAuto = 100n * CKB, extra: Partial<ChannelServiceOptions> = {}) {
   const s = new ChannelService({
-    ...extra,
     db,
     peers,
     wallet: {} as never,
@@ -73,6 +72,7 @@ function service(minAuto = 100n * CKB, extra: Partial<ChannelServiceOptions> = {
     defaultShutdownScript: lock,
     autoAccept: { minCkbFundingAmount: minAuto, ckbFundingAmount: 250n * CKB },
     tlc: { expiryDelta: 14_400_000n, minValue: 0n, feeProportionalMillionths: 1000n },
+    ...extra,
   });
   s.start();
   peers.store = s.store.durable;
@@ -236,6 +236,52 @@ describe('channel service', () => {
     } finally {
       saveAll.mockRestore();
     }
+  });
+
+  it('an opening of ours dropped before its funding went out gives the wallet its cells back', async () => {
+    const input = ccc.CellInput.from({
+      previousOutput: { txHash: `0x${'ab'.repeat(32)}`, index: 0 },
+      since: 0n,
+    });
+    const released: ccc.Transaction[] = [];
+    const wallet = {
+      fund: async (tx: ccc.Transaction) => {
+        const t = tx.clone();
+        t.inputs.push(input);
+        return t;
+      },
+      release: (tx: ccc.Transaction) => released.push(tx),
+    };
+    svc = service(100n * CKB, { wallet: wallet as never });
+    const { temporaryChannelId } = await svc.openChannel({ pubkey: PEER, fundingAmount: 500n * CKB });
+    const k = deriveChannelKeys(new Uint8Array(32).fill(9));
+    await peers.deliver(PEER, {
+      type: 'AcceptChannel',
+      value: {
+        channelId: hexToBytes(temporaryChannelId),
+        fundingAmount: 0n,
+        shutdownScript: ccc.Script.from(lock),
+        reservedCkbAmount: 62n * CKB,
+        maxTlcValueInFlight: 1n << 64n,
+        maxTlcNumberInFlight: 125n,
+        fundingPubkey: k.fundingPubkey,
+        tlcBasepoint: k.tlcBasepoint,
+        firstPerCommitmentPoint: k.fundingPubkey,
+        secondPerCommitmentPoint: k.tlcBasepoint,
+        channelAnnouncementNonce: null,
+        nextCommitmentNonce: new Uint8Array(66).fill(2),
+        nextRevocationNonce: new Uint8Array(66).fill(3),
+      },
+    });
+    const deadline = Date.now() + 5000;
+    while (!svc.list()[0]?.fundingTxHash && Date.now() < deadline) await settle();
+    expect([svc.list()[0]?.state, svc.list()[0]?.failureDetail]).toEqual(['COLLABORATING_FUNDING_TX', null]);
+    expect(released).toEqual([]);
+    peers.emit('connected', { pubkey: PEER });
+    await settle();
+    expect(svc.list()[0]?.flags).toEqual(['FUNDING_ABORTED']);
+    expect(released).toHaveLength(1);
+    expect(released[0]!.inputs.map((i) => i.previousOutput.txHash)).toContain(input.previousOutput.txHash);
   });
 
   it('replays, strangers and garbage change nothing; manual accept and abandon work', async () => {
