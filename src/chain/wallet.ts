@@ -31,6 +31,11 @@ export interface WalletOptions {
   feeRate?: bigint;
   /** Address prefix: `ckt` (default) or `ckb` for mainnet. */
   addressPrefix?: string;
+  /**
+   * How long a funding that finds too little waits while transactions of ours are in flight
+   * (their change comes back once they commit) before it fails (default 30 s).
+   */
+  pendingWaitMs?: number;
 }
 
 export interface Wallet {
@@ -168,9 +173,27 @@ export function createWallet(opts: WalletOptions): Wallet {
   const ownInputs = new Set<string>();
   const key = (i: ccc.CellInput) => `${i.previousOutput.txHash}:${Number(i.previousOutput.index)}`;
 
+  /**
+   * `fund`, waiting out our own transactions in flight when the wallet is short: a cell they
+   * spend is reserved, and their change is spendable only once they commit (the indexer lists
+   * committed cells). Two operations in a row (a claim, then an opening) must not fail for that.
+   */
+  async function fundWaiting(tx: ccc.Transaction): Promise<void> {
+    const end = Date.now() + (opts.pendingWaitMs ?? 30_000);
+    for (;;) {
+      try {
+        await fund(tx);
+        return;
+      } catch (e) {
+        if (!(e instanceof InsufficientFunds) || pendingSpent.size === 0 || Date.now() > end) throw e;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+  }
+
   async function fundAndRemember(tx: ccc.Transaction): Promise<ccc.Transaction> {
     const before = tx.inputs.length;
-    await fund(tx);
+    await fundWaiting(tx);
     // Reserved from now on: a second fund() must not pick them while this tx is in flight.
     for (const i of tx.inputs.slice(before)) {
       ownInputs.add(key(i));

@@ -30,7 +30,8 @@ describe('wallet over the dev chain RPC', () => {
 
   it('transfers CKB, pays a size-based fee, and both balances move', async () => {
     const client = createChainClient({ rpcUrl: server.url });
-    const a = createWallet({ client, secretKey: KEY_A });
+    // Without waiting for its own transactions in flight (that is checked below).
+    const a = createWallet({ client, secretKey: KEY_A, pendingWaitMs: 0 });
     const toKey = new Uint8Array(32).fill(0x5c);
     const b = createWallet({ client, secretKey: toKey });
     const a0 = await a.balance();
@@ -51,6 +52,27 @@ describe('wallet over the dev chain RPC', () => {
     await client.generateBlock();
     expect(await b.balance()).toBeLessThan(339n * CKB);
     expect(await b.balance()).toBeGreaterThan(338n * CKB);
+  });
+
+  it('short while a transaction of its own is in flight, waits for it to commit and spends its change', async () => {
+    const client = createChainClient({ rpcUrl: server.url });
+    const key = new Uint8Array(32).fill(0x4e);
+    const w = createWallet({ client, secretKey: key, pendingWaitMs: 20_000 });
+    t.chain.faucet(w.lockScript, 500n * CKB);
+    t.chain.generateBlock();
+    await w.transfer(lockOf(KEY_A), 100n * CKB); // its only cell, now in flight
+    let second: string | undefined;
+    const waiting = w.transfer(lockOf(KEY_A), 100n * CKB).then((h) => {
+      second = h;
+    });
+    await new Promise((r) => setTimeout(r, 1200));
+    expect(second).toBeUndefined(); // still waiting: the change of the first is not committed
+    t.chain.generateBlock();
+    await waiting;
+    expect(second).toMatch(/^0x[0-9a-f]{64}$/);
+    // With nothing of its own in flight, a shortfall fails at once.
+    t.chain.generateBlock();
+    await expect(w.transfer(lockOf(KEY_A), 10_000n * CKB)).rejects.toBeInstanceOf(InsufficientFunds);
   });
 
   it('refuses amounts it cannot cover or that cannot form a cell', async () => {
@@ -81,7 +103,7 @@ describe('wallet over the dev chain RPC', () => {
   it('reserves funded inputs until sent or released', async () => {
     const client = createChainClient({ rpcUrl: server.url });
     const key = new Uint8Array(32).fill(0x2f);
-    const w = createWallet({ client, secretKey: key });
+    const w = createWallet({ client, secretKey: key, pendingWaitMs: 0 });
     t.chain.faucet(w.lockScript, 300n * CKB);
     t.chain.faucet(w.lockScript, 300n * CKB);
     t.chain.generateBlock();
