@@ -68,7 +68,9 @@ describe.skipIf(!referenceAvailable())('externally funded channels with the refe
     const f = newFunder();
     const chain = createChainClient({ rpcUrl: net.chainUrl });
     await chain.call('faucet', [f.lock, hex(1000n * CKB)]);
-    await until('the funder funded', async () => ((await funderCapacity(f)) === 1000n * CKB ? true : undefined));
+    await until('the funder funded', async () =>
+      (await funderCapacity(f)) === 1000n * CKB ? true : undefined,
+    );
     return f;
   }
 
@@ -141,7 +143,8 @@ describe.skipIf(!referenceAvailable())('externally funded channels with the refe
   }
 
   const refWalletLock = async () => ((await net.ref.call('node_info')) as any).default_funding_lock_script;
-  const strandWalletLock = async () => (await rpc(net.strand, 'node_info', undefined)).default_funding_lock_script;
+  const strandWalletLock = async () =>
+    (await rpc(net.strand, 'node_info', undefined)).default_funding_lock_script;
 
   it('Strand opens with external funding to fiber-js: ready, keysend both ways, fiber-js closes; the funder’s share to the shutdown script', async () => {
     const funder = await funded();
@@ -157,13 +160,6 @@ describe.skipIf(!referenceAvailable())('externally funded channels with the refe
     const unsigned = r.unsigned_funding_tx;
     const change = (unsigned.outputs as any[]).find((o) => o.lock.args === funder.lock.args);
     expect(before - 500n * CKB - big(change.capacity)).toBeLessThan(CKB / 100n); // the fee of its part
-    const waiting = await until('fiber-js has the channel', () => refChannel(id), 30_000).catch(
-      async (e) => {
-        console.log('fiber-js channels:', JSON.stringify(await net.ref.call('list_channels', [{ include_closed: true }])));
-        throw e;
-      },
-    );
-    console.log('fiber-js before submission:', JSON.stringify(waiting.state));
     const sub = await rpc(net.strand, 'submit_signed_funding_tx', {
       channel_id: id,
       signed_funding_tx: await sign(funder, unsigned),
@@ -173,7 +169,10 @@ describe.skipIf(!referenceAvailable())('externally funded channels with the refe
     expect(start.strand).toBe(401n * CKB); // 500 CKB less fnn's 99 CKB reserve
     // The funding cell is on chain, and the funder kept exactly its change.
     const chain = createChainClient({ rpcUrl: net.chainUrl });
-    const cell: any = await chain.call('get_live_cell', [{ tx_hash: sub.funding_tx_hash, index: '0x0' }, false]);
+    const cell: any = await chain.call('get_live_cell', [
+      { tx_hash: sub.funding_tx_hash, index: '0x0' },
+      false,
+    ]);
     expect(cell.status).toBe('live');
     expect(await funderCapacity(funder)).toBe(big(change.capacity));
     await keysend('strand', 10n * CKB);
