@@ -9,6 +9,8 @@
  *   goes to the shutdown script given at open, fiber-js's to its wallet.
  * - fiber-js opens to Strand (fiber-js's `open_channel_with_external_funding`): the same round trip,
  *   Strand closing.
+ * - the same both ways in the test UDT: the funder pays the tokens, token keysends each way, and its
+ *   tokens end in a cell of the shutdown script.
  */
 // biome-ignore-all lint/suspicious/noExplicitAny: RPC results are JSON read field by field here
 import { randomBytes } from 'node:crypto';
@@ -24,6 +26,8 @@ import { referenceAvailable } from './reference-node.ts';
 const CKB = 100_000_000n;
 const big = (h: string) => BigInt(h);
 const hex = (n: bigint) => `0x${n.toString(16)}`;
+/** A token cell's amount: the first 16 bytes of its data, little-endian. */
+const leAmount = (data: string) => BigInt(`0x${data.slice(2, 34).match(/../g)!.reverse().join('')}`);
 
 async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 120_000): Promise<T> {
   const end = Date.now() + ms;
@@ -64,12 +68,12 @@ describe.skipIf(!referenceAvailable())('externally funded channels with the refe
     return page.objects.reduce((s, o) => s + BigInt(o.output.capacity), 0n);
   }
 
-  async function funded(): Promise<Funder> {
+  async function funded(udt?: bigint): Promise<Funder> {
     const f = newFunder();
     const chain = createChainClient({ rpcUrl: net.chainUrl });
-    await chain.call('faucet', [f.lock, hex(1000n * CKB)]);
+    await chain.call('faucet', [f.lock, hex(1000n * CKB), ...(udt ? [hex(udt)] : [])]);
     await until('the funder funded', async () =>
-      (await funderCapacity(f)) === 1000n * CKB ? true : undefined,
+      (await funderCapacity(f)) >= 1000n * CKB ? true : undefined,
     );
     return f;
   }
@@ -95,11 +99,12 @@ describe.skipIf(!referenceAvailable())('externally funded channels with the refe
     return { strand: big(s.local_balance), ref: big(r.local_balance) };
   }
 
-  async function keysend(from: 'strand' | 'ref', amount: bigint) {
+  async function keysend(from: 'strand' | 'ref', amount: bigint, udt?: FnnNetwork['udt']) {
     const params = {
       target_pubkey: from === 'strand' ? net.refPubkey : net.strandPubkey,
       amount: hex(amount),
       keysend: true,
+      ...(udt ? { udt_type_script: udt } : {}),
     };
     const get = (h: string): Promise<any> =>
       from === 'strand'
@@ -231,5 +236,63 @@ describe.skipIf(!referenceAvailable())('externally funded channels with the refe
     const sLock = await strandWalletLock();
     const strandOut = outputs.find((o) => o.lock.args === sLock.args);
     expect(after.strand + reserve - big(strandOut.capacity)).toBeLessThan(CKB);
+  }, 400_000);
+
+  /**
+   * An externally funded channel in the test UDT opened by `opener`: the funder pays 600 tokens
+   * (and the opener's CKB), the token balances agree, tokens go each way by keysend, the other side
+   * closes, and the funder's tokens end in a cell of the shutdown script given at open.
+   */
+  async function udtRoundTrip(opener: 'strand' | 'ref') {
+    const funder = await funded(1000n);
+    const params = {
+      pubkey: opener === 'strand' ? net.refPubkey : net.strandPubkey,
+      funding_amount: hex(600n),
+      funding_udt_type_script: net.udt,
+      public: false,
+      shutdown_script: closeLock,
+      funding_lock_script: funder.lock,
+    };
+    const r: any =
+      opener === 'strand'
+        ? await rpc(net.strand, 'open_channel_with_external_funding', params)
+        : await net.ref.call('open_channel_with_external_funding', [params]);
+    const id = r.channel_id as string;
+    const tokenOut = (r.unsigned_funding_tx.outputs as any[]).findIndex(
+      (o, i) => i > 0 && o.lock.args === funder.lock.args && o.type?.args === net.udt.args,
+    );
+    expect(leAmount(r.unsigned_funding_tx.outputs_data[tokenOut])).toBe(400n); // the funder's token change
+    if (opener === 'ref')
+      await until('Strand waiting for the signed tx', async () => {
+        const c = await strandChannel(id);
+        return c?.state.state_flags.includes('AWAITING_EXTERNAL_FUNDING') ? c : undefined;
+      });
+    const submit = { channel_id: id, signed_funding_tx: await sign(funder, r.unsigned_funding_tx) };
+    if (opener === 'strand') await rpc(net.strand, 'submit_signed_funding_tx', submit);
+    else await net.ref.call('submit_signed_funding_tx', [submit]);
+    const start = await bothReady(id);
+    expect([start.strand, start.ref]).toEqual(opener === 'strand' ? [600n, 0n] : [0n, 600n]);
+    const other = opener === 'strand' ? 'ref' : 'strand';
+    await keysend(opener, 100n, net.udt);
+    await keysend(other, 40n, net.udt);
+    const after = await bothReady(id);
+    const want = { [opener]: 540n, [other]: 60n } as Record<'strand' | 'ref', bigint>;
+    expect([after.strand, after.ref]).toEqual([want.strand, want.ref]);
+    const tx: any = await close(other, id);
+    const i = (tx.outputs as any[]).findIndex((o) => o.lock.args === closeLock.args);
+    expect(i).toBeGreaterThanOrEqual(0);
+    expect(tx.outputs[i].type).toEqual(net.udt);
+    expect(leAmount(tx.outputs_data[i])).toBe(540n);
+    const j = 1 - i;
+    expect(tx.outputs[j].type).toEqual(net.udt);
+    expect(leAmount(tx.outputs_data[j])).toBe(60n);
+  }
+
+  it('Strand opens an externally funded UDT channel to fiber-js: tokens from the funder, keysend tokens both ways, fiber-js closes', async () => {
+    await udtRoundTrip('strand');
+  }, 400_000);
+
+  it('fiber-js opens an externally funded UDT channel to Strand: the same round trip, Strand closes', async () => {
+    await udtRoundTrip('ref');
   }, 400_000);
 });
