@@ -71,12 +71,18 @@ function signCommitments(ch: Channel, env: MachineEnv, external: Channel['extern
   );
 }
 
-/** Acceptor: the opener's TxUpdate says the funder signed; the tx must be the frozen one. */
+/**
+ * Acceptor: the opener's TxUpdate says the funder signed; the tx must be the frozen one. Its
+ * witnesses are kept: a Strand opener sends none, but fnn sends the funder's signatures here and,
+ * when we sign first, takes the witnesses of our TxSignatures as the whole signed tx — so ours must
+ * carry the funder's.
+ */
 export function onExternalTxUpdate(ch: Channel, tx: ccc.Transaction, env: MachineEnv): Step {
   if (!ch.isAcceptor) throw new ChannelError('unexpected TxUpdate while awaiting external funding');
   if (tx.hash() !== ch.fundingTxHash)
     throw new ChannelError('external funding: the signed funding tx is not the one agreed on');
-  return signCommitments(ch, env, ch.external);
+  const withWitnesses = tx.witnesses.length ? { ...ch, fundingTx: ccc.hexFrom(tx.toBytes()) } : ch;
+  return signCommitments(withWitnesses, env, ch.external);
 }
 
 /** The reference's Debug form of a state, for the texts that quote it. */

@@ -113,6 +113,22 @@ describe('external funding between two machines', () => {
     expect([A.ch.localBalance, B.ch.localBalance]).toEqual([38n * CKB, 188n * CKB]);
   });
 
+  it('an fnn opener announces the signed tx in TxUpdate: the acceptor, signing first, passes the funder witnesses on', () => {
+    // fnn sends the user's signed tx in its TxUpdate and, when the acceptor signs first, takes the
+    // acceptor's TxSignatures witnesses as the whole signed tx: they must hold the funder's.
+    const { A, B } = openExternal(500n * CKB, 250n * CKB);
+    const signed = userSigns(A.ch);
+    h.feed(A, B, { type: 'submitFunding', tx: signed, sighashCodeHash: sighashCodeHash() });
+    const i = B.inbox.findIndex((m) => m.type === 'TxUpdate');
+    B.inbox[i] = { type: 'TxUpdate', value: { channelId: hexToBytes(B.ch.id), tx: signed } };
+    h.run(A, B);
+    const sigs = B.sent.find((m) => m.type === 'TxSignatures');
+    expect(sigs?.type === 'TxSignatures' && ccc.hexFrom(sigs.value.witnesses[0]!)).toBe(signed.witnesses[0]);
+    expect(B.ch.state).toBe('AWAITING_CHANNEL_READY');
+    confirmAndReady(A, B);
+    expect([A.ch.state, B.ch.state]).toEqual(['CHANNEL_READY', 'CHANNEL_READY']);
+  });
+
   it('refuses a wrong, unsigned, foreign-signed or repeated submission, changing nothing', () => {
     const { A, B } = openExternal(500n * CKB, 250n * CKB);
     const before = structuredClone(A.ch);
