@@ -238,7 +238,7 @@ export class ChannelService {
   readonly store: StagedChannelStore;
   /** Steps staged since the last group commit, in order: their effects wait for it. */
   private readonly batch: StagedStep[] = [];
-  private flushing?: NodeJS.Immediate;
+  private flushing = false;
   private readonly log: ChannelLogger;
   private readonly env: MachineEnv;
   private readonly queues = new Map<string, Promise<void>>();
@@ -848,14 +848,18 @@ export class ChannelService {
     this.store.stage(s.ch);
     const done = new Promise<void>((resolve, reject) => this.batch.push({ s, then, resolve, reject }));
     done.catch(() => undefined); // a caller that does not wait has nothing to do on failure
-    this.flushing ??= setImmediate(() => this.flush());
+    if (!this.flushing) {
+      this.flushing = true;
+      // Once the current job and the promise jobs queued before this one have run: the steps
+      // of one burst share the commit, and no message waits for another turn of the event loop.
+      queueMicrotask(() => this.flush());
+    }
     return done;
   }
 
   /** The group commit: every staged state and the TLC outcomes of its steps, then their effects. */
   private flush(): void {
-    if (this.flushing) clearImmediate(this.flushing);
-    this.flushing = undefined;
+    this.flushing = false;
     const batch = this.batch.splice(0);
     if (!batch.length) return;
     try {
