@@ -11,21 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChainClient } from '../../src/chain/client.ts';
 import { rpc } from '../channel/process-helpers.ts';
 import { type FnnNetwork, startFnnNetwork } from './fnn-network.ts';
+import { big, CKB, hex, leAmount, until } from './interop-helpers.ts';
 import { referenceAvailable } from './reference-node.ts';
-
-const CKB = 100_000_000n;
-const big = (h: string) => BigInt(h);
-const hex = (n: bigint) => `0x${n.toString(16)}`;
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 120_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 1000));
-  }
-}
 
 describe.skipIf(!referenceAvailable())('channels with the reference node (levels 3–5)', () => {
   let net: FnnNetwork;
@@ -295,10 +282,7 @@ describe.skipIf(!referenceAvailable())('channels with the reference node (levels
       const t: any = await chain.call('get_transaction', [closed.shutdown_transaction_hash]);
       return t.tx_status.status === 'committed' ? t.transaction : undefined;
     });
-    const tokensOf = (i: number) => {
-      const data = (tx.outputs_data[i] as string).slice(2, 34);
-      return BigInt(`0x${data.match(/../g)!.reverse().join('')}`);
-    };
+    const tokensOf = (i: number) => leAmount(tx.outputs_data[i] as string);
     expect(tx.outputs.every((o: any) => o.type?.args === script.args)).toBe(true);
     expect([tokensOf(0), tokensOf(1)].sort((a, b) => (a < b ? -1 : 1))).toEqual([60n, 540n]);
   }

@@ -21,23 +21,8 @@ import { bytesToHex } from '../../src/codec/hex.ts';
 import { lockArgsOf } from '../../src/crypto/secp256k1.ts';
 import { rpc } from '../channel/process-helpers.ts';
 import { type FnnNetwork, startFnnNetwork } from './fnn-network.ts';
+import { big, CKB, hex, leAmount, until } from './interop-helpers.ts';
 import { referenceAvailable } from './reference-node.ts';
-
-const CKB = 100_000_000n;
-const big = (h: string) => BigInt(h);
-const hex = (n: bigint) => `0x${n.toString(16)}`;
-/** A token cell's amount: the first 16 bytes of its data, little-endian. */
-const leAmount = (data: string) => BigInt(`0x${data.slice(2, 34).match(/../g)!.reverse().join('')}`);
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 120_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 1000));
-  }
-}
 
 describe.skipIf(!referenceAvailable())('externally funded channels with the reference node', () => {
   let net: FnnNetwork;
