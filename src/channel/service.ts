@@ -1280,18 +1280,8 @@ export class ChannelService {
     const { script } = buildCommitment(ch, peers, this.env);
     // With TLCs pending, a share taken first lets the other side take the TLCs with its own.
     if (ch.udt || script[0] !== 0) return this.towerSettled(ch, peers);
-    if (peers) return this.settleRemote(ch, base);
-    const commitment = ccc.Transaction.fromBytes(ch.latestCommitmentTx);
-    const tx = partySettlementTx({
-      ...base,
-      cell: {
-        outPoint: { txHash: commitment.hash(), index: 0 },
-        output: commitment.outputs[0] as ccc.CellOutput,
-      },
-      script,
-      holder: true,
-    });
-    return this.o.chain.sendTransaction(tx);
+    // From the commitment cell, or from what the peer's settlement left of it if it went first.
+    return this.settleFromCells(ch, base, !peers);
   }
 
   /**
@@ -1311,13 +1301,15 @@ export class ChannelService {
    * peer's own settlement left of it. A commitment whose settlement script is not the one we
    * signed last (an old, revoked one) is left to the watchtower.
    */
-  private async settleRemote(
+  private async settleFromCells(
     ch: Channel,
     base: Omit<Parameters<typeof partySettlementTx>[0], 'cell' | 'script' | 'holder'>,
+    holder: boolean,
   ): Promise<string | null> {
-    // The version in the args (bytes 28..36) is the peer's, one below our counter: search by the
-    // key hash and delay only, and recognise the cell by its settlement script hash.
-    const { script, args } = buildCommitment(ch, true, this.env);
+    // The version in the args (bytes 28..36) may be one below our counter (the peer's
+    // commitment): search by the key hash and delay only, and recognise the cell by its
+    // settlement script hash.
+    const { script, args } = buildCommitment(ch, !holder, this.env);
     const lock = {
       codeHash: this.o.scripts.commitmentLock.codeHash,
       hashType: this.o.scripts.commitmentLock.hashType,
@@ -1330,15 +1322,16 @@ export class ChannelService {
     );
     for (const c of page.objects) {
       const cellArgs = ccc.bytesFrom(c.output.lock.args);
-      // Fresh commitment cell, or the holder's continuation (its block zeroed).
-      const candidates = [
-        script,
-        Uint8Array.from([
-          ...script.subarray(0, script.length - 72),
-          ...new Uint8Array(36),
-          ...script.subarray(script.length - 36),
-        ]),
-      ];
+      // The fresh commitment cell, or the continuation the other side's settlement left (its
+      // block zeroed: the holder's is the first of the two, the other's the second).
+      const zeroed = holder
+        ? [...script.subarray(0, script.length - 36), ...new Uint8Array(36)]
+        : [
+            ...script.subarray(0, script.length - 72),
+            ...new Uint8Array(36),
+            ...script.subarray(script.length - 36),
+          ];
+      const candidates = [script, Uint8Array.from(zeroed)];
       const s = candidates.find((x) => ccc.hexFrom(blake160(x)) === ccc.hexFrom(cellArgs.subarray(36, 56)));
       if (!s) continue;
       const tx = partySettlementTx({
@@ -1355,7 +1348,7 @@ export class ChannelService {
           }),
         },
         script: s,
-        holder: false,
+        holder,
       });
       return this.o.chain.sendTransaction(tx);
     }

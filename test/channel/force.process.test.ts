@@ -120,4 +120,77 @@ describe('force close', () => {
       error: { message: 'Messaging failed because channel is closed' },
     });
   }, 120_000);
+
+  it('the holder back after the peer settled first: it takes its share from what the peer left', async () => {
+    await connect(a, b);
+    await rpc(a, 'open_channel', { pubkey: bInfo.pubkey, funding_amount: hex(500n * CKB), public: false });
+    const ready = await until(
+      'ready',
+      () => rpc(a, 'list_channels', {}),
+      (x) => x.channels.some((c: any) => c.state.state_name === 'CHANNEL_READY'),
+    );
+    const id = ready.channels.find((c: any) => c.state.state_name === 'CHANNEL_READY').channel_id as string;
+    await until(
+      'B ready',
+      () => rpc(b, 'list_channels', {}),
+      (x) => x.channels.some((c: any) => c.channel_id === id && c.state.state_name === 'CHANNEL_READY'),
+    );
+    const commitmentHash = (await rpc(a, 'list_channels', {})).channels.find((c: any) => c.channel_id === id)
+      .latest_commitment_transaction_hash as string;
+    await rpc(a, 'shutdown_channel', { channel_id: id, force: true });
+    const client = createChainClient({ rpcUrl: chain.url });
+    await until(
+      'commitment committed',
+      () => client.getTransaction(commitmentHash),
+      (x: any) => x?.tx_status.status === 'committed',
+    );
+    // A goes away before the delay passes; B settles its share first.
+    const aDir = a.dir;
+    await a.stop();
+    await until(
+      'B settled first',
+      () => rpc(b, 'list_channels', { include_closed: true }),
+      (x) =>
+        x.channels.some(
+          (c: any) =>
+            c.channel_id === id &&
+            c.state.state_name === 'CLOSED' &&
+            !c.state.state_flags.includes('WAITING_ONCHAIN_SETTLEMENT'),
+        ),
+      60_000,
+    );
+    const spent = await until(
+      'the commitment cell spent by B',
+      () => client.call<any>('get_live_cell', [{ tx_hash: commitmentHash, index: '0x0' }, false]),
+      (x) => x.status !== 'live',
+    );
+    expect(spent.status).not.toBe('live');
+    a = await startChannelNode(1, chain.url, {}, aDir);
+    const closed = await until(
+      'A settled from the continuation',
+      () => rpc(a, 'list_channels', { include_closed: true }),
+      (x) =>
+        x.channels.some(
+          (c: any) =>
+            c.channel_id === id &&
+            c.state.state_name === 'CLOSED' &&
+            !c.state.state_flags.includes('WAITING_ONCHAIN_SETTLEMENT'),
+        ),
+      60_000,
+    );
+    expect(closed.channels.find((c: any) => c.channel_id === id).state.state_flags).toEqual([
+      'UNCOOPERATIVE_LOCAL',
+    ]);
+    const aKey = {
+      script: aInfo.default_funding_lock_script,
+      script_type: 'lock' as const,
+      script_search_mode: 'exact' as const,
+    };
+    // A's balance + reserve less the settlement fee.
+    await until(
+      "A's share on chain",
+      () => client.getCells(aKey, 'desc', 100),
+      (x) => x.objects.some((c) => BigInt(c.output.capacity) === 500n * CKB - 1000n),
+    );
+  }, 180_000);
 });
