@@ -11,11 +11,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChainClient } from '../../src/chain/client.ts';
 import { rpc } from '../channel/process-helpers.ts';
 import { type FnnNetwork, startFnnNetwork } from './fnn-network.ts';
-import { big, CKB, hex, leAmount, until } from './interop-helpers.ts';
+import { big, CKB, explainFailures, hex, leAmount, until } from './interop-helpers.ts';
 import { referenceAvailable } from './reference-node.ts';
 
 describe.skipIf(!referenceAvailable())('channels with the reference node (levels 3–5)', () => {
   let net: FnnNetwork;
+  explainFailures(
+    () =>
+      net && {
+        ref: net.ref,
+        strandOutputs: () => [
+          { name: 'strand', text: net.strand.output() },
+          { name: 'strand2', text: net.strand2.output() },
+        ],
+      },
+  );
   beforeAll(async () => {
     net = await startFnnNetwork();
   }, 180_000);

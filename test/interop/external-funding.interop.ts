@@ -21,11 +21,21 @@ import { bytesToHex } from '../../src/codec/hex.ts';
 import { lockArgsOf } from '../../src/crypto/secp256k1.ts';
 import { rpc } from '../channel/process-helpers.ts';
 import { type FnnNetwork, startFnnNetwork } from './fnn-network.ts';
-import { big, CKB, hex, leAmount, until } from './interop-helpers.ts';
+import { big, CKB, explainFailures, hex, leAmount, until } from './interop-helpers.ts';
 import { referenceAvailable } from './reference-node.ts';
 
 describe.skipIf(!referenceAvailable())('externally funded channels with the reference node', () => {
   let net: FnnNetwork;
+  explainFailures(
+    () =>
+      net && {
+        ref: net.ref,
+        strandOutputs: () => [
+          { name: 'strand', text: net.strand.output() },
+          { name: 'strand2', text: net.strand2.output() },
+        ],
+      },
+  );
   /**
    * An external funder: a fresh key, no node's wallet, with 1,000 CKB from the faucet. One per case:
    * a frozen funding tx that was never broadcast keeps its inputs out of fnn's coin selection.

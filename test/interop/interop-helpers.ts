@@ -1,4 +1,5 @@
 /** What the interop files share: amounts in hex, token amounts, and a patient poll. */
+import { beforeEach } from 'vitest';
 export const CKB = 100_000_000n;
 export const big = (h: string) => BigInt(h);
 export const hex = (n: bigint) => `0x${n.toString(16)}`;
@@ -17,4 +18,33 @@ export async function until<T>(what: string, fn: () => Promise<T | undefined>, m
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 1000));
   }
+}
+
+/** What a failed interop test prints about the two nodes, so that a CI log says what happened. */
+export interface Explainable {
+  ref?: { logs: string[]; errors: string[] };
+  strandOutputs?: () => { name: string; text: string }[];
+}
+
+/**
+ * Prints, for every failed test of the file, fiber-js's panics, errors and last log lines (its
+ * console, styling stripped) and the tail of each Strand node's output.
+ */
+export function explainFailures(what: () => Explainable | undefined): void {
+  beforeEach(({ onTestFailed }) =>
+    onTestFailed(() => {
+      const w = what();
+      if (!w) return;
+      const plain = (l: string) => l.replace(/%c/g, '').replace(/ color: .*$/, '');
+      const logs = (w.ref?.logs ?? []).map(plain);
+      const bad = logs.filter((l) => /panic|ERROR|WARN/.test(l)).slice(-40);
+      const parts = [
+        `--- fiber-js page errors: ${w.ref?.errors.join(' | ') || 'none'}`,
+        `--- fiber-js panics, errors and warnings (last 40):\n${bad.join('\n')}`,
+        `--- fiber-js last 40 lines:\n${logs.slice(-40).join('\n')}`,
+        ...(w.strandOutputs?.() ?? []).map((o) => `--- ${o.name} output (tail):\n${o.text.slice(-4000)}`),
+      ];
+      console.log(parts.join('\n'));
+    }),
+  );
 }
