@@ -7,17 +7,11 @@
  */
 import { ccc } from '@ckb-ccc/core';
 import { deriveChannelKeys, tempChannelId } from '../src/channel/keys.ts';
-import {
-  acceptChannel,
-  type Effect,
-  type Event,
-  type MachineEnv,
-  openChannel,
-  receiveOpen,
-  scriptData,
-  step,
-} from '../src/channel/machine.ts';
+import { step } from '../src/channel/machine.ts';
+import { acceptChannel, openChannel, receiveOpen } from '../src/channel/open.ts';
+import { scriptData } from '../src/channel/script-data.ts';
 import { type Channel, serializeChannel } from '../src/channel/state.ts';
+import type { Effect, Event, MachineEnv } from '../src/channel/step.ts';
 import { CKB } from '../src/channel/tx.ts';
 import type { ChannelMessage } from '../src/channel/wire.ts';
 import { bytesToHex } from '../src/codec/hex.ts';

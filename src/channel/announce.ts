@@ -8,10 +8,11 @@
  * The digest itself comes from the shell (the graph layer defines the message).
  */
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
+import { ChannelError } from './errors.ts';
 import { keysOf } from './keys.ts';
-import { ChannelError, type Effect, type Step } from './machine.ts';
 import { aggregateTwo, SignatureError, signWithNonce, sorted2 } from './musig.ts';
 import type { Channel, PartyParams } from './state.ts';
+import type { Effect, Step } from './step.ts';
 import type { AnnouncementSignatures } from './wire.ts';
 
 const b = (h: string) => hexToBytes(h);

@@ -5,20 +5,12 @@
  */
 import { ccc } from '@ckb-ccc/core';
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
+import { channelDeps, completeForBroadcast, signFunding } from './commitment.ts';
+import { ChannelError } from './errors.ts';
 import { fnnOf, isFnn } from './fnn-nonces.ts';
 import { deriveChannelKeys } from './keys.ts';
-import {
-  ChannelError,
-  channelDeps,
-  completeForBroadcast,
-  type Effect,
-  type MachineEnv,
-  type Step,
-  scriptData,
-  signFunding,
-  toScript,
-} from './machine.ts';
 import { aggregateTwo, SignatureError, signWithNonce, sorted2 } from './musig.ts';
+import { scriptData, toScript } from './script-data.ts';
 import {
   type Channel,
   hasFlag,
@@ -27,6 +19,7 @@ import {
   type ScriptData,
   withFlag,
 } from './state.ts';
+import type { Effect, MachineEnv, Step } from './step.ts';
 import { dec } from './tlc.ts';
 import { CKB, feeOf, fundingWitness, shutdownTx, shutdownTxSize, txMessage } from './tx.ts';
 import type { ClosingSigned, Shutdown } from './wire.ts';

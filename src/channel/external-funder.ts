@@ -9,8 +9,8 @@ import { ccc } from '@ckb-ccc/core';
 import { type ChainClient, scriptToJson } from '../chain/client.ts';
 import { feeFor } from '../chain/wallet.ts';
 import { DomainError } from '../codec/errors.ts';
+import { fundingTxOf } from './commitment.ts';
 import { EXTERNAL_TIMEOUT_REASON, externalDeadline, isAwaitingExternalFunding } from './external-funding.ts';
-import { fundingTxOf } from './machine.ts';
 import type { Channel } from './state.ts';
 
 const CKB = 100_000_000n;

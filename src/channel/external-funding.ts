@@ -29,8 +29,10 @@ import { hexToBytes } from '../codec/hex.ts';
 import { blake160 } from '../crypto/hash.ts';
 import { recoverCompressed } from '../crypto/secp256k1.ts';
 import { sighashAllMessage } from '../crypto/sighash.ts';
-import { ChannelError, type MachineEnv, maybeSignCommitment, type Step } from './machine.ts';
+import { startCommitmentSigning } from './commitment.ts';
+import { ChannelError } from './errors.ts';
 import { type Channel, hasFlag } from './state.ts';
+import type { MachineEnv, Step } from './step.ts';
 
 /** `failure_detail` of a channel aborted because the signed funding tx did not come in time. */
 export const EXTERNAL_TIMEOUT_REASON = 'external funding timed out: no signed funding tx was submitted';
@@ -60,7 +62,7 @@ export function recordFunderInputs(ch: Channel, tx: ccc.Transaction): Channel {
 
 /** Back to "collaboration completed", marked submitted, and on into the commitment signatures. */
 function signCommitments(ch: Channel, env: MachineEnv, external: Channel['external']): Step {
-  return maybeSignCommitment(
+  return startCommitmentSigning(
     {
       ...ch,
       state: 'COLLABORATING_FUNDING_TX',

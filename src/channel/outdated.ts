@@ -28,8 +28,9 @@
  */
 import { hexToBytes } from '../codec/hex.ts';
 import { forceClose } from './close.ts';
-import { ChannelError, type Effect, type Event, type Step } from './machine.ts';
+import { ChannelError } from './errors.ts';
 import { type Channel, coopCloseBroadcast, type Flag, hasFlag, withFlag } from './state.ts';
+import type { Effect, Event, Step } from './step.ts';
 import type { ChannelMessage, ReestablishChannel } from './wire.ts';
 
 /** The TxAbort text a node with an outdated state sends to ask its peer to force-close. */

@@ -12,9 +12,11 @@
  */
 import { ccc } from '@ckb-ccc/core';
 import { hexToBytes } from '../codec/hex.ts';
-import { type Effect, fail, fundingTxOf, type Step, toScript } from './machine.ts';
+import { fundingTxOf } from './commitment.ts';
 import { awaitingRevoke, markOutdated, onPeerBehind, syncVerdict, withoutFlag } from './outdated.ts';
+import { toScript } from './script-data.ts';
 import { type Channel, hasFlag, resolvingPending } from './state.ts';
+import { type Effect, fail, type Step } from './step.ts';
 import { dec } from './tlc.ts';
 import type { ChannelMessage, ReestablishChannel } from './wire.ts';
 

@@ -21,37 +21,25 @@ import {
   STRAND_CHANNEL_RULES_BIT,
 } from '../p2p/fiber-message.ts';
 import { AckTimeout } from './ack-timeout.ts';
+import { buildCommitment, fundingTxOf } from './commitment.ts';
+import { ChannelError } from './errors.ts';
 import { CHECK_CHANNELS_INTERVAL_MS, type ExpiryPolicy, MS_PER_EPOCH_MAINNET } from './expiry.ts';
 import { ExpiryMonitor } from './expiry-monitor.ts';
 import { ExternalFundingWatch, fundFromLock } from './external-funder.ts';
 import { EXTERNAL_TIMEOUT_REASON, withFunderWitnesses } from './external-funding.ts';
 import { DEFAULT_FUNDING_TIMEOUT_SECONDS, fundingTimedOut, fundingTimeoutReason } from './funding-timeout.ts';
 import { deriveChannelKeys, newChannelSeed, tempChannelId } from './keys.ts';
-import {
-  acceptChannel,
-  buildCommitment,
-  ChannelError,
-  cellDepData,
-  checkOpenChannel,
-  type Effect,
-  type Event,
-  fail,
-  fundingTxOf,
-  type MachineEnv,
-  openChannel,
-  receiveOpen,
-  type Step,
-  scriptData,
-  step,
-  toScript,
-} from './machine.ts';
+import { step } from './machine.ts';
 import { aggregateXOnly, sorted2 } from './musig.ts';
+import { acceptChannel, checkOpenChannel, openChannel, receiveOpen } from './open.ts';
 import { resendable } from './rebroadcast.ts';
 import { abortable, reestablishMessage } from './reestablish.ts';
 import { type ChannelRules, reserveFor } from './reserve.ts';
+import { cellDepData, scriptData, toScript } from './script-data.ts';
 import { shareSettled } from './share-settled.ts';
 import { StagedChannelStore } from './staged-store.ts';
 import { type Channel, hasFlag, PENDING_STATES, type ScriptData } from './state.ts';
+import { type Effect, type Event, fail, type MachineEnv, type Step } from './step.ts';
 import { ChannelStore } from './store.ts';
 import {
   type AddTlcCommand,

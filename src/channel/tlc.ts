@@ -16,22 +16,18 @@ import { ccc } from '@ckb-ccc/core';
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
 import { ckbHash, sha256 } from '../crypto/hash.ts';
 import { decodeFiberMessage, encodeFiberMessage } from '../p2p/fiber-message.ts';
-import { completePeerRevocation, isFnn, signOwnRevocation } from './fnn-revoke.ts';
-import { commitmentPoint, keysOf } from './keys.ts';
 import {
   buildCommitment,
-  ChannelError,
   channelDeps,
   commitmentSigned,
   completeOwnCommitment,
-  type Effect,
-  type MachineEnv,
-  nonceData,
-  type Step,
-  toScript,
   totalCapacity,
-} from './machine.ts';
+} from './commitment.ts';
+import { ChannelError } from './errors.ts';
+import { completePeerRevocation, isFnn, signOwnRevocation } from './fnn-revoke.ts';
+import { commitmentPoint, keysOf } from './keys.ts';
 import { complete, type NoncePair, newNonce, SignatureError, signFirst } from './musig.ts';
+import { nonceData, toScript } from './script-data.ts';
 import {
   type Channel,
   deserializeChannel,
@@ -42,6 +38,7 @@ import {
   tlcKey,
   withOnions,
 } from './state.ts';
+import type { Effect, MachineEnv, Step } from './step.ts';
 import { newTlcKeys, type TlcKeyFields, withRemotePoint } from './tlc-keys.ts';
 import { commitmentTxSize, feeOf, le128, revocationMessage, SIDE_FLOOR } from './tx.ts';
 import {

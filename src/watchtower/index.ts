@@ -5,8 +5,8 @@
  */
 import { ccc } from '@ckb-ccc/core';
 import { type ChainClient, UdtWhitelist, type Wallet } from '../chain/index.ts';
-import type { MachineEnv } from '../channel/machine.ts';
 import { loadChannelScripts } from '../channel/service.ts';
+import type { MachineEnv } from '../channel/step.ts';
 import { ChannelStore } from '../channel/store.ts';
 import type { Db } from '../store/db.ts';
 import { WatchtowerStore } from './store.ts';

@@ -3,9 +3,11 @@
  * database) and from the channels callers registered over RPC.
  */
 import { ccc } from '@ckb-ccc/core';
+import { buildCommitment } from '../channel/commitment.ts';
 import { deriveChannelKeys, pubOf } from '../channel/keys.ts';
-import { buildCommitment, type MachineEnv, toScript } from '../channel/machine.ts';
+import { toScript } from '../channel/script-data.ts';
 import { type Channel, hasFlag, type Tlc } from '../channel/state.ts';
+import type { MachineEnv } from '../channel/step.ts';
 import { tlcSecret } from '../channel/tlc-keys.ts';
 import { settlementScript } from '../channel/tx.ts';
 import { committedView } from '../channel/views.ts';

@@ -7,9 +7,10 @@
  * is over both sides agree.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type Effect, step } from '../../src/channel/machine.ts';
+import { step } from '../../src/channel/machine.ts';
 import { reestablishMessage } from '../../src/channel/reestablish.ts';
 import type { Channel } from '../../src/channel/state.ts';
+import type { Effect } from '../../src/channel/step.ts';
 import type { TlcCommand, TlcOutcome } from '../../src/channel/tlc.ts';
 import { CKB } from '../../src/channel/tx.ts';
 import { ckbHash } from '../../src/crypto/hash.ts';

@@ -4,7 +4,7 @@
  * of waiting for an outcome that will never come.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Effect } from '../../src/channel/machine.ts';
+import type { Effect } from '../../src/channel/step.ts';
 import { CKB } from '../../src/channel/tx.ts';
 import { bytesToHex } from '../../src/codec/hex.ts';
 import { openTestChain, type TestChain } from '../devchain/helpers.ts';

@@ -6,10 +6,10 @@
  * claim of lost state) is ignored: no commitment of ours competes with the close.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Effect } from '../../src/channel/machine.ts';
 import { FORCE_CLOSE_REQUEST } from '../../src/channel/outdated.ts';
 import { reestablishMessage } from '../../src/channel/reestablish.ts';
 import type { ChannelRules } from '../../src/channel/reserve.ts';
+import type { Effect } from '../../src/channel/step.ts';
 import { CKB } from '../../src/channel/tx.ts';
 import { hexToBytes } from '../../src/codec/hex.ts';
 import { ckbHash } from '../../src/crypto/hash.ts';

@@ -6,8 +6,9 @@
 
 import { ccc } from '@ckb-ccc/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { buildCommitment } from '../../src/channel/commitment.ts';
 import { checkTlcExpiry, type ExpiryPolicy, tlcExpiryDelay } from '../../src/channel/expiry.ts';
-import { buildCommitment, type Effect } from '../../src/channel/machine.ts';
+import type { Effect } from '../../src/channel/step.ts';
 import { CKB } from '../../src/channel/tx.ts';
 import { committedView } from '../../src/channel/views.ts';
 import { blake160, ckbHash } from '../../src/crypto/hash.ts';

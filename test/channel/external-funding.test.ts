@@ -5,9 +5,11 @@
  */
 import { ccc } from '@ckb-ccc/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ChannelError } from '../../src/channel/errors.ts';
 import { EXTERNAL_TIMEOUT_REASON, externalDeadline } from '../../src/channel/external-funding.ts';
-import { ChannelError, fail, step } from '../../src/channel/machine.ts';
+import { step } from '../../src/channel/machine.ts';
 import type { Channel } from '../../src/channel/state.ts';
+import { fail } from '../../src/channel/step.ts';
 import { CKB } from '../../src/channel/tx.ts';
 import { hexToBytes } from '../../src/codec/hex.ts';
 import { signSighashAll } from '../../src/crypto/sighash.ts';

@@ -4,8 +4,9 @@
  */
 import { ccc } from '@ckb-ccc/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { signFunding } from '../../src/channel/commitment.ts';
 import { MAX_NONCE_USES, NonceSpent, spendAllNonces, useNonce } from '../../src/channel/fnn-nonces.ts';
-import { signFunding, step } from '../../src/channel/machine.ts';
+import { step } from '../../src/channel/machine.ts';
 import { reestablishMessage } from '../../src/channel/reestablish.ts';
 import type { Channel } from '../../src/channel/state.ts';
 import { CKB } from '../../src/channel/tx.ts';

@@ -15,11 +15,13 @@
  * with the verification equation s·G = σ·(R1 + b·R2) + e·a·g·P before it is used.
  */
 import { schnorr, secp256k1 } from '@noble/curves/secp256k1.js';
+import { ChannelError } from '../../src/channel/errors.ts';
 import { NonceSpent } from '../../src/channel/fnn-nonces.ts';
-import { ChannelError, type Effect, type Event, type Step, step } from '../../src/channel/machine.ts';
+import { step } from '../../src/channel/machine.ts';
 import { FORCE_CLOSE_REQUEST } from '../../src/channel/outdated.ts';
 import { reestablishMessage } from '../../src/channel/reestablish.ts';
 import type { Channel } from '../../src/channel/state.ts';
+import type { Effect, Event, Step } from '../../src/channel/step.ts';
 import type { ChannelMessage } from '../../src/channel/wire.ts';
 import { bytesToHex, hexToBytes } from '../../src/codec/hex.ts';
 import { curve } from '../../src/crypto/curve.ts';
@@ -230,7 +232,7 @@ export class HostilePeer {
   constructor(
     readonly strand: Side,
     readonly peer: Side,
-    readonly env: () => import('../../src/channel/machine.ts').MachineEnv,
+    readonly env: () => import('../../src/channel/step.ts').MachineEnv,
     readonly broadcast: (tx: import('@ckb-ccc/core').ccc.Transaction) => void,
   ) {}
 

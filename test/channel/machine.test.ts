@@ -5,15 +5,12 @@
  */
 import { ccc } from '@ckb-ccc/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { buildCommitment } from '../../src/channel/commitment.ts';
+import { ChannelError } from '../../src/channel/errors.ts';
 import { deriveChannelKeys } from '../../src/channel/keys.ts';
-import {
-  acceptChannel,
-  buildCommitment,
-  ChannelError,
-  checkOpenChannel,
-  step,
-} from '../../src/channel/machine.ts';
+import { step } from '../../src/channel/machine.ts';
 import { aggregateXOnly, sorted2 } from '../../src/channel/musig.ts';
+import { acceptChannel, checkOpenChannel } from '../../src/channel/open.ts';
 import { reestablishMessage } from '../../src/channel/reestablish.ts';
 import { CKB, revocationWitness } from '../../src/channel/tx.ts';
 import { ckbHash } from '../../src/crypto/hash.ts';

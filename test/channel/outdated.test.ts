@@ -7,9 +7,11 @@
 import { ccc } from '@ckb-ccc/core';
 import { describe, expect, it } from 'vitest';
 import { checkpointBackupStore } from '../../src/channel/checkpoint.ts';
-import { ChannelError, type Effect, type MachineEnv, step } from '../../src/channel/machine.ts';
+import { ChannelError } from '../../src/channel/errors.ts';
+import { step } from '../../src/channel/machine.ts';
 import { FORCE_CLOSE_REQUEST, syncVerdict } from '../../src/channel/outdated.ts';
 import type { Channel, Flag, Round } from '../../src/channel/state.ts';
+import type { Effect, MachineEnv } from '../../src/channel/step.ts';
 import { ChannelStore, channelSchema } from '../../src/channel/store.ts';
 import { bytesToHex } from '../../src/codec/hex.ts';
 import { openDatabase } from '../../src/store/db.ts';

@@ -6,25 +6,16 @@
  */
 import { ccc } from '@ckb-ccc/core';
 import { expect } from 'vitest';
+import { ChannelError } from '../../src/channel/errors.ts';
 import { withFunderWitnesses } from '../../src/channel/external-funding.ts';
 import { deriveChannelKeys, tempChannelId } from '../../src/channel/keys.ts';
-import {
-  acceptChannel,
-  ChannelError,
-  checkOpenChannel,
-  type Effect,
-  type Event,
-  fail,
-  type MachineEnv,
-  openChannel,
-  receiveOpen,
-  type Step,
-  scriptData,
-  step,
-} from '../../src/channel/machine.ts';
+import { step } from '../../src/channel/machine.ts';
+import { acceptChannel, checkOpenChannel, openChannel, receiveOpen } from '../../src/channel/open.ts';
 import { abortable } from '../../src/channel/reestablish.ts';
 import { type ChannelRules, reserveFor } from '../../src/channel/reserve.ts';
+import { scriptData } from '../../src/channel/script-data.ts';
 import type { Channel } from '../../src/channel/state.ts';
+import { type Effect, type Event, fail, type MachineEnv, type Step } from '../../src/channel/step.ts';
 import { CKB } from '../../src/channel/tx.ts';
 import type { ChannelMessage, OpenChannel } from '../../src/channel/wire.ts';
 import { bytesToHex } from '../../src/codec/hex.ts';

@@ -5,8 +5,10 @@
  */
 import { ccc } from '@ckb-ccc/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ChannelError, type Effect, step } from '../../src/channel/machine.ts';
+import { ChannelError } from '../../src/channel/errors.ts';
+import { step } from '../../src/channel/machine.ts';
 import { reestablishMessage } from '../../src/channel/reestablish.ts';
+import type { Effect } from '../../src/channel/step.ts';
 import { CKB } from '../../src/channel/tx.ts';
 import { ckbHash } from '../../src/crypto/hash.ts';
 import { lockOf, openTestChain, type TestChain } from '../devchain/helpers.ts';

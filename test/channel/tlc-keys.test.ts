@@ -5,6 +5,7 @@
  * Pure machines on an in-process dev chain.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { buildCommitment } from '../../src/channel/commitment.ts';
 import {
   commitmentPoint,
   deriveChannelKeys,
@@ -12,7 +13,6 @@ import {
   tweakPubkey,
   tweakSecret,
 } from '../../src/channel/keys.ts';
-import { buildCommitment } from '../../src/channel/machine.ts';
 import type { Channel, Tlc } from '../../src/channel/state.ts';
 import { tlcSecret } from '../../src/channel/tlc-keys.ts';
 import { CKB } from '../../src/channel/tx.ts';

@@ -1,0 +1,89 @@
+/**
+ * The vocabulary of the channel machine: its environment, the events it takes, the effects it asks
+ * the shell to perform, and a step (the new state and its effects). `fail` aborts an opening.
+ */
+import type { ccc } from '@ckb-ccc/core';
+import { bytesToHex, hexToBytes } from '../codec/hex.ts';
+import type { ShutdownCommand } from './close.ts';
+import type { Channel } from './state.ts';
+import type { AddTlcCommand, RemoveReason, TlcCommand, TlcNotice, TlcOutcome } from './tlc.ts';
+import type { ScriptInfo } from './tx.ts';
+import type { ChannelMessage } from './wire.ts';
+
+const b = (h: string) => hexToBytes(h);
+const h = (x: Uint8Array) => bytesToHex(x);
+
+export interface MachineEnv {
+  chainHash: string;
+  fundingLock: ScriptInfo;
+  commitmentLock: ScriptInfo;
+  now(): number;
+}
+
+export type Effect =
+  | { type: 'send'; msg: ChannelMessage }
+  /** Add our funding to `tx` (opener: a fresh tx whose output 0 is the funding cell). */
+  | { type: 'fund'; tx: ccc.Transaction; contribution: bigint; udtContribution: bigint }
+  /** Sign our inputs of the funding tx; `broadcast` when we are the second signer. */
+  | { type: 'signFunding'; tx: ccc.Transaction; broadcast: boolean }
+  | { type: 'watchFunding'; txHash: string }
+  | { type: 'renamed'; from: string; to: string }
+  /** Send a transaction (a commitment needs the funding lock's cell deps added first). */
+  | { type: 'broadcast'; tx: ccc.Transaction; withFundingDeps?: boolean }
+  | { type: 'watchClose'; txHash: string }
+  /** Our commitment is on chain: settle our share once the delay has passed. */
+  | { type: 'settleAfterDelay' }
+  /** A public channel is ready: the shell computes the announcement digest and our node signature. */
+  | { type: 'announce' }
+  | {
+      type: 'publishAnnouncement';
+      localNodeSignature: Uint8Array;
+      remoteNodeSignature: Uint8Array;
+      ckbSignature: Uint8Array;
+    }
+  /** A TLC round finished: tell the payments layer. */
+  | { type: 'tlc'; notice: TlcNotice }
+  | { type: 'failed'; reason: string }
+  /** Something the operator must know (an outdated channel state): logged as an error. */
+  | { type: 'alarm'; reason: string }
+  /** A peer's request the machine ignores on purpose (and why): logged as a warning. */
+  | { type: 'warn'; reason: string };
+
+export type Event =
+  | { type: 'peer'; msg: ChannelMessage }
+  | { type: 'funded'; tx: ccc.Transaction }
+  | { type: 'fundingSigned'; tx: ccc.Transaction }
+  | { type: 'fundingConfirmed' }
+  | { type: 'fundingFailed'; reason: string }
+  | { type: 'shutdown'; cmd: ShutdownCommand }
+  | { type: 'addTlc'; cmd: AddTlcCommand }
+  | { type: 'removeTlc'; id: bigint; reason: RemoveReason }
+  /** TLC commands that waited for a round to end: the updates of the next round (`tlcBatch`). */
+  | { type: 'tlcBatch'; cmds: TlcCommand[] }
+  | { type: 'signCommitment' }
+  | { type: 'closeConfirmed' }
+  | { type: 'settled'; txHash: string }
+  | { type: 'announcementDigest'; digest: Uint8Array; nodeSignature: Uint8Array }
+  /** The funding cell was spent by a commitment that is not ours: the peer force-closed. */
+  | { type: 'remoteCommitment'; txHash: string }
+  /** `submit_signed_funding_tx` (external funding; `sighashCodeHash` lets the funder's signature be checked). */
+  | { type: 'submitFunding'; tx: ccc.Transaction; sighashCodeHash?: string };
+
+export interface Step {
+  ch: Channel;
+  effects: Effect[];
+  /** A `tlcBatch`: what became of each of its commands, in order. */
+  outcomes?: TlcOutcome[];
+}
+
+/** Aborts an opening: TxAbort to the peer, the channel CLOSED with the reason. */
+export function fail(ch: Channel, reason: string): Step {
+  const abort: Effect = {
+    type: 'send',
+    msg: { type: 'TxAbort', value: { channelId: b(ch.id), message: new TextEncoder().encode(reason) } },
+  };
+  return {
+    ch: { ...ch, state: 'CLOSED', flags: ['FUNDING_ABORTED'], failureDetail: reason },
+    effects: [abort, { type: 'failed', reason }],
+  };
+}
