@@ -1,9 +1,8 @@
 /**
  * `npm run lint` (with biome): the layer rule of docs/architecture.md, checked on every import
  * under src/. A folder imports only the folders its row allows; no file takes part in an import
- * cycle (type-only imports aside: they vanish at run time). Breaches already known are listed
- * below with their reason; a new one fails, and so does a listed one that is gone (drop it from
- * the list, so the list only shrinks).
+ * cycle (type-only imports aside: they vanish at run time). No allow-list: a breach is fixed by
+ * moving the shared piece down a layer, never by listing it.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -31,17 +30,6 @@ const ALLOWED: Record<string, string[]> = {
   devnet: ['codec', 'crypto', 'node', 'devchain', 'rpc', ...DOMAIN],
   cli: ['codec', 'crypto', 'node', 'devchain', 'devnet', 'rpc', ...DOMAIN],
 };
-
-/** Known folder breaches (`from -> to: file`), each to be removed by moving code down a layer. */
-const KNOWN_BREACHES = new Set([
-  // The party-share settlement reuses the watchtower's signing; it belongs in chain/ (issue #17).
-  'channel -> watchtower: channel/share-settled.ts',
-]);
-
-/** Known import cycles, as the sorted file list of each (issue #17 removes them). */
-const KNOWN_CYCLES = new Set<string>(
-  JSON.parse(fs.readFileSync(path.join(import.meta.dirname, 'known-cycles.json'), 'utf8')),
-);
 
 interface Edge {
   from: string;
@@ -114,28 +102,19 @@ function cycles(edges: Edge[]): string[][] {
 const edges = sourceFiles(SRC).flatMap(edgesOf);
 const problems: string[] = [];
 
-const breaches = new Set<string>();
 for (const e of edges) {
   const [a, b] = [folderOf(e.from), folderOf(e.to)];
   if (a === b || a.endsWith('.ts')) continue;
   const allowed = ALLOWED[a];
   if (!allowed)
     problems.push(`src/${a}/ is not in the layer table (docs/architecture.md, tools/check-layers.ts)`);
-  else if (!allowed.includes(b)) breaches.add(`${a} -> ${b}: ${e.from}`);
+  else if (!allowed.includes(b)) problems.push(`layer breach: ${a} -> ${b}: ${e.from}`);
 }
-for (const b of breaches) if (!KNOWN_BREACHES.has(b)) problems.push(`layer breach: ${b}`);
-for (const b of KNOWN_BREACHES)
-  if (!breaches.has(b)) problems.push(`fixed, drop it from KNOWN_BREACHES: ${b}`);
 
-const found = new Set(cycles(edges).map((c) => c.join(' ')));
-for (const c of found) if (!KNOWN_CYCLES.has(c)) problems.push(`import cycle: ${c}`);
-for (const c of KNOWN_CYCLES)
-  if (!found.has(c)) problems.push(`cycle gone, drop it from tools/known-cycles.json: ${c}`);
+for (const c of cycles(edges)) problems.push(`import cycle: ${c.join(' ')}`);
 
 if (problems.length) {
   console.error(problems.join('\n'));
   process.exit(1);
 }
-console.log(
-  `layers: ${edges.length} imports checked, ${KNOWN_BREACHES.size} known breach(es), ${KNOWN_CYCLES.size} known cycle(s)`,
-);
+console.log(`layers: ${edges.length} imports checked, no breach, no cycle`);

@@ -2,7 +2,7 @@
  * After a force close of a UDT channel, or of a commitment with TLCs pending, the watchtower
  * settles the commitment cell, not the channel layer: tokens need UDT outputs and wallet capacity
  * (`watchtower/udt-settlement.ts`), and a share must wait until no TLC its side may claim is left
- * (`watchtower/settle.ts`). The channel only learns when its share is out: every live cell left
+ * (`settlement-script.ts`). The channel only learns when its share is out: every live cell left
  * under the commitment's lock (its args up to the version: the commitment and its continuations)
  * has our party block zeroed.
  */
@@ -10,7 +10,7 @@ import { ccc } from '@ckb-ccc/core';
 import { cccA } from '@ckb-ccc/core/advanced';
 import { type ChainClient, scriptToJson } from '../chain/client.ts';
 import { txConfirmation } from '../chain/tracker.ts';
-import { parseSettlementScript, scriptAfterWitness } from '../watchtower/settle.ts';
+import { parseSettlementScript, scriptAfterWitness } from './settlement-script.ts';
 import type { ScriptInfo } from './tx.ts';
 
 /**

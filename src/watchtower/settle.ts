@@ -5,74 +5,9 @@
  * the settlement script the contract will require of the continuation cell.
  */
 import { ccc } from '@ckb-ccc/core';
+import { type ParsedScript, parseSettlementScript, scriptAfter } from '../channel/settlement-script.ts';
 import { XW } from '../channel/tx.ts';
 import { blake160 } from '../crypto/hash.ts';
-
-export const TLC_LEN = 85;
-
-export interface ParsedScript {
-  tlcs: Uint8Array[];
-  /** holderPKH ‖ le128 ‖ otherPKH ‖ le128 (72 bytes). */
-  party: Uint8Array;
-}
-
-export function parseSettlementScript(s: Uint8Array): ParsedScript | null {
-  const c = s[0];
-  if (c === undefined || s.length !== 1 + TLC_LEN * c + 72) return null;
-  const tlcs = Array.from({ length: c }, (_, k) => s.slice(1 + TLC_LEN * k, 1 + TLC_LEN * (k + 1)));
-  return { tlcs, party: s.slice(1 + TLC_LEN * c) };
-}
-
-function cat(...parts: Uint8Array[]): Uint8Array {
-  return ccc.bytesConcat(...parts);
-}
-
-/** The script left after settling TLC `tlc` and/or a party block (0xFE holder, 0xFF other). */
-export function scriptAfter(p: ParsedScript, tlc: number | null, party: 0xfe | 0xff | null): Uint8Array {
-  const kept = p.tlcs.filter((_, k) => k !== tlc);
-  const zeros = new Uint8Array(36);
-  const block =
-    party === 0xfe
-      ? cat(zeros, p.party.subarray(36))
-      : party === 0xff
-        ? cat(p.party.subarray(0, 36), zeros)
-        : p.party;
-  return cat(new Uint8Array([kept.length]), ...kept, block);
-}
-
-/**
- * The settlement script of the cell a settlement tx created, from that tx's commitment-lock
- * witness (`XW ‖ uc ‖ script ‖ entries`): what the contract computed as the new script.
- */
-export function scriptAfterWitness(witness: Uint8Array): Uint8Array | null {
-  if (witness.length < 18 || witness[16] === 0) return null;
-  const w = witness.subarray(17);
-  const c = w[0] as number;
-  const S = 1 + TLC_LEN * c + 72;
-  if (w.length < S) return null;
-  const p = parseSettlementScript(w.slice(0, S));
-  if (!p) return null;
-  const settled = new Set<number>();
-  let party: 0xfe | 0xff | null = null;
-  for (let i = S; i < w.length; ) {
-    const t = w[i] as number;
-    const pre = w[i + 1];
-    if (pre !== 0 && pre !== 1) return null;
-    if (t < c) settled.add(t);
-    else if (t === 0xfe || t === 0xff) party = t;
-    else return null;
-    i += 2 + 65 + (pre === 1 ? 32 : 0);
-  }
-  const kept = p.tlcs.filter((_, k) => !settled.has(k));
-  const zeros = new Uint8Array(36);
-  const block =
-    party === 0xfe
-      ? cat(zeros, p.party.subarray(36))
-      : party === 0xff
-        ? cat(p.party.subarray(0, 36), zeros)
-        : p.party;
-  return cat(new Uint8Array([kept.length]), ...kept, block);
-}
 
 /** The contract's `mul(D, num, den)`: a fraction of a relative-epoch since. */
 export function mulDelay(delay: bigint, num: bigint, den: bigint): bigint {
@@ -154,7 +89,7 @@ export function nextSettlement(x: SettleInput): SettleAction | null {
     const allSettled = np.party.every((b) => b === 0);
     const continuation =
       left > 0n && !allSettled
-        ? { capacity: left, args: cat(x.args.subarray(0, 36), blake160(next), new Uint8Array([1])) }
+        ? { capacity: left, args: ccc.bytesConcat(x.args.subarray(0, 36), blake160(next), [1]) }
         : null;
     // A continuation below its occupied capacity cannot exist: the other side must go first.
     if (continuation && continuation.capacity < x.continuationOccupied) return null;

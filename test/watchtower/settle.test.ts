@@ -6,6 +6,11 @@ import { ccc } from '@ckb-ccc/core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { pubOf } from '../../src/channel/keys.ts';
+import {
+  parseSettlementScript,
+  scriptAfter,
+  scriptAfterWitness,
+} from '../../src/channel/settlement-script.ts';
 import { commitmentLockArgs, settlementScript, XW } from '../../src/channel/tx.ts';
 import { blake160, ckbHash, sha256 } from '../../src/crypto/hash.ts';
 import {
@@ -13,14 +18,7 @@ import {
   parseCommitmentArgs,
   preimagesInWitness,
 } from '../../src/watchtower/chain-data.ts';
-import {
-  mulDelay,
-  nextSettlement,
-  parseSettlementScript,
-  type SettleInput,
-  scriptAfter,
-  scriptAfterWitness,
-} from '../../src/watchtower/settle.ts';
+import { mulDelay, nextSettlement, type SettleInput } from '../../src/watchtower/settle.ts';
 import { scriptFromSettlementData } from '../../src/watchtower/targets.ts';
 
 const CKB = 100_000_000n;
