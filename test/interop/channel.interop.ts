@@ -309,6 +309,29 @@ describe.skipIf(!referenceAvailable())('channels with the reference node (levels
     await tokenChannelRoundTrip('strand', 'xudt');
   }, 400_000);
 
+  it('fiber-js restarts on its database with a channel open: both ready again, keysend both ways, Strand closes', async () => {
+    await rpc(net.strand, 'open_channel', {
+      pubkey: net.refPubkey,
+      funding_amount: hex(500n * CKB),
+      public: false,
+    });
+    const start = await expectBalancesAgree();
+    await keysend('strand', 7n * CKB);
+    await net.ref.restart();
+    // Reestablished with fnn after its restart: the same balances on both sides, and it pays.
+    const back = await expectBalancesAgree();
+    expect([back.id, back.strand, back.ref]).toEqual([
+      start.id,
+      start.strand - 7n * CKB,
+      start.ref + 7n * CKB,
+    ]);
+    await keysend('ref', 4n * CKB);
+    await keysend('strand', 1n * CKB);
+    const after = await expectBalancesAgree();
+    expect([after.strand, after.ref]).toEqual([back.strand + 3n * CKB, back.ref - 3n * CKB]);
+    await closeCooperatively('strand', after.id, after);
+  }, 400_000);
+
   // Level 6, first half. Last: it stops fiber-js.
   it('Strand opens, fiber-js goes away, Strand force closes and has its funds back after the delay', async () => {
     await rpc(net.strand, 'open_channel', {
