@@ -121,7 +121,7 @@ B.ch = receiveOpen(
     tlcFeeProportionalMillionths: 1000n,
   },
 );
-const acc = acceptChannel(B.ch, { fundingAmount: 188n * CKB });
+const acc = acceptChannel(B.ch, { fundingAmount: 188n * CKB }, env);
 B.ch = acc.ch;
 perform(B, A, acc.effects, []);
 run(A, B);

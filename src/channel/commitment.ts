@@ -130,7 +130,7 @@ export function commitmentSigned(ch: Channel, env: MachineEnv): { ch: Channel; m
   });
   if (isFnn(ch)) {
     const used = signFunding(ch, txMessage(tx));
-    const next = advertiseCommitment(used.ch);
+    const next = advertiseCommitment(used.ch, env);
     return msg(next.ch, used.value, next.nonce);
   }
   const theirNonce = ch.nonces.theirs[0];

@@ -11,9 +11,9 @@
  */
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
 import { ChannelError } from './errors.ts';
-import { deriveChannelKeys } from './keys.ts';
-import { type NoncePair, newNonce } from './musig.ts';
+import type { NoncePair } from './musig.ts';
 import type { Channel, Hex } from './state.ts';
+import { freshNonce, type MachineEnv } from './step.ts';
 
 /** A secret nonce of ours and how many partial signatures it produced (secret `''` once spent). */
 export interface NonceUse {
@@ -94,17 +94,15 @@ export function emptyFnn(theirs: Hex = '', theirRevoke?: Hex): FnnNonces {
 }
 
 /** A fresh random nonce pair, recorded with no use (the caller advertises its public part). */
-export function freshUse(ch: Channel): NonceUse {
-  // BIP-327 NonceGen with 32 fresh random bytes (the key only salts them).
-  const k = deriveChannelKeys(hexToBytes(ch.seed));
-  const n = newNonce(k.fundingPubkey, k.fundingKey);
+export function freshUse(ch: Channel, env: MachineEnv): NonceUse {
+  const n = freshNonce(env, ch);
   return { public: bytesToHex(n.public), secret: bytesToHex(n.secret), uses: 0 };
 }
 
 /** Advertises a new commitment nonce (appended after the current one). */
-export function advertiseCommitment(ch: Channel): { ch: Channel; nonce: Uint8Array } {
+export function advertiseCommitment(ch: Channel, env: MachineEnv): { ch: Channel; nonce: Uint8Array } {
   const f = fnnOf(ch);
-  const n = freshUse(ch);
+  const n = freshUse(ch, env);
   return { ch: { ...ch, fnn: { ...f, mine: [...f.mine, n] } }, nonce: hexToBytes(n.public) };
 }
 

@@ -9,6 +9,7 @@ import { fnnOf, freshUse, isFnn, promote, theirRevokeNonce, useRevokeNonce } fro
 import { keysOf } from './keys.ts';
 import { type NoncePair, signWithNonce } from './musig.ts';
 import type { Channel, PartyParams } from './state.ts';
+import type { MachineEnv } from './step.ts';
 
 export { isFnn };
 
@@ -20,6 +21,7 @@ export function signOwnRevocation(
   ch: Channel,
   keys: Uint8Array[],
   msg: Uint8Array,
+  env: MachineEnv,
 ): { ch: Channel; partial: Uint8Array; nonce: Uint8Array } {
   const theirNonce = theirRevokeNonce(ch, ch.commitmentNumbers.remote);
   const k = keysOf(ch);
@@ -34,7 +36,7 @@ export function signOwnRevocation(
       msg,
     }),
   );
-  const next = freshUse(used.ch);
+  const next = freshUse(used.ch, env);
   const f = fnnOf(used.ch);
   return {
     ch: { ...used.ch, fnn: { ...f, myRevoke: [...f.myRevoke, next] } },

@@ -16,10 +16,9 @@ import { ChannelError } from './errors.ts';
 import { awaitExternalFunding, recordFunderInputs } from './external-funding.ts';
 import { advertiseCommitment, fnnOf, isFnn, promote } from './fnn-nonces.ts';
 import { finalChannelId, keysOf } from './keys.ts';
-import { newNonce } from './musig.ts';
 import { nonceData, scriptData, toScript } from './script-data.ts';
 import { type Channel, hasFlag, type PartyParams, withFlag } from './state.ts';
-import type { Effect, MachineEnv, Step } from './step.ts';
+import { type Effect, freshNonce, type MachineEnv, type Step } from './step.ts';
 import { firstRemotePoints } from './tlc-keys.ts';
 import { le128 } from './tx.ts';
 import type { AcceptChannel } from './wire.ts';
@@ -160,7 +159,7 @@ export function onTxUpdate(ch: Channel, tx: ccc.Transaction, env: MachineEnv): S
   }
   if (!holdsTotal(ch, tx)) throw new ChannelError('funding tx: output 0 does not hold the channel total');
   // Final version from the acceptor: we complete too.
-  return completeCollaboration(setFundingTx(ch, tx));
+  return completeCollaboration(setFundingTx(ch, tx), env);
 }
 
 /** What one side puts into the funding cell: capacity, and tokens for a UDT channel. */
@@ -178,8 +177,8 @@ function holdsTotal(ch: Channel, tx: ccc.Transaction): boolean {
   return data.length === 16 && ccc.numLeFromBytes(data) === ch.local.fundingAmount + r.fundingAmount;
 }
 
-function completeCollaboration(ch0: Channel): Step {
-  const { ch: c, nonce } = advertiseTxComplete(ch0);
+function completeCollaboration(ch0: Channel, env: MachineEnv): Step {
+  const { ch: c, nonce } = advertiseTxComplete(ch0, env);
   const ch = withFlag(c, 'OUR_TX_COMPLETE_SENT');
   return {
     ch,
@@ -196,13 +195,12 @@ function completeCollaboration(ch0: Channel): Step {
  * Our TxComplete's nonce. Strand: one more for our pool (the close). fnn: the nonce the peer
  * commits on receipt and pairs with ours in the opening's commitments; it is current at once.
  */
-function advertiseTxComplete(ch: Channel): { ch: Channel; nonce: Uint8Array } {
+function advertiseTxComplete(ch: Channel, env: MachineEnv): { ch: Channel; nonce: Uint8Array } {
   if (isFnn(ch)) {
-    const r = advertiseCommitment(ch);
+    const r = advertiseCommitment(ch, env);
     return { ch: promote(r.ch), nonce: r.nonce };
   }
-  const k = keysOf(ch);
-  const n = newNonce(k.fundingPubkey, k.fundingKey);
+  const n = freshNonce(env, ch);
   return {
     ch: { ...ch, nonces: { ...ch.nonces, mine: [...ch.nonces.mine, nonceData(n)] } },
     nonce: n.public,
@@ -220,7 +218,7 @@ export function onFunded(ch: Channel, tx: ccc.Transaction, env: MachineEnv): Ste
   // The acceptor's version is final: send it and complete.
   if (!holdsTotal(ch, tx)) throw new ChannelError('funding tx does not hold the total');
   void env;
-  const done = completeCollaboration(withTx);
+  const done = completeCollaboration(withTx, env);
   return { ch: done.ch, effects: [update, ...done.effects] };
 }
 
@@ -277,7 +275,7 @@ function toAwaitingReady(ch: Channel): Step {
   };
 }
 
-export function onConfirmed(ch0: Channel): Step {
+export function onConfirmed(ch0: Channel, env: MachineEnv): Step {
   // Signed by us first, completed and broadcast by the peer whose TxSignatures we never got.
   const ch =
     ch0.state === 'AWAITING_TX_SIGNATURES' && hasFlag(ch0, 'OUR_TX_SIGNATURES_SENT')
@@ -290,14 +288,14 @@ export function onConfirmed(ch0: Channel): Step {
   if (ch.state !== 'AWAITING_CHANNEL_READY' || hasFlag(ch, 'OUR_CHANNEL_READY'))
     return { ch: ch0, effects: [] };
   const c = withFlag(ch, 'OUR_CHANNEL_READY');
-  const r = maybeReady(c);
+  const r = maybeReady(c, env);
   return {
     ch: r.ch,
     effects: [{ type: 'send', msg: { type: 'ChannelReady', value: { channelId: b(ch.id) } } }, ...r.effects],
   };
 }
 
-export function maybeReady(ch: Channel): Step {
+export function maybeReady(ch: Channel, env: MachineEnv): Step {
   if (!hasFlag(ch, 'OUR_CHANNEL_READY') || !hasFlag(ch, 'THEIR_CHANNEL_READY')) return { ch, effects: [] };
   const c: Channel = {
     ...ch,
@@ -311,7 +309,7 @@ export function maybeReady(ch: Channel): Step {
       type: 'UpdateTlcInfo',
       value: {
         channelId: b(c.id),
-        timestamp: BigInt(Date.now()),
+        timestamp: BigInt(env.now()),
         channelFlags: c.enabled ? 0 : 1,
         tlcExpiryDelta: c.tlcExpiryDelta,
         tlcMinimumValue: c.tlcMinValue,

@@ -71,7 +71,7 @@ function dispatch(ch: Channel, ev: Event, env: MachineEnv): Step {
     case 'fundingSigned':
       return onFundingSigned(ch, ev.tx);
     case 'fundingConfirmed':
-      return onConfirmed(ch);
+      return onConfirmed(ch, env);
     case 'fundingFailed':
       return fail(ch, ev.reason);
     case 'shutdown':
@@ -168,7 +168,7 @@ function onPeer(ch: Channel, msg: ChannelMessage, env: MachineEnv): Step {
     case 'ChannelReady': {
       if (ch.state !== 'AWAITING_CHANNEL_READY' && ch.state !== 'AWAITING_TX_SIGNATURES')
         throw new ChannelError(`unexpected ChannelReady in ${ch.state}`);
-      return maybeReady(withFlag(ch, 'THEIR_CHANNEL_READY'));
+      return maybeReady(withFlag(ch, 'THEIR_CHANNEL_READY'), env);
     }
     case 'Shutdown':
       return onShutdown(ch, msg.value, env);

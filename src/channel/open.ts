@@ -4,11 +4,10 @@ import { bytesToHex, hexToBytes } from '../codec/hex.ts';
 import { ChannelError } from './errors.ts';
 import { emptyFnn, fnnOf, freshUse, isFnn } from './fnn-nonces.ts';
 import { commitmentPoint, deriveChannelKeys, finalChannelId, keysOf } from './keys.ts';
-import { newNonce } from './musig.ts';
 import type { ChannelRules } from './reserve.ts';
 import { cellDepData, nonceData, scriptData, toScript } from './script-data.ts';
 import type { CellDepData, Channel, Hex, PartyParams, ScriptData } from './state.ts';
-import type { MachineEnv, Step } from './step.ts';
+import { freshNonce, keyNonce, type MachineEnv, type Step } from './step.ts';
 import { firstRemotePoints } from './tlc-keys.ts';
 import type { AcceptChannel, OpenChannel } from './wire.ts';
 
@@ -41,16 +40,15 @@ export interface OpenParams {
 }
 
 /** Our first commitment and revocation nonces (Open/Accept), kept as the channel's rules say. */
-function firstNonces(ch: Channel): { ch: Channel; commit: Uint8Array; revoke: Uint8Array } {
+function firstNonces(ch: Channel, env: MachineEnv): { ch: Channel; commit: Uint8Array; revoke: Uint8Array } {
   if (isFnn(ch)) {
-    const commit = freshUse(ch);
-    const revoke = freshUse(ch);
+    const commit = freshUse(ch, env);
+    const revoke = freshUse(ch, env);
     const fnn = { ...fnnOf(ch), mine: [commit], current: commit.public, myRevoke: [revoke] };
     return { ch: { ...ch, fnn }, commit: b(commit.public), revoke: b(revoke.public) };
   }
-  const k = keysOf(ch);
-  const commit = newNonce(k.fundingPubkey, k.fundingKey);
-  const revoke = newNonce(k.fundingPubkey, k.fundingKey);
+  const commit = freshNonce(env, ch);
+  const revoke = freshNonce(env, ch);
   const nonces = { ...ch.nonces, mine: [nonceData(commit), nonceData(revoke)] };
   return { ch: { ...ch, nonces }, commit: commit.public, revoke: revoke.public };
 }
@@ -64,7 +62,7 @@ function rulesFields(rules: ChannelRules | undefined, theirs?: { commit: Hex; re
 /** The opener's new channel and its OpenChannel. `fundingAmount` excludes the reserve. */
 export function openChannel(p: OpenParams, env: MachineEnv): Step {
   const k = deriveChannelKeys(p.seed);
-  const announce = p.isPublic ? newNonce(k.fundingPubkey, k.fundingKey) : null;
+  const announce = p.isPublic ? keyNonce(env, k) : null;
   const ch0: Channel = {
     ...rulesFields(p.rules),
     announcement: announce ? { myNonce: nonceData(announce) } : undefined,
@@ -109,7 +107,7 @@ export function openChannel(p: OpenParams, env: MachineEnv): Step {
     failureDetail: null,
     external: p.external ? { ...p.external, submitted: false } : undefined,
   };
-  const { ch, commit, revoke } = firstNonces(ch0);
+  const { ch, commit, revoke } = firstNonces(ch0, env);
   const msg: OpenChannel = {
     chainHash: b(env.chainHash),
     channelId: b(p.tempId),
@@ -242,7 +240,7 @@ export interface AcceptParams {
 }
 
 /** Accepting: AcceptChannel goes out, both sides move to the final channel id. */
-export function acceptChannel(ch0: Channel, p: AcceptParams): Step {
+export function acceptChannel(ch0: Channel, p: AcceptParams, env: MachineEnv): Step {
   if (!ch0.isAcceptor || ch0.state !== 'NEGOTIATING_FUNDING' || !ch0.remote)
     throw new ChannelError(`No channel with temp id Hash256(${ch0.tempId}) found`);
   const k = keysOf(ch0);
@@ -254,8 +252,8 @@ export function acceptChannel(ch0: Channel, p: AcceptParams): Step {
     maxTlcNumberInFlight: p.maxTlcNumberInFlight ?? ch0.local.maxTlcNumberInFlight,
   };
   const finalId = h(finalChannelId(k.tlcBasepoint, b(ch0.remote.tlcBasepoint)));
-  const announce = ch0.isPublic ? newNonce(k.fundingPubkey, k.fundingKey) : null;
-  const { ch: ch1, commit, revoke } = firstNonces(ch0);
+  const announce = ch0.isPublic ? freshNonce(env, ch0) : null;
+  const { ch: ch1, commit, revoke } = firstNonces(ch0, env);
   const ch: Channel = {
     ...ch1,
     announcement: announce ? { ...ch0.announcement, myNonce: nonceData(announce) } : undefined,

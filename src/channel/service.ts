@@ -497,6 +497,7 @@ export class ChannelService {
           tlcMinValue: r.tlcMinValue,
           tlcFeeProportionalMillionths: r.tlcFeeProportionalMillionths,
         },
+        this.env,
       );
       id = s.ch.id;
       return this.commit(s);
@@ -1529,7 +1530,7 @@ export class ChannelService {
       // A whitelisted token with `auto_accept_amount`: accepted with our reserve and no tokens.
       const min = this.whitelistEntry(udt)?.autoAcceptAmount;
       if (min !== undefined && min !== null && m.fundingAmount >= min) {
-        this.commit(acceptChannel(ch, { fundingAmount: 0n }));
+        this.commit(acceptChannel(ch, { fundingAmount: 0n }, this.env));
       } else {
         this.commit({ ch, effects: [] });
       }
@@ -1538,7 +1539,7 @@ export class ChannelService {
     // As fnn: the opener's funding amount alone (its reserve aside) meets the minimum, and we
     // have an amount to add that covers our reserve.
     if (m.fundingAmount >= minCkbFundingAmount && ckbFundingAmount > 0n && ckbFundingAmount >= reserve) {
-      this.commit(acceptChannel(ch, { fundingAmount: ckbFundingAmount - reserve }));
+      this.commit(acceptChannel(ch, { fundingAmount: ckbFundingAmount - reserve }, this.env));
     } else {
       this.commit({ ch, effects: [] });
     }

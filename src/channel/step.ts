@@ -5,6 +5,8 @@
 import type { ccc } from '@ckb-ccc/core';
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
 import type { ShutdownCommand } from './close.ts';
+import { keysOf } from './keys.ts';
+import { type NoncePair, newNonce } from './musig.ts';
 import type { Channel } from './state.ts';
 import type { AddTlcCommand, RemoveReason, TlcCommand, TlcNotice, TlcOutcome } from './tlc.ts';
 import type { ScriptInfo } from './tx.ts';
@@ -14,6 +16,12 @@ const b = (h: string) => hexToBytes(h);
 const h = (x: Uint8Array) => bytesToHex(x);
 
 export interface MachineEnv {
+  /**
+   * Where fresh secret nonces come from: BIP-327 NonceGen over 32 random bytes when absent (the
+   * only safe choice for a live node). A replay or fuzz test injects a seeded source so that a
+   * channel's run is a function of its inputs.
+   */
+  nonce?: (myPubkey: Uint8Array, mySecret: Uint8Array) => NoncePair;
   chainHash: string;
   fundingLock: ScriptInfo;
   commitmentLock: ScriptInfo;
@@ -86,4 +94,17 @@ export function fail(ch: Channel, reason: string): Step {
     ch: { ...ch, state: 'CLOSED', flags: ['FUNDING_ABORTED'], failureDetail: reason },
     effects: [abort, { type: 'failed', reason }],
   };
+}
+
+/** A fresh nonce pair for this channel's funding key, from the environment's source. */
+export function freshNonce(env: MachineEnv, ch: Channel): NoncePair {
+  return keyNonce(env, keysOf(ch));
+}
+
+/** The same, for funding keys not yet in a channel (the opener's announcement nonce). */
+export function keyNonce(
+  env: MachineEnv,
+  k: { fundingPubkey: Uint8Array; fundingKey: Uint8Array },
+): NoncePair {
+  return (env.nonce ?? newNonce)(k.fundingPubkey, k.fundingKey);
 }

@@ -26,7 +26,7 @@ import {
 import { ChannelError } from './errors.ts';
 import { completePeerRevocation, isFnn, signOwnRevocation } from './fnn-revoke.ts';
 import { commitmentPoint, keysOf } from './keys.ts';
-import { complete, type NoncePair, newNonce, SignatureError, signFirst } from './musig.ts';
+import { complete, type NoncePair, SignatureError, signFirst } from './musig.ts';
 import { nonceData, toScript } from './script-data.ts';
 import {
   type Channel,
@@ -38,7 +38,7 @@ import {
   tlcKey,
   withOnions,
 } from './state.ts';
-import type { Effect, MachineEnv, Step } from './step.ts';
+import { type Effect, freshNonce, type MachineEnv, type Step } from './step.ts';
 import { newTlcKeys, type TlcKeyFields, withRemotePoint } from './tlc-keys.ts';
 import { commitmentTxSize, feeOf, le128, revocationMessage, SIDE_FLOOR } from './tx.ts';
 import {
@@ -538,9 +538,8 @@ function replayedRemove(ch: Channel, m: RemoveTlc): boolean {
 }
 
 /** A fresh nonce for our pool, advertised to the peer. */
-function advertise(ch: Channel): { ch: Channel; effect: Effect } {
-  const k = keysOf(ch);
-  const n = newNonce(k.fundingPubkey, k.fundingKey);
+function advertise(ch: Channel, env: MachineEnv): { ch: Channel; effect: Effect } {
+  const n = freshNonce(env, ch);
   return {
     ch: { ...ch, nonces: { ...ch.nonces, mine: [...ch.nonces.mine, nonceData(n)] } },
     effect: {
@@ -593,7 +592,7 @@ export function onCommitmentSignedReady(
   );
   const effects: Effect[] = [];
   if (!isFnn(ch)) {
-    const ad = advertise(ch);
+    const ad = advertise(ch, env);
     ch = ad.ch;
     effects.push(ad.effect);
   }
@@ -604,7 +603,7 @@ export function onCommitmentSignedReady(
   const msg = revocationMessage(rv.out, rv.data, own.args, revoked);
   const k = keysOf(ch);
   const s = isFnn(ch)
-    ? signOwnRevocation(ch, own.revocationKeys, msg)
+    ? signOwnRevocation(ch, own.revocationKeys, msg, env)
     : signFirstRevocation(ch, own.revocationKeys, msg);
   ch = {
     ...s.ch,
@@ -692,7 +691,7 @@ export function onRevokeAndAck(ch0: Channel, m: RevokeAndAck, env: MachineEnv): 
   );
   const effects: Effect[] = [];
   if (!isFnn(ch)) {
-    const ad = advertise(ch);
+    const ad = advertise(ch, env);
     ch = ad.ch;
     effects.push(ad.effect);
   }

@@ -350,7 +350,7 @@ describe('channel opening between two machines', () => {
     expect(bad({ chainHash: new Uint8Array(32) })).toBe('chain hash mismatch');
     expect(bad({ channelFlags: 8 })).toMatch(/undefined channel flags/);
     expect(bad({ fundingFeeRate: 999n })).toBe('Funding fee rate is less than 1000');
-    expect(() => acceptChannel({ ...A.ch }, { fundingAmount: 0n })).toThrow(ChannelError);
+    expect(() => acceptChannel({ ...A.ch }, { fundingAmount: 0n }, env())).toThrow(ChannelError);
   });
 });
 

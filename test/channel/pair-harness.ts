@@ -60,13 +60,14 @@ export interface PairOptions {
 export function pairHarness(
   t: TestChain,
   now: () => number = () => NOW,
-  opts: { likeService?: boolean } = {},
+  opts: { likeService?: boolean; nonce?: MachineEnv['nonce'] } = {},
 ) {
   const env = (): MachineEnv => ({
     chainHash: t.chain.genesisHash,
     fundingLock: t.chain.scripts.funding_lock,
     commitmentLock: t.chain.scripts.commitment_lock,
     now,
+    ...(opts.nonce ? { nonce: opts.nonce } : {}),
   });
 
   function perform(me: Side, other: Side, effects: Effect[], events: Event[]): void {
@@ -235,7 +236,7 @@ export function pairHarness(
       env(),
       { tlcExpiryDelta: 14_400_000n, tlcMinValue: 0n, tlcFeeProportionalMillionths: 1000n },
     );
-    const acc = acceptChannel(received, { fundingAmount: acceptAmount - reserve });
+    const acc = acceptChannel(received, { fundingAmount: acceptAmount - reserve }, env());
     const side = (name: 'A' | 'B', key: Uint8Array, ch: Channel): Side => ({
       name,
       key,
