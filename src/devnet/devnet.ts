@@ -194,7 +194,7 @@ export async function startDevnet(opts: DevnetOptions): Promise<RunningDevnet> {
         dir: n.nodeDir,
         wallet_lock_args: n.lockArgs,
       });
-      log(`node ${n.name}: rpc ${rpcUrl}, p2p ${n.p2pPort}`);
+      log(`node ${n.name}: rpc ${rpcUrl}, p2p ${n.p2pPort}, dashboard ${rpcUrl}/dashboard/`);
     }
 
     const description: DevnetDescription = {
@@ -268,6 +268,7 @@ function writeNodeConfig(nodeDir: string, n: NodeSetup): void {
     },
     rpc: {
       listening_addr: `127.0.0.1:${n.rpcPort}`,
+      dashboard: true,
       enabled_modules: [
         'info',
         'peer',
