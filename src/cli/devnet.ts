@@ -86,6 +86,7 @@ export function registerDevnetCommand(program: Command): void {
     .description('send CKB (and --udt / --xudt test tokens) from the faucet to a devnet node or an address')
     .option('--udt <amount>', 'also send this many test UDT (simple UDT) units', '0')
     .option('--xudt <amount>', 'also send this many test xUDT units', '0')
+    .option('--no-wait', 'return once the transaction is sent, without waiting for it to be committed')
     .action(async (target: string, ckb: string, opts, sub: Command) => {
       // `-d` belongs to `strand devnet` (commander hands it to the parent wherever it appears).
       const d = readDescription(String(sub.parent?.opts().dir ?? 'devnet-data'));
@@ -104,10 +105,33 @@ export function registerDevnetCommand(program: Command): void {
           toHexQuantity(BigInt(opts.xudt)),
         ]);
         process.stdout.write(`${hash}\n`);
+        if (opts.wait) await waitCommitted(d.chain.rpc_url, hash);
       } catch (e) {
         fail((e as Error).message);
       }
     });
+}
+
+/** Waits for a transaction to be committed, with a line of progress every few seconds. */
+async function waitCommitted(chainUrl: string, hash: string): Promise<void> {
+  const chain = createRpcClient(chainUrl);
+  const started = Date.now();
+  let said = 0;
+  for (;;) {
+    const tx = await chain.call('get_transaction', [hash]);
+    const status = tx?.tx_status?.status;
+    if (status === 'committed') {
+      process.stdout.write(`[fund] committed in block ${BigInt(tx.tx_status.block_number)}\n`);
+      return;
+    }
+    if (status === 'rejected' || status === 'unknown') throw new Error(`transaction ${hash} is ${status}`);
+    const waited = Math.floor((Date.now() - started) / 1000);
+    if (waited >= said) {
+      process.stdout.write(`[fund] ${status}, waiting for the next block… (${waited} s)\n`);
+      said = waited + 5;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
 }
 
 /** `0.1` (CKB) → shannons; undefined when not a decimal with at most 8 places. */
