@@ -89,6 +89,9 @@ describe.skipIf(!chromiumAvailable())('dashboard on a devnet', { timeout: 300_00
     const { channels } = await createRpcClient(bob!.rpc_url).call('list_channels', {});
     // bob accepted with 250 CKB of his own, less the 62 CKB reserve, and received 2.5 CKB.
     expect(BigInt(channels[0].local_balance)).toBe(188n * CKB + 250_000_000n);
+    // alice's overview: 300 CKB funded, less the 62 CKB reserve and the 2.5 CKB paid.
+    await alicePage.click('nav button[data-view=overview]');
+    await alicePage.locator('#balances dd[data-field=local]', { hasText: /^235\.5 CKB$/ }).waitFor();
     expect(errors).toEqual([]);
   });
 });

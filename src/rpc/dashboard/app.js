@@ -4,7 +4,14 @@
 import { bare, ckbToHex } from './format.js';
 import { drawGraph } from './graph.js';
 import { createRpc, UNAUTHORIZED } from './rpc.js';
-import { renderChannels, renderInvoices, renderNodeInfo, renderPayments, renderPeers } from './views.js';
+import {
+  renderBalances,
+  renderChannels,
+  renderInvoices,
+  renderNodeInfo,
+  renderPayments,
+  renderPeers,
+} from './views.js';
 
 const $ = (id) => document.getElementById(id);
 const TOKEN_KEY = 'strand.dashboard.token';
@@ -50,6 +57,7 @@ async function refreshPeersChannelsGraph() {
   state.names = new Map(graph.nodes.map((n) => [bare(n.pubkey), n.node_name]));
   renderPeers($('peers-table'), peers, state.names);
   renderChannels($('channels-table'), channels, state.names);
+  renderBalances($('balances'), channels);
   drawGraph($('graph-svg'), $('graph-summary'), graph.nodes, edges.channels, state.info.pubkey);
 }
 

@@ -16,6 +16,18 @@ export function renderNodeInfo(dl, info) {
   dl.replaceChildren(...rows.flatMap(([k, v]) => [el('dt', {}, k), el('dd', { 'data-field': k }, v)]));
 }
 
+/** Totals over the CKB channels that are ready (token channels count in their own units). */
+export function renderBalances(dl, channels) {
+  const ready = channels.filter((c) => c.state.state_name === 'CHANNEL_READY' && !c.funding_udt_type_script);
+  const sum = (f) => ready.reduce((a, c) => a + big(c[f]), 0n);
+  const rows = [
+    ['channels ready', String(ready.length)],
+    ['local', `${ckb(sum('local_balance'))} CKB`],
+    ['remote', `${ckb(sum('remote_balance'))} CKB`],
+  ];
+  dl.replaceChildren(...rows.flatMap(([k, v]) => [el('dt', {}, k), el('dd', { 'data-field': k }, v)]));
+}
+
 export function renderPeers(table, peers, names) {
   fillTable(
     table,
