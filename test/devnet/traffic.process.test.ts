@@ -110,3 +110,17 @@ describe('strand devnet traffic', { timeout: 300_000 }, () => {
     expect(made).toBe(hubSummary.succeeded + hubSummary.failed);
   });
 });
+
+describe('strand devnet traffic arguments', () => {
+  it.each([
+    [['--tps', '0'], '--tps must be a number above 0'],
+    [['--duration', 'x'], '--duration must be between 0 and 86400 seconds'],
+    [['--pattern', 'ring'], '--pattern must be random or hub'],
+    [['--amount', '0.123456789'], '--amount must be a positive amount of CKB with at most 8 decimals'],
+    [['--max-in-flight', '0'], '--max-in-flight must be a whole number'],
+  ])('refuses %j', async (args, message) => {
+    const run = await runStrand(['devnet', 'traffic', '-d', '/nonexistent', ...args]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(message);
+  });
+});
