@@ -9,6 +9,8 @@ import { SIGHASH_ALL_TYPE_HASH } from '../chain/address.ts';
 import { toHexQuantity } from '../codec/hex.ts';
 import { type DevnetDescription, formatDevnet, startDevnet } from '../devnet/devnet.ts';
 import { loadTopology } from '../devnet/topology.ts';
+import { runTraffic, type TrafficPattern } from '../devnet/traffic.ts';
+import { formatLive, formatSummary } from '../devnet/traffic-stats.ts';
 import { createRpcClient } from '../rpc/client.ts';
 import { fail } from './util.ts';
 
@@ -77,11 +79,14 @@ export function registerDevnetCommand(program: Command): void {
       await stop(1);
     });
 
+  registerTrafficCommand(cmd);
+
   cmd
     .command('fund <target> <ckb>')
     .description('send CKB (and --udt / --xudt test tokens) from the faucet to a devnet node or an address')
     .option('--udt <amount>', 'also send this many test UDT (simple UDT) units', '0')
     .option('--xudt <amount>', 'also send this many test xUDT units', '0')
+    .option('--no-wait', 'return once the transaction is sent, without waiting for it to be committed')
     .action(async (target: string, ckb: string, opts, sub: Command) => {
       // `-d` belongs to `strand devnet` (commander hands it to the parent wherever it appears).
       const d = readDescription(String(sub.parent?.opts().dir ?? 'devnet-data'));
@@ -100,8 +105,91 @@ export function registerDevnetCommand(program: Command): void {
           toHexQuantity(BigInt(opts.xudt)),
         ]);
         process.stdout.write(`${hash}\n`);
+        if (opts.wait) await waitCommitted(d.chain.rpc_url, hash);
       } catch (e) {
         fail((e as Error).message);
+      }
+    });
+}
+
+/** Waits for a transaction to be committed, with a line of progress every few seconds. */
+async function waitCommitted(chainUrl: string, hash: string): Promise<void> {
+  const chain = createRpcClient(chainUrl);
+  const started = Date.now();
+  let said = 0;
+  for (;;) {
+    const tx = await chain.call('get_transaction', [hash]);
+    const status = tx?.tx_status?.status;
+    if (status === 'committed') {
+      process.stdout.write(`[fund] committed in block ${BigInt(tx.tx_status.block_number)}\n`);
+      return;
+    }
+    if (status === 'rejected' || status === 'unknown') throw new Error(`transaction ${hash} is ${status}`);
+    const waited = Math.floor((Date.now() - started) / 1000);
+    if (waited >= said) {
+      process.stdout.write(`[fund] ${status}, waiting for the next block… (${waited} s)\n`);
+      said = waited + 5;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** `0.1` (CKB) → shannons; undefined when not a decimal with at most 8 places. */
+function parseCkb(text: string): bigint | undefined {
+  const m = /^(\d+)(?:\.(\d{1,8}))?$/.exec(text);
+  return m ? BigInt(m[1]!) * CKB + BigInt((m[2] ?? '').padEnd(8, '0')) : undefined;
+}
+
+function registerTrafficCommand(cmd: Command): void {
+  cmd
+    .command('traffic')
+    .description('pay invoices across the running devnet at a steady rate; a live line, then a summary')
+    .option('--tps <n>', 'payments started per second', '1')
+    .option('--duration <s>', 'seconds to send for', '10')
+    .option(
+      '--pattern <p>',
+      'random: any node pays any other; hub: the best-connected node is always one end',
+      'random',
+    )
+    .option('--amount <ckb>', 'amount of each payment, in CKB', '0.1')
+    .option('--max-in-flight <n>', 'payments in flight at most (ticks beyond are skipped and counted)', '32')
+    .option('--drain <s>', 'seconds to wait after the last send for payments in flight', '60')
+    .option('--json', 'print the summary as one JSON line at the end')
+    .action(async (opts, sub: Command) => {
+      const tps = Number(opts.tps);
+      const duration = Number(opts.duration);
+      const maxInFlight = Number(opts.maxInFlight);
+      const drain = Number(opts.drain);
+      const amount = parseCkb(String(opts.amount));
+      if (!(tps > 0 && tps <= 1000)) fail('--tps must be a number above 0 and at most 1000');
+      if (!(duration > 0 && duration <= 86_400)) fail('--duration must be between 0 and 86400 seconds');
+      if (!['random', 'hub'].includes(opts.pattern)) fail('--pattern must be random or hub');
+      if (!amount) fail('--amount must be a positive amount of CKB with at most 8 decimals');
+      if (!Number.isInteger(maxInFlight) || maxInFlight < 1)
+        fail('--max-in-flight must be a whole number ≥ 1');
+      if (!(drain >= 0)) fail('--drain must be a number of seconds ≥ 0');
+      const d = readDescription(String(sub.parent?.opts().dir ?? 'devnet-data'));
+      const tty = process.stdout.isTTY;
+      process.stdout.write(
+        `[traffic] ${opts.pattern} payments of ${opts.amount} CKB at ${tps}/s for ${duration} s across ${d.nodes.length} nodes\n`,
+      );
+      try {
+        const summary = await runTraffic({
+          nodes: d.nodes,
+          tps,
+          durationS: duration,
+          pattern: opts.pattern as TrafficPattern,
+          amount,
+          maxInFlight,
+          drainS: drain,
+          // On a terminal the line is rewritten in place; piped, one line per second.
+          progress: (s) =>
+            process.stdout.write(tty ? `\r${formatLive(s)}\x1b[K` : `[traffic] ${formatLive(s)}\n`),
+        });
+        process.stdout.write(`${tty ? '\n' : ''}\n${formatSummary(summary)}\n`);
+        if (opts.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
+      } catch (e) {
+        fail(`traffic: ${(e as Error).message}`);
       }
     });
 }

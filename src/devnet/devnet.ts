@@ -194,7 +194,7 @@ export async function startDevnet(opts: DevnetOptions): Promise<RunningDevnet> {
         dir: n.nodeDir,
         wallet_lock_args: n.lockArgs,
       });
-      log(`node ${n.name}: rpc ${rpcUrl}, p2p ${n.p2pPort}`);
+      log(`node ${n.name}: rpc ${rpcUrl}, p2p ${n.p2pPort}, dashboard ${rpcUrl}/dashboard/`);
     }
 
     const description: DevnetDescription = {
@@ -268,6 +268,7 @@ function writeNodeConfig(nodeDir: string, n: NodeSetup): void {
     },
     rpc: {
       listening_addr: `127.0.0.1:${n.rpcPort}`,
+      dashboard: true,
       enabled_modules: [
         'info',
         'peer',
@@ -333,16 +334,20 @@ async function openChannels(
   for (const p of pending) {
     const client = clients.get(p.from)!;
     const peer = byName.get(p.to)!;
-    const deadline = Date.now() + 120_000;
+    const started = Date.now();
+    const deadline = started + 120_000;
+    let nextProgress = started + 5000;
     for (;;) {
       const { channels } = await client.call('list_channels', { peer_id: peer.peer_id });
-      if (
-        (channels as { state: { state_name: string } }[]).some(
-          (ch) => ch.state.state_name === 'CHANNEL_READY',
-        )
-      )
-        break;
+      const states = (channels as { state: { state_name: string } }[]).map((ch) => ch.state.state_name);
+      if (states.includes('CHANNEL_READY')) break;
       if (Date.now() > deadline) throw new Error(`channel ${p.from} → ${p.to} not ready after 120 s`);
+      // Funding waits for blocks: say where it stands every few seconds.
+      if (Date.now() >= nextProgress) {
+        const waited = Math.round((Date.now() - started) / 1000);
+        log(`channel: ${p.from} → ${p.to} ${states[0] ?? 'not listed yet'} (${waited} s)…`);
+        nextProgress += 5000;
+      }
       await new Promise((r) => setTimeout(r, 500));
     }
     log(`channel: ${p.from} → ${p.to} CHANNEL_READY`);

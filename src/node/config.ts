@@ -73,6 +73,8 @@ const schema = z.object({
       cors_enabled: z.boolean().default(false),
       cors_allowed_origins: z.array(z.string()).default([]),
       max_request_body_size: uintNum.default(10 * 1024 * 1024),
+      /** Strand: serve the web dashboard at `/dashboard/` on the RPC address. */
+      dashboard: z.boolean().default(false),
     })
     .prefault({}),
   fiber: z

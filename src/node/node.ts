@@ -436,6 +436,7 @@ export class StrandNode {
       corsEnabled: rpc.cors_enabled,
       corsAllowedOrigins: rpc.cors_allowed_origins,
       maxBodySize: rpc.max_request_body_size,
+      dashboard: rpc.dashboard,
       logger: this.log,
     });
   }

@@ -13,6 +13,7 @@ import Fastify, {
 import { type WebSocket, WebSocketServer } from 'ws';
 import type { Authorizer } from './auth.ts';
 import { isPrivateHost, parseHostPort } from './bind.ts';
+import { installDashboard, upgradeAuthorization } from './dashboard.ts';
 import { Dispatcher, type DispatchLogger, ERR, stringify } from './dispatch.ts';
 import type { MethodSpec, RpcConnection } from './method.ts';
 
@@ -23,6 +24,8 @@ export interface RpcServerOptions {
   corsEnabled: boolean;
   corsAllowedOrigins: string[];
   maxBodySize: number;
+  /** Serve the web dashboard at `/dashboard/` (rpc.dashboard). */
+  dashboard?: boolean;
   logger?: DispatchLogger & { info(obj: object, msg: string): void };
 }
 
@@ -66,6 +69,7 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
     }),
   );
   if (opts.corsEnabled) installCors(app, opts.corsAllowedOrigins);
+  if (opts.dashboard) installDashboard(app);
 
   app.get('/', (_req, reply) =>
     reply
@@ -96,7 +100,9 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
       socket.destroy();
       return;
     }
-    wss.handleUpgrade(req, socket, head, (ws) => serveWebSocket(ws, req.headers.authorization, dispatcher));
+    wss.handleUpgrade(req, socket, head, (ws) =>
+      serveWebSocket(ws, upgradeAuthorization(req.headers.authorization, req.url), dispatcher),
+    );
   });
 
   await app.listen({ host, port });
@@ -104,7 +110,12 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
   const boundPort = typeof addr === 'object' && addr ? addr.port : port;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${boundPort}`;
   opts.logger?.info(
-    { url, methods: dispatcher.names().length, auth: opts.auth.enabled },
+    {
+      url,
+      methods: dispatcher.names().length,
+      auth: opts.auth.enabled,
+      ...(opts.dashboard ? { dashboard: `${url}/dashboard/` } : {}),
+    },
     'rpc server listening',
   );
   return {

@@ -103,6 +103,8 @@ describe('strand devnet', { timeout: 180_000 }, () => {
     const fund = await runStrand(['devnet', 'fund', 'alice', '1000', '-d', dir]);
     expect(fund.stderr).toBe('');
     expect(fund.stdout).toMatch(/^0x[0-9a-f]{64}/);
+    // It waits for the block, saying so.
+    expect(fund.stdout).toMatch(/\n\[fund\] committed in block \d+\n$/);
     const deadline = Date.now() + 20_000;
     let after = before;
     while (after === before && Date.now() < deadline) {
