@@ -55,7 +55,7 @@ function fail(where: string, why: string): never {
   throw new UdtWhitelistError(`udt_whitelist${where}: ${why}`);
 }
 
-function readScript(v: unknown, where: string): UdtScriptRef & { pattern: RegExp | null } {
+export function readScript(v: unknown, where: string): UdtScriptRef & { pattern: RegExp | null } {
   if (!isObject(v)) fail(where, 'expected a script {code_hash, hash_type, args}');
   if (typeof v.code_hash !== 'string' || !HASH32.test(v.code_hash))
     fail(`${where}.code_hash`, `expected 0x + 32 bytes hex, got ${shown(v.code_hash)}`);
@@ -95,7 +95,8 @@ function readIndex(v: unknown, where: string): number {
   return n;
 }
 
-function readDep(d: unknown, where: string): UdtDepEntry {
+/** One cell dep: `{cell_dep: …}`, a bare `{out_point, dep_type}` or `{type_id: script}`. */
+export function readDep(d: unknown, where: string): UdtDepEntry {
   if (isObject(d) && 'type_id' in d) {
     const s = readScript(d.type_id, `${where}.type_id`);
     if (s.pattern) fail(`${where}.type_id.args`, 'expected 0x-prefixed hex bytes');
