@@ -416,6 +416,7 @@ export class StrandNode {
         client: this.chain,
         secretKey: this.walletKey,
         addressPrefix: NETWORKS[this.config.network].addressPrefix,
+        logger: this.log,
       });
     }
     this.stopChainProbe = startChainProbe(this.chain, nodeRules(this.config).chainPollMs);
