@@ -105,8 +105,8 @@ function checked<T>(schema: z.ZodType<T>, value: unknown, what: string, rpcUrl: 
 /**
  * What a CKB node's error code means for the caller (codes of CKB's `RPCError`):
  * - `duplicated` (-1107): the transaction is in the pool already: it was sent.
- * - `fee_too_low` (-1104 PoolRejectedTransactionByMinFeeRate, -1111 PoolRejectedRBF: a
- *   conflicting transaction pays more): send again with a higher fee.
+ * - `fee_too_low` (-1104 PoolRejectedTransactionByMinFeeRate; -1111 PoolRejectedRBF when a
+ *   conflicting transaction pays more, "expect it to >= N"): send again with a higher fee.
  * - `unresolvable` (-301): an input or dep is unknown or already spent.
  * - `pool_busy` (-1106 PoolIsFull, -1105 ancestors limit): try later.
  * - `expired` (-1109): it left the pool unconfirmed; it may be sent again.
@@ -117,7 +117,6 @@ export type CkbErrorKind = 'duplicated' | 'fee_too_low' | 'unresolvable' | 'pool
 const KIND_BY_CODE: Record<number, CkbErrorKind> = {
   [-1107]: 'duplicated',
   [-1104]: 'fee_too_low',
-  [-1111]: 'fee_too_low',
   [-301]: 'unresolvable',
   [-1106]: 'pool_busy',
   [-1105]: 'pool_busy',
@@ -132,12 +131,15 @@ export class CkbRpcError extends DomainError {
     data?: unknown,
   ) {
     super(message, data);
-    this.kind = KIND_BY_CODE[code] ?? 'other';
+    // Other RBF refusals (unconfirmed inputs, too many conflicts) are not a matter of fee.
+    const rbfFee = code === -1111 && /current fee is \d+, expect it to >=/.test(message);
+    this.kind = rbfFee ? 'fee_too_low' : (KIND_BY_CODE[code] ?? 'other');
   }
 
-  /** The pool's minimum fee rate (shannons/KB) when the message states it (CKB ≥ 0.110 does). */
+  /** The pool's minimum fee rate (shannons per 1000 bytes) when the message states it. */
   get minFeeRate(): bigint | undefined {
-    const m = /min fee rate is (\d+) shannons\/KB/.exec(this.message);
+    // "The min fee rate is 1000 shannons/KW, requiring a transaction fee of at least …" (KB in older CKB).
+    const m = /min fee rate is (\d+) shannons\/K[BW]/.exec(this.message);
     return m ? BigInt(m[1] as string) : undefined;
   }
 }
@@ -328,7 +330,9 @@ export function createChainClient(opts: ChainClientOptions): ChainClient {
       }
     },
     async getTransactions(key, order, limit, cursor) {
-      const params = [{ ...key, group_by_transaction: false }, order, q(limit)];
+      // Ungrouped (CKB's default): one object per input or output, the shape checked below.
+      const { group_by_transaction: _grouped, ...ungrouped } = key;
+      const params = [ungrouped, order, q(limit)];
       const r = await call('get_transactions', cursor ? [...params, cursor] : params);
       return checked(txsSchema, r, 'get_transactions', rpcUrl) as {
         objects: IndexerTx[];
