@@ -91,7 +91,7 @@ describe('wallet transfer refused for its fee', () => {
       .map((p) => JSON.stringify((p[0] as { inputs: unknown }).inputs));
     expect(inputs[0]).toBe(inputs[1]);
     // On a CKB node (no get_dev_scripts) the sighash dep group is genesis tx 1, output 0.
-    expect((c.calls('send_transaction')[0]?.[0] as { cell_deps: unknown }).cell_deps).toEqual([
+    expect((c.calls('send_transaction')[0]![0] as { cell_deps: unknown }).cell_deps).toEqual([
       {
         out_point: {
           tx_hash: '0xf8de3bb47d055cdf460d93a2a6e1b05f7432f9777c8c474abf4eec1d4aee5d37',
