@@ -19,6 +19,7 @@ export {
   ChannelScriptsUnavailable,
   channelScriptsSource,
   readScriptsConfig,
+  resolveUdtWhitelist,
 } from './scripts.ts';
 export { DEFAULT_CONFIRMATIONS, txConfirmation, waitForConfirmations } from './tracker.ts';
 export {

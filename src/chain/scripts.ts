@@ -10,7 +10,14 @@ import type { ccc } from '@ckb-ccc/core';
 import { DomainError } from '../codec/errors.ts';
 import type { ChainClient } from './client.ts';
 import { NETWORKS, type NetworkName } from './networks.ts';
-import { type HashType, readDep, readScript, type UdtDepEntry, UdtWhitelistError } from './udt-whitelist.ts';
+import {
+  type HashType,
+  readDep,
+  readScript,
+  type UdtDepEntry,
+  UdtWhitelist,
+  UdtWhitelistError,
+} from './udt-whitelist.ts';
 
 export const CHANNEL_SCRIPT_NAMES = ['FundingLock', 'CommitmentLock'] as const;
 export type ChannelScriptName = (typeof CHANNEL_SCRIPT_NAMES)[number];
@@ -160,4 +167,39 @@ export function channelScriptsSource(
       commitmentLock: await resolve('CommitmentLock', dev?.commitmentLock),
     };
   };
+}
+
+/**
+ * The whitelist with each entry's type-id deps resolved (`resolvedDeps`), for the transactions
+ * that carry the token; the configured deps stay as they are for gossip and `node_info`. An entry
+ * whose dep cannot be resolved is reported to `onError` and kept unresolved.
+ */
+export async function resolveUdtWhitelist(
+  client: ChainClient,
+  list: UdtWhitelist,
+  onError: (name: string, err: Error) => void,
+): Promise<UdtWhitelist> {
+  const entries = [];
+  for (const e of list.entries) {
+    if (!e.deps.some((d) => d.kind === 'typeId')) {
+      entries.push(e);
+      continue;
+    }
+    try {
+      const resolvedDeps: UdtDepEntry[] = [];
+      for (const d of e.deps) {
+        const dep = await resolveCellDep(client, d);
+        const op = dep.outPoint as { txHash: string; index: bigint };
+        resolvedDeps.push({ kind: 'cellDep', txHash: op.txHash, index: Number(op.index), depType: 'code' });
+      }
+      entries.push({
+        ...e,
+        resolvedDeps: e.deps.map((d, i) => (d.kind === 'typeId' ? resolvedDeps[i]! : d)),
+      });
+    } catch (err) {
+      onError(e.name, err as Error);
+      entries.push(e);
+    }
+  }
+  return new UdtWhitelist(entries);
 }

@@ -35,6 +35,8 @@ export interface UdtWhitelistEntry {
   /** Set when `args` is a pattern rather than exact bytes. */
   pattern: RegExp | null;
   deps: UdtDepEntry[];
+  /** `deps` with each type-id dep resolved on the chain to the cell carrying it (set at start). */
+  resolvedDeps?: UdtDepEntry[];
   autoAcceptAmount: bigint | null;
 }
 
@@ -169,9 +171,12 @@ export class UdtWhitelist {
     return this.entries.filter((e) => e.codeHash === s.codeHash.toLowerCase() && e.hashType === s.hashType);
   }
 
-  /** The out-point cell deps of an entry, as transactions take them (type-id deps are not resolved here). */
+  /**
+   * The out-point cell deps of an entry, as transactions take them: type-id deps as resolved at
+   * start (`resolveUdtWhitelist`), or left out when they were not.
+   */
   static cellDeps(e: UdtWhitelistEntry | undefined): ccc.CellDepLike[] {
-    return (e?.deps ?? []).flatMap((d) =>
+    return (e?.resolvedDeps ?? e?.deps ?? []).flatMap((d) =>
       d.kind === 'cellDep'
         ? [{ outPoint: { txHash: d.txHash, index: BigInt(d.index) }, depType: d.depType }]
         : [],

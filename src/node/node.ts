@@ -12,6 +12,7 @@ import {
   NETWORKS,
   readScriptsConfig,
   readUdtWhitelist,
+  resolveUdtWhitelist,
   SIGHASH_ALL_TYPE_HASH,
   startChainProbe,
   type UdtWhitelist,
@@ -127,8 +128,8 @@ export class StrandNode {
   /** The built-in watchtower (with a chain and a wallet, unless `fiber.disable_built_in_watchtower`). */
   watchtower?: Watchtower;
   private watchtowerFeed?: WatchtowerFeed;
-  /** `ckb.udt_whitelist`, read once for the channels, the gossip and the watchtower. */
-  private readonly udtWhitelist: UdtWhitelist;
+  /** `ckb.udt_whitelist`, read once for the channels, the gossip and the watchtower (type-id deps resolved once connected). */
+  private udtWhitelist: UdtWhitelist;
 
   private constructor(
     readonly config: Config,
@@ -419,6 +420,12 @@ export class StrandNode {
         logger: this.log,
       });
     }
+    this.udtWhitelist = await resolveUdtWhitelist(this.chain, this.udtWhitelist, (name, err) =>
+      this.log.warn(
+        { udt: name, err: err.message },
+        'a UDT cell dep is not on the chain: its channels lack it',
+      ),
+    );
     this.stopChainProbe = startChainProbe(this.chain, nodeRules(this.config).chainPollMs);
     this.log.info({ rpc_url: ckb.rpc_url, chain_hash: this.knownChainHash }, 'connected to chain');
   }

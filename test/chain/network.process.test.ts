@@ -41,6 +41,8 @@ describe('strand node --network testnet', () => {
     const searched = chain.calls('get_cells').map((p) => (p[0] as { script: { args: string } }).script.args);
     expect(searched).toContain('0x3cb7c0304fe53f75bb5727e2484d0beae4bd99d979813c6fc97c3cca569f10f6');
     expect(searched).toContain('0xf7e458887495cf70dd30d1543cad47dc1dfe9d874177bf19291e4db478d5751b');
+    // And RUSD's cell dep, by its type id.
+    expect(searched).toContain('0x97d30b723c0b2c66e9cb8d4d0df4ab5d7222cbb00d4a9a2055ce2e5d7f0d8b0f');
     expect((await node!.call('list_channels', [{}])).result).toEqual({ channels: [] });
   });
 

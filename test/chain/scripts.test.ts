@@ -10,8 +10,10 @@ import {
   ChannelScriptsUnavailable,
   channelScriptsSource,
   readScriptsConfig,
+  resolveUdtWhitelist,
   ScriptsConfigError,
 } from '../../src/chain/scripts.ts';
+import { readUdtWhitelist, UdtWhitelist } from '../../src/chain/udt-whitelist.ts';
 import { type DevchainRpcServer, startDevchainRpc } from '../../src/devchain/rpc/server.ts';
 import { openTestChain, type TestChain } from '../devchain/helpers.ts';
 import { FixtureChain, fixture } from './fixture-chain.ts';
@@ -115,6 +117,28 @@ describe('channel scripts of a network', () => {
     );
     chain.replace('get_cells', ...fixture('testnet.json').filter((e) => e.request.method === 'get_cells'));
     expect((await client.channelScripts()).fundingLock.cellDeps).toHaveLength(2);
+  });
+
+  it("testnet's UDT whitelist: RUSD's type-id dep resolved for transactions, the configured dep kept for gossip", async () => {
+    chain = await FixtureChain.start(fixture('testnet.json'));
+    const client = createChainClient({ rpcUrl: chain.url, attempts: 1 });
+    const configured = readUdtWhitelist(NETWORKS.testnet.udtWhitelist);
+    expect(UdtWhitelist.cellDeps(configured.entries[0])).toEqual([]);
+    const errors: string[] = [];
+    const resolved = await resolveUdtWhitelist(client, configured, (name) => errors.push(name));
+    expect(errors).toEqual([]);
+    expect(UdtWhitelist.cellDeps(resolved.entries[0])).toEqual([
+      { outPoint: { txHash: `0x${'d5'.repeat(32)}`, index: 0n }, depType: 'code' },
+    ]);
+    expect(resolved.entries[0]?.deps).toEqual(configured.entries[0]?.deps);
+    // Not on the chain: reported, and the entry kept without it.
+    chain.replace('get_cells', {
+      request: { method: 'get_cells' },
+      response: { result: { last_cursor: '0x', objects: [] } },
+    });
+    const missing = await resolveUdtWhitelist(client, configured, (name) => errors.push(name));
+    expect(errors).toEqual(['RUSD']);
+    expect(UdtWhitelist.cellDeps(missing.entries[0])).toEqual([]);
   });
 
   it('mainnet preset: fnn v0.8 mainnet code hashes and chain hash', () => {
