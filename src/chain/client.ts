@@ -200,6 +200,8 @@ export interface ChainClient {
   tipHeader(): Promise<TipHeader>;
   /** Whether the chain answered the last call; see ChainStatus. */
   status(): ChainStatus;
+  /** When the chain last answered (ms since the epoch), if ever. */
+  lastAnswerAt(): number | undefined;
   /** The funding and commitment lock scripts with their cell deps (resolved once, then cached). */
   channelScripts(): Promise<ChannelScripts>;
   /** `get_fee_rate_statistics` (median, shannons/KB), or `fallback` when the node has no data. */
@@ -245,6 +247,7 @@ export function createChainClient(opts: ChainClientOptions): ChainClient {
   let nextId = 1;
   let genesis: ccc.Hex | undefined;
   let status: ChainStatus = { state: 'ok' };
+  let lastAnswer: number | undefined;
   let scripts: Promise<ChannelScripts> | undefined;
   const unreachable = (error: string) => {
     if (status.state === 'ok') status = { state: 'unreachable', since: new Date(), error };
@@ -287,6 +290,7 @@ export function createChainClient(opts: ChainClientOptions): ChainClient {
       }
       if (status.state !== 'ok') logger?.info({ rpcUrl, method }, 'CKB RPC reachable again');
       status = { state: 'ok' };
+      lastAnswer = Date.now();
       if (json.error) throw new CkbRpcError(json.error.code, json.error.message, json.error.data);
       return json.result as T;
     }
@@ -299,6 +303,7 @@ export function createChainClient(opts: ChainClientOptions): ChainClient {
     rpcUrl,
     call,
     status: () => status,
+    lastAnswerAt: () => lastAnswer,
     channelScripts() {
       // Cached once resolved; a failure (chain away, a type-id cell not found) is tried anew.
       scripts ??= (opts.channelScripts ?? devChannelScripts)(client).catch((e) => {
