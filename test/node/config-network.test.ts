@@ -87,5 +87,9 @@ describe('network presets in the configuration', () => {
       ].join('\n'),
     );
     expect(c.fiber.scripts).toHaveLength(1);
+    // As fnn: the whole list as JSON in FIBER_SCRIPTS, checked the same way.
+    expect(refusal(() => load({}, undefined, { FIBER_SCRIPTS: '[{"name":"CkbAuth"}]' }))).toBe(
+      'invalid configuration: fiber.scripts[0].name: expected FundingLock or CommitmentLock, got "CkbAuth"',
+    );
   });
 });
