@@ -1,14 +1,26 @@
-/** The node's chain layer: CKB JSON-RPC client, wallet, confirmation tracking, addresses. */
+/** The node's chain layer: CKB JSON-RPC client, network presets and scripts, wallet, confirmation tracking, addresses. */
 export { addressToScript, SIGHASH_ALL_TYPE_HASH, scriptToAddress, sighashLock } from './address.ts';
 export {
   type ChainClient,
   type ChainClientOptions,
   ChainProtocolError,
+  type ChainStatus,
   ChainUnreachableError,
+  type CkbErrorKind,
   CkbRpcError,
   createChainClient,
+  describeChainStatus,
   scriptToJson,
 } from './client.ts';
+export { startChainProbe } from './health.ts';
+export { NETWORKS, type NetworkName } from './networks.ts';
+export {
+  type ChannelScripts,
+  ChannelScriptsUnavailable,
+  channelScriptsSource,
+  readScriptsConfig,
+  resolveUdtWhitelist,
+} from './scripts.ts';
 export { DEFAULT_CONFIRMATIONS, txConfirmation, waitForConfirmations } from './tracker.ts';
 export {
   readUdtWhitelist,

@@ -1,8 +1,10 @@
 /**
  * Confirmation tracking: a transaction counts as confirmed once it is committed and the tip is
  * `confirmations` blocks past its block (the reference node traces funding transactions to
- * CKB_TX_TRACING_CONFIRMATIONS = 4). Polls the chain; a transaction the chain drops or rejects
- * ends the wait with an error instead of hanging.
+ * CKB_TX_TRACING_CONFIRMATIONS = 4). Polls the chain; a transaction the chain rejects ends the
+ * wait with an error instead of hanging. A transaction seen committed that the chain then no
+ * longer knows (or knows in another block) was reorganised out: the wait starts over, and the
+ * caller may send it again (`onReorg`).
  */
 import { DomainError } from '../codec/errors.ts';
 import type { ChainClient } from './client.ts';
@@ -39,6 +41,8 @@ export interface WaitOptions {
   pollMs?: number;
   timeoutMs?: number;
   signal?: AbortSignal;
+  /** Called once per reorg seen (committed, then unknown or in another block): e.g. send it again. */
+  onReorg?: (hash: string, previousBlockHash: string | undefined) => unknown;
 }
 
 /** Resolves when `hash` is `confirmations` blocks deep; rejects on rejection, timeout or abort. */
@@ -50,10 +54,19 @@ export async function waitForConfirmations(
   const need = opts.confirmations ?? DEFAULT_CONFIRMATIONS;
   const pollMs = opts.pollMs ?? 1000;
   const deadline = opts.timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + opts.timeoutMs;
+  let committedIn: string | undefined;
   for (;;) {
     opts.signal?.throwIfAborted();
     const c = await txConfirmation(client, hash);
     if (c.status === 'rejected') throw new TxRejected(`transaction ${hash} was rejected by the chain`);
+    const movedBlock =
+      c.status === 'committed' && committedIn !== undefined && (c.blockHash ?? '') !== committedIn;
+    if (committedIn !== undefined && (c.status !== 'committed' || movedBlock)) {
+      const previous = committedIn;
+      committedIn = undefined;
+      await opts.onReorg?.(hash, previous);
+    }
+    if (c.status === 'committed') committedIn = c.blockHash ?? '';
     if (c.status === 'committed' && c.depth >= need) return c;
     if (Date.now() > deadline)
       throw new DomainError(

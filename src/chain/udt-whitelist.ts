@@ -35,6 +35,8 @@ export interface UdtWhitelistEntry {
   /** Set when `args` is a pattern rather than exact bytes. */
   pattern: RegExp | null;
   deps: UdtDepEntry[];
+  /** `deps` with each type-id dep resolved on the chain to the cell carrying it (set at start). */
+  resolvedDeps?: UdtDepEntry[];
   autoAcceptAmount: bigint | null;
 }
 
@@ -55,7 +57,7 @@ function fail(where: string, why: string): never {
   throw new UdtWhitelistError(`udt_whitelist${where}: ${why}`);
 }
 
-function readScript(v: unknown, where: string): UdtScriptRef & { pattern: RegExp | null } {
+export function readScript(v: unknown, where: string): UdtScriptRef & { pattern: RegExp | null } {
   if (!isObject(v)) fail(where, 'expected a script {code_hash, hash_type, args}');
   if (typeof v.code_hash !== 'string' || !HASH32.test(v.code_hash))
     fail(`${where}.code_hash`, `expected 0x + 32 bytes hex, got ${shown(v.code_hash)}`);
@@ -95,7 +97,8 @@ function readIndex(v: unknown, where: string): number {
   return n;
 }
 
-function readDep(d: unknown, where: string): UdtDepEntry {
+/** One cell dep: `{cell_dep: …}`, a bare `{out_point, dep_type}` or `{type_id: script}`. */
+export function readDep(d: unknown, where: string): UdtDepEntry {
   if (isObject(d) && 'type_id' in d) {
     const s = readScript(d.type_id, `${where}.type_id`);
     if (s.pattern) fail(`${where}.type_id.args`, 'expected 0x-prefixed hex bytes');
@@ -168,9 +171,12 @@ export class UdtWhitelist {
     return this.entries.filter((e) => e.codeHash === s.codeHash.toLowerCase() && e.hashType === s.hashType);
   }
 
-  /** The out-point cell deps of an entry, as transactions take them (type-id deps are not resolved here). */
+  /**
+   * The out-point cell deps of an entry, as transactions take them: type-id deps as resolved at
+   * start (`resolveUdtWhitelist`), or left out when they were not.
+   */
   static cellDeps(e: UdtWhitelistEntry | undefined): ccc.CellDepLike[] {
-    return (e?.deps ?? []).flatMap((d) =>
+    return (e?.resolvedDeps ?? e?.deps ?? []).flatMap((d) =>
       d.kind === 'cellDep'
         ? [{ outPoint: { txHash: d.txHash, index: BigInt(d.index) }, depType: d.depType }]
         : [],

@@ -3,7 +3,9 @@
  * collected through the indexer, transactions built with a fee of `feeRate` shannons per 1000
  * bytes of the serialised transaction (as it sits in a block: + 4 bytes), signed sighash-all, sent.
  * Cells spent by transactions this wallet sent are skipped until the indexer stops listing them.
- * Sends are serialised so two transfers never pick the same cells.
+ * Sends are serialised so two transfers never pick the same cells. A transfer the pool refuses
+ * for its fee (below the pool's minimum, or outbid under RBF) is rebuilt at a higher rate and sent
+ * again; the wallet keeps the raised rate for what it funds next.
  */
 import { ccc } from '@ckb-ccc/core';
 import { cccA } from '@ckb-ccc/core/advanced';
@@ -12,13 +14,18 @@ import { bytesToHex } from '../codec/hex.ts';
 import { lockArgsOf } from '../crypto/secp256k1.ts';
 import { signSighashAll } from '../crypto/sighash.ts';
 import { scriptToAddress, sighashLock } from './address.ts';
-import { type ChainClient, type IndexerCell, scriptToJson } from './client.ts';
+import { type ChainClient, CkbRpcError, type IndexerCell, scriptToJson } from './client.ts';
 
 export const SHANNONS_PER_CKB = 100_000_000n;
 /** Occupied capacity of a plain secp256k1-blake160 cell: 8 + 32 + 1 + 20 bytes. */
 export const MIN_SIGHASH_CELL = 61n * SHANNONS_PER_CKB;
 
 export class InsufficientFunds extends DomainError {}
+
+/** Sends of one transfer refused for their fee before the wallet gives up. */
+const FEE_RAISES = 4;
+/** The highest rate a raise goes to, as a multiple of the configured rate. */
+const MAX_RAISE_FACTOR = 64n;
 
 const PLACEHOLDER_WITNESS = ccc.hexFrom(
   ccc.WitnessArgs.from({ lock: ccc.hexFrom(new Uint8Array(65)) }).toBytes(),
@@ -27,8 +34,9 @@ const PLACEHOLDER_WITNESS = ccc.hexFrom(
 export interface WalletOptions {
   client: ChainClient;
   secretKey: Uint8Array;
-  /** Shannons per 1000 bytes (default 1000, CKB's minimum relay rate). */
+  /** Shannons per 1000 bytes (default 1000, CKB's minimum relay rate and fnn's fixed rate). */
   feeRate?: bigint;
+  logger?: { warn(obj: object, msg?: string): void };
   /** Address prefix: `ckt` (default) or `ckb` for mainnet. */
   addressPrefix?: string;
   /**
@@ -43,6 +51,8 @@ export interface Wallet {
   readonly address: string;
   /** Capacity of all live cells under the wallet lock, in shannons. */
   balance(): Promise<bigint>;
+  /** The rate fund() pays now (shannons/KB): the configured one, or what a refusal raised it to. */
+  feeRate(): bigint;
   /** Sends `amount` shannons to `toLock`; resolves to the transaction hash once accepted by the pool. */
   transfer(toLock: ccc.ScriptLike, amount: bigint): Promise<ccc.Hex>;
   /**
@@ -70,7 +80,8 @@ export function feeFor(sizeInBlock: number, feeRate: bigint): bigint {
 
 export function createWallet(opts: WalletOptions): Wallet {
   const { client } = opts;
-  const feeRate = opts.feeRate ?? 1000n;
+  const baseFeeRate = opts.feeRate ?? 1000n;
+  let feeRate = baseFeeRate;
   const lockScript = sighashLock(bytesToHex(lockArgsOf(opts.secretKey)));
   const address = scriptToAddress(lockScript, opts.addressPrefix ?? 'ckt');
   const searchKey = {
@@ -231,6 +242,17 @@ export function createWallet(opts: WalletOptions): Wallet {
     }
   }
 
+  /** Twice the rate, at least what the pool states or its recent median; capped. */
+  async function raisedFeeRate(e: CkbRpcError): Promise<bigint> {
+    let next = feeRate * 2n;
+    const stated = e.minFeeRate;
+    if (stated !== undefined && stated > next) next = stated;
+    const median = await client.feeRate(next).catch(() => next);
+    if (median > next) next = median;
+    const cap = baseFeeRate * MAX_RAISE_FACTOR;
+    return next > cap ? cap : next;
+  }
+
   function serial<T>(fn: () => Promise<T>): Promise<T> {
     const run = queue.then(fn, fn);
     queue = run.catch(() => undefined);
@@ -241,6 +263,7 @@ export function createWallet(opts: WalletOptions): Wallet {
     lockScript,
     address,
     balance: () => client.getCellsCapacity(searchKey),
+    feeRate: () => feeRate,
     fund: (tx) => serial(() => fundAndRemember(tx)),
     sign,
     release,
@@ -251,18 +274,27 @@ export function createWallet(opts: WalletOptions): Wallet {
         if (amount < MIN_SIGHASH_CELL) {
           throw new DomainError(`transfer amount ${amount} is below the 61 CKB a cell needs`);
         }
-        const tx = ccc.Transaction.from({
-          version: 0,
-          outputs: [{ lock: toLock, capacity: amount }],
-          outputsData: ['0x'],
-        });
-        await fundAndRemember(tx);
-        sign(tx);
-        try {
-          return await client.sendTransaction(tx);
-        } catch (e) {
-          release(tx);
-          throw e;
+        for (let raises = 0; ; raises++) {
+          const tx = ccc.Transaction.from({
+            version: 0,
+            outputs: [{ lock: toLock, capacity: amount }],
+            outputsData: ['0x'],
+          });
+          await fundAndRemember(tx);
+          sign(tx);
+          try {
+            return await client.sendTransaction(tx);
+          } catch (e) {
+            release(tx);
+            if (!(e instanceof CkbRpcError) || e.kind !== 'fee_too_low' || raises >= FEE_RAISES) throw e;
+            const before = feeRate;
+            feeRate = await raisedFeeRate(e);
+            if (feeRate <= before) throw e;
+            opts.logger?.warn(
+              { tx: tx.hash(), fee_rate: String(before), new_fee_rate: String(feeRate), err: e.message },
+              'fee refused by the pool: sending again at a higher rate',
+            );
+          }
         }
       });
     },

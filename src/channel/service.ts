@@ -185,32 +185,14 @@ const RESEND_EVERY = 5;
 
 export const hash256 = (id: string) => `Hash256(${id})`;
 
-interface DevScriptJson {
-  script: { code_hash: string; hash_type: string };
-  cell_deps: { out_point: { tx_hash: string; index: string }; dep_type: string }[];
-}
-
-function scriptInfoFrom(j: DevScriptJson): ScriptInfo {
-  if (!j?.script?.code_hash || !Array.isArray(j.cell_deps))
-    throw new Error('malformed get_dev_scripts entry');
-  return {
-    codeHash: j.script.code_hash,
-    hashType: j.script.hash_type as ccc.HashType,
-    cellDeps: j.cell_deps.map((d) => ({
-      outPoint: { txHash: d.out_point.tx_hash, index: BigInt(d.out_point.index) },
-      depType: d.dep_type === 'dep_group' ? 'depGroup' : 'code',
-    })),
-  };
-}
-
-/** The funding and commitment lock scripts of Strand's dev chain (`get_dev_scripts`, CKB JSON). */
+/**
+ * The funding and commitment lock scripts with their cell deps: the chain client resolves them
+ * (the network's preset and `fiber.scripts`, or the dev chain's `get_dev_scripts`).
+ */
 export async function loadChannelScripts(
   chain: ChainClient,
 ): Promise<{ fundingLock: ScriptInfo; commitmentLock: ScriptInfo }> {
-  const s = await chain.call<{ funding_lock: DevScriptJson; commitment_lock: DevScriptJson }>(
-    'get_dev_scripts',
-  );
-  return { fundingLock: scriptInfoFrom(s.funding_lock), commitmentLock: scriptInfoFrom(s.commitment_lock) };
+  return chain.channelScripts();
 }
 
 /** A step whose state is staged for the next group commit, and what waits for that commit. */

@@ -16,10 +16,15 @@ export function registerWatchtowerCommand(program: Command): void {
     .description('run a standalone watchtower (chain + RPC watchtower module; no peers, no channels)')
     .option('-c, --config <file>', 'config file (default <dir>/config.yml)')
     .option('-d, --dir <dir>', 'base directory (wallet key, store)', defaultBaseDir())
-    .action(async (opts: { config?: string; dir: string }) => {
+    .option('--network <name>', 'testnet, mainnet or dev: the chain preset (docs/chain.md)')
+    .action(async (opts: { config?: string; dir: string; network?: string }) => {
       let node: StrandNode;
       try {
-        const config = loadConfig({ dir: String(opts.dir), configFile: opts.config, flags: {} });
+        const config = loadConfig({
+          dir: String(opts.dir),
+          configFile: opts.config,
+          flags: { network: opts.network },
+        });
         config.services = ['ckb', 'rpc'];
         config.rpc.enabled_modules = [
           ...new Set([...config.rpc.enabled_modules, 'info' as const, 'watchtower' as const]),

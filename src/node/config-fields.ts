@@ -36,6 +36,8 @@ const f = (path: string, kind: FieldKind, extra: Omit<FieldDef, 'path' | 'kind'>
 export const CONFIG_FIELDS: FieldDef[] = [
   f('services', 'list', { env: ['FNN_SERVICES', 'SERVICES'], flag: ['services'] }),
   f('log_level', 'string', { env: ['STRAND_LOG', 'LOG_LEVEL'], flag: ['log-level'] }),
+  // Strand's: the preset of chain hash, scripts, UDT whitelist and RPC URL (chain/networks.ts).
+  f('network', 'string', { env: ['STRAND_NETWORK'], flag: ['network'] }),
 
   // rpc
   f('rpc.listening_addr', 'string'),

@@ -8,6 +8,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
 import { z } from 'zod';
+import { NETWORK_NAMES, NETWORKS, type NetworkName, networkOfChain } from '../chain/networks.ts';
+import { readScriptsConfig, ScriptsConfigError } from '../chain/scripts.ts';
 import { readUdtWhitelist, UdtWhitelistError } from '../chain/udt-whitelist.ts';
 import { MAX_FEE_PROPORTIONAL_MILLIONTHS } from '../rpc/limits.ts';
 import { DEFAULT_MODULES, MODULE_NAMES } from '../rpc/method.ts';
@@ -61,6 +63,8 @@ const schema = z.object({
     .min(1, { error: 'at least one service is required' })
     .default(['fiber', 'rpc', 'ckb']),
   log_level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+  /** Unset: follows `fiber.chain` (mainnet, testnet, else dev). */
+  network: z.enum(NETWORK_NAMES as [NetworkName, ...NetworkName[]]).optional(),
   rpc: z
     .object({
       listening_addr: hostPort.default('127.0.0.1:8227'),
@@ -137,7 +141,9 @@ const schema = z.object({
     .prefault({}),
 });
 
-export type Config = z.output<typeof schema> & {
+export type Config = Omit<z.output<typeof schema>, 'network'> & {
+  /** The network preset in force (`network`, or what `fiber.chain` means). */
+  network: NetworkName;
   /** Resolved base directory (`-d`). */
   baseDir: string;
   /** Resolved `fiber.base_dir` and `ckb.base_dir`. */
@@ -182,19 +188,43 @@ export function loadConfig(opts: LoadOptions): Config {
     throw new ConfigError(`invalid configuration: ${where}: ${issue.message}`);
   }
   const cfg = parsed.data;
+  const network = applyNetwork(cfg, raw);
   try {
     readUdtWhitelist(cfg.ckb.udt_whitelist);
+    readScriptsConfig(cfg.fiber.scripts);
   } catch (e) {
     if (e instanceof UdtWhitelistError) throw new ConfigError(`invalid configuration: ckb.${e.message}`);
+    if (e instanceof ScriptsConfigError) throw new ConfigError(`invalid configuration: fiber.${e.message}`);
     throw e;
   }
   const baseDir = path.resolve(opts.dir);
   return {
     ...cfg,
+    network,
     baseDir,
     fiberDir: path.resolve(baseDir, cfg.fiber.base_dir ?? 'fiber'),
     ckbDir: path.resolve(baseDir, cfg.ckb.base_dir ?? 'ckb'),
   };
+}
+
+/**
+ * The network preset: `network` sets `fiber.chain` and the defaults of `ckb.rpc_url` and
+ * `ckb.udt_whitelist` (fields the configuration leaves unset); without it, `fiber.chain` names
+ * the network. A `fiber.chain` that says another network than `network` is refused.
+ */
+function applyNetwork(cfg: z.output<typeof schema>, raw: Record<string, unknown>): NetworkName {
+  const chainSet = getPath(raw, 'fiber.chain') !== undefined;
+  const network = cfg.network ?? networkOfChain(cfg.fiber.chain);
+  if (cfg.network && chainSet && networkOfChain(cfg.fiber.chain) !== network)
+    throw new ConfigError(
+      `invalid configuration: fiber.chain: '${cfg.fiber.chain}' is not the ${network} network that network names`,
+    );
+  const preset = NETWORKS[network];
+  if (!chainSet && network !== 'dev') cfg.fiber.chain = network;
+  if (getPath(raw, 'ckb.rpc_url') === undefined) cfg.ckb.rpc_url = preset.defaultRpcUrl;
+  if (getPath(raw, 'ckb.udt_whitelist') === undefined)
+    cfg.ckb.udt_whitelist = z.array(udtEntry).parse(preset.udtWhitelist);
+  return network;
 }
 
 function readYaml(file: string): Record<string, unknown> {

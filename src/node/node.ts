@@ -5,10 +5,16 @@
 import path from 'node:path';
 import {
   type ChainClient,
+  channelScriptsSource,
   createChainClient,
   createWallet,
+  describeChainStatus,
+  NETWORKS,
+  readScriptsConfig,
   readUdtWhitelist,
+  resolveUdtWhitelist,
   SIGHASH_ALL_TYPE_HASH,
+  startChainProbe,
   type UdtWhitelist,
   type Wallet,
 } from '../chain/index.ts';
@@ -70,12 +76,6 @@ import { createLogger, type Logger } from './log.ts';
 import { syncOwnChannels, wirePayments } from './payments.ts';
 import { nodeRules } from './rules.ts';
 
-/** Genesis hashes of the public chains; a dev chain's hash comes from the chain itself. */
-const KNOWN_CHAIN_HASHES: Record<string, string> = {
-  mainnet: '0x92b197aa1fba0f63633922c61c92375c9c074a93e85963554f5499fe1450d0e5',
-  testnet: '0x10639e0895502b5688a6be8cf69460d76541bfa4821629d86d62ba0aae3f9606',
-};
-
 /** How long a starting node waits for an unreachable chain before giving up. */
 const CHAIN_STARTUP_TIMEOUT_MS = 30_000;
 
@@ -114,6 +114,7 @@ export class StrandNode {
   /** The node's on-chain wallet (present with the chain and a wallet key). */
   wallet?: Wallet;
   private knownChainHash?: string;
+  private stopChainProbe?: () => void;
   /** P2P: sessions with peers (present when the `fiber` service runs). */
   peers?: PeerManager;
   /** Channels (present with peers, a chain that has the channel scripts, and a wallet). */
@@ -127,8 +128,8 @@ export class StrandNode {
   /** The built-in watchtower (with a chain and a wallet, unless `fiber.disable_built_in_watchtower`). */
   watchtower?: Watchtower;
   private watchtowerFeed?: WatchtowerFeed;
-  /** `ckb.udt_whitelist`, read once for the channels, the gossip and the watchtower. */
-  private readonly udtWhitelist: UdtWhitelist;
+  /** `ckb.udt_whitelist`, read once for the channels, the gossip and the watchtower (type-id deps resolved once connected). */
+  private udtWhitelist: UdtWhitelist;
 
   private constructor(
     readonly config: Config,
@@ -387,7 +388,11 @@ export class StrandNode {
    */
   private async connectChain(): Promise<void> {
     const { ckb } = this.config;
-    this.chain = createChainClient({ rpcUrl: ckb.rpc_url, logger: this.log });
+    this.chain = createChainClient({
+      rpcUrl: ckb.rpc_url,
+      logger: this.log,
+      channelScripts: channelScriptsSource(this.config.network, readScriptsConfig(this.config.fiber.scripts)),
+    });
     const deadline = Date.now() + CHAIN_STARTUP_TIMEOUT_MS;
     for (let delay = 500; ; delay = Math.min(delay * 2, 5000)) {
       try {
@@ -401,25 +406,33 @@ export class StrandNode {
         await new Promise((r) => setTimeout(r, delay));
       }
     }
-    const expected = KNOWN_CHAIN_HASHES[this.config.fiber.chain];
+    const expected = NETWORKS[this.config.network].chainHash;
     if (expected && expected !== this.knownChainHash) {
       throw new Error(
-        `fiber.chain is ${this.config.fiber.chain} but the chain at ${ckb.rpc_url} has genesis ${this.knownChainHash}`,
+        `the network is ${this.config.network} but the chain at ${ckb.rpc_url} has genesis ${this.knownChainHash}`,
       );
     }
     if (this.walletKey) {
       this.wallet = createWallet({
         client: this.chain,
         secretKey: this.walletKey,
-        addressPrefix: this.config.fiber.chain === 'mainnet' ? 'ckb' : 'ckt',
+        addressPrefix: NETWORKS[this.config.network].addressPrefix,
+        logger: this.log,
       });
     }
+    this.udtWhitelist = await resolveUdtWhitelist(this.chain, this.udtWhitelist, (name, err) =>
+      this.log.warn(
+        { udt: name, err: err.message },
+        'a UDT cell dep is not on the chain: its channels lack it',
+      ),
+    );
+    this.stopChainProbe = startChainProbe(this.chain, nodeRules(this.config).chainPollMs);
     this.log.info({ rpc_url: ckb.rpc_url, chain_hash: this.knownChainHash }, 'connected to chain');
   }
 
   /** The genesis hash of the chain: from the chain itself when connected. */
   chainHash(): string {
-    return this.knownChainHash ?? KNOWN_CHAIN_HASHES[this.config.fiber.chain] ?? '0x' + '00'.repeat(32);
+    return this.knownChainHash ?? NETWORKS[this.config.network].chainHash ?? '0x' + '00'.repeat(32);
   }
 
   private async startRpc(): Promise<void> {
@@ -524,6 +537,7 @@ export class StrandNode {
       channelCount: () => this.channels?.counts().channelCount ?? 0,
       pendingChannelCount: () => this.channels?.counts().pendingChannelCount ?? 0,
       peersCount: () => this.peers?.peersCount ?? 0,
+      ckbRpcStatus: () => (this.chain ? describeChainStatus(this.chain.status()) : null),
       udtCfgInfos: this.config.ckb.udt_whitelist.map((u) => ({
         name: u.name,
         script: u.script,
@@ -588,6 +602,7 @@ export class StrandNode {
 
   private async stopServices(): Promise<void> {
     await this.rpc?.close();
+    this.stopChainProbe?.();
     this.stopPayments?.();
     await this.watchtower?.stop();
     await this.watchtowerFeed?.stop();

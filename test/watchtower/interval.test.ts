@@ -10,11 +10,8 @@ import { watchtowerSchema } from '../../src/watchtower/store.ts';
 
 afterEach(() => vi.restoreAllMocks());
 
-const script = {
-  script: { code_hash: `0x${'42'.repeat(32)}`, hash_type: 'data2', args: '0x' },
-  cell_deps: [],
-};
-const chain = { call: async () => ({ funding_lock: script, commitment_lock: script }) } as never;
+const script = { codeHash: `0x${'42'.repeat(32)}`, hashType: 'data2', cellDeps: [] };
+const chain = { channelScripts: async () => ({ fundingLock: script, commitmentLock: script }) } as never;
 
 async function start(intervalMs: number | null) {
   const spy = vi.spyOn(globalThis, 'setTimeout');

@@ -28,6 +28,8 @@ export interface NodeInfoSource {
   channelCount(): number;
   pendingChannelCount(): number;
   peersCount(): number;
+  /** Strand's: `ok` or `unreachable since <ISO time>`; null without the `ckb` service. */
+  ckbRpcStatus?(): string | null;
   udtCfgInfos: UdtArgInfo[];
 }
 
@@ -62,6 +64,8 @@ export function infoMethods(src: NodeInfoSource): MethodSpec[] {
           auto_accept_amount: u.auto_accept_amount === null ? null : toHexQuantity(u.auto_accept_amount),
           cell_deps: u.cell_deps,
         })),
+        // Strand's field (not in fnn's node_info): whether the CKB RPC answers.
+        ckb_rpc_status: src.ckbRpcStatus?.() ?? null,
       }),
     }),
   ];
