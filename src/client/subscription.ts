@@ -15,8 +15,11 @@ import type { StoreChange } from './results.ts';
 export interface StoreChangeSubscription extends AsyncIterableIterator<StoreChange> {
   /** The node's id for this subscription. */
   readonly id: number;
-  /** Cancels the subscription and closes its connection (what leaving a `for await` does). */
-  close(): Promise<void>;
+  /**
+   * Cancels the subscription on the node and closes its connection (what leaving a `for await`
+   * does); resolves to whether the node still held it (false once the node closed the connection).
+   */
+  close(): Promise<boolean>;
 }
 
 export interface SubscribeOptions {
@@ -127,16 +130,27 @@ export async function subscribeStoreChanges(opts: SubscribeOptions): Promise<Sto
     throw e;
   }
 
-  const close = async (): Promise<void> => {
-    if (ended) return;
+  let closing: Promise<boolean> | undefined;
+  /** Cancels on the node, then closes; the node's answer says whether it still had the subscription. */
+  const close = (): Promise<boolean> => {
+    if (closing) return closing;
+    const connectionLost = ended;
     ended = true;
+    failure = undefined;
     for (const w of waiters.splice(0)) w.resolve(DONE);
     changes.length = 0;
-    try {
-      await request('unsubscribe_store_changes', [id]);
-    } finally {
-      socket.close(1000);
+    if (connectionLost) {
+      closing = Promise.resolve(false);
+      return closing;
     }
+    closing = (request('unsubscribe_store_changes', [id]) as Promise<boolean>)
+      // The connection went down meanwhile: the node dropped the subscription with it.
+      .catch((e) => {
+        if (e instanceof RpcTransportError) return false;
+        throw e;
+      })
+      .finally(() => socket.close(1000));
+    return closing;
   };
 
   const iterator: StoreChangeSubscription = {
@@ -157,6 +171,10 @@ export async function subscribeStoreChanges(opts: SubscribeOptions): Promise<Sto
     async return() {
       await close();
       return DONE;
+    },
+    async throw(err?: unknown) {
+      await close();
+      throw err;
     },
     [Symbol.asyncIterator]() {
       return iterator;
