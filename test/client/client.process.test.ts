@@ -20,6 +20,7 @@ import {
 } from '../../src/client/index.ts';
 import { generateKeyPair, mintToken } from '../../src/rpc/auth.ts';
 import { DEFAULT_MODULES } from '../../src/rpc/method.ts';
+import { type DevchainProcess, readyPair, startDevchain, until } from '../channel/process-helpers.ts';
 import { type NodeProcess, startNode, tempDir } from '../helpers/node-process.ts';
 
 const REPO = path.resolve(import.meta.dirname, '../..');
@@ -208,5 +209,68 @@ describe('a node that wants Biscuit tokens', () => {
     expect(outcome).toBeInstanceOf(RpcTransportError);
     expect(await sub.next()).toEqual({ done: true, value: undefined });
     expect(await sub.close()).toBe(false);
+  });
+});
+
+describe('two nodes with a channel on a dev chain', () => {
+  let chain: DevchainProcess;
+  let a: NodeProcess;
+  let b: NodeProcess;
+
+  beforeAll(async () => {
+    chain = await startDevchain([1, 2]);
+    // readyPair connects and opens the channel through `rpc()`, itself on the client.
+    ({ a, b } = await readyPair(chain.url, [
+      'info',
+      'peer',
+      'channel',
+      'payment',
+      'invoice',
+      'graph',
+      'pubsub',
+    ]));
+  }, 180_000);
+  afterAll(async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+    await chain?.stop();
+  });
+
+  it('pays an invoice; channels, payments and the payee store changes match the result schemas', async () => {
+    const alice = createClient(a.url);
+    const bob = createClient(b.url);
+    const [channel] = (await alice.list_channels()).channels;
+    expect(RESULT_SCHEMAS.list_channels.parse({ channels: [channel] }).channels[0]!.state.state_name).toBe(
+      'CHANNEL_READY',
+    );
+    const changes = await bob.subscribeStoreChanges();
+
+    const invoice = await bob.new_invoice({
+      amount: toHex(100_000_000n),
+      currency: 'Fibd',
+      description: 'coffee',
+    });
+    const hash = invoice.invoice.data.payment_hash;
+    const sent = await alice.send_payment({ invoice: invoice.invoice_address });
+    RESULT_SCHEMAS.send_payment.parse(sent);
+    expect(sent.payment_hash).toBe(hash);
+    const done = await until(
+      'the payment to end',
+      () => alice.get_payment({ payment_hash: hash }),
+      (p) => p.status === 'Success' || p.status === 'Failed',
+    );
+    expect(RESULT_SCHEMAS.get_payment.parse(done).status).toBe('Success');
+    RESULT_SCHEMAS.list_payments.parse(await alice.list_payments({ status: 'Success' }));
+    for (const c of (await bob.list_channels()).channels)
+      RESULT_SCHEMAS.list_channels.shape.channels.element.parse(c);
+
+    let paid: StoreChange | undefined;
+    for await (const change of changes) {
+      if ('PutCkbInvoiceStatus' in change && change.PutCkbInvoiceStatus.invoice_status === 'Paid') {
+        paid = change;
+        break;
+      }
+    }
+    expect(paid).toEqual({ PutCkbInvoiceStatus: { payment_hash: hash, invoice_status: 'Paid' } });
+    expect(await changes.close()).toBe(true);
   });
 });
