@@ -14,7 +14,7 @@ import { allMethodSpecs, clientParamsSource, PARAMS_FILE, tsType } from '../../t
 const NOT_IMPLEMENTED = ['send_btc', 'receive_btc', 'get_cch_order'];
 
 describe('generated client params', () => {
-  it('is current: regenerate with `node --import tsx tools/gen-client-params.ts`', () => {
+  it('is current: regenerate with `npm run gen:client`', () => {
     expect(fs.readFileSync(PARAMS_FILE, 'utf8')).toBe(clientParamsSource());
   });
 
