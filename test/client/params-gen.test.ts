@@ -4,9 +4,16 @@
  * table knows is either in the client or not implemented by this build.
  */
 import fs from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import type { z } from 'zod';
 import { RESULT_SCHEMAS } from '../../src/client/index.ts';
-import { RPC_METHOD_MODULES } from '../../src/client/params.gen.ts';
+import { RPC_METHOD_MODULES, type RpcParams } from '../../src/client/params.gen.ts';
+import type { openParams } from '../../src/rpc/modules/channel.ts';
+import type {
+  newInvoiceParams,
+  paymentHashParams,
+  settleInvoiceParams,
+} from '../../src/rpc/modules/invoice.ts';
 import { PERMISSIONS } from '../../src/rpc/permissions.ts';
 import { allMethodSpecs, clientParamsSource, PARAMS_FILE, tsType } from '../../tools/gen-client-params.ts';
 
@@ -60,5 +67,14 @@ describe('JSON Schema to TypeScript', () => {
         '}',
       ].join('\n'),
     );
+  });
+});
+
+describe('generated types against zod', () => {
+  it('equal z.input of the exported params schemas', () => {
+    expectTypeOf<RpcParams['open_channel']>().toEqualTypeOf<z.input<typeof openParams>>();
+    expectTypeOf<RpcParams['new_invoice']>().toEqualTypeOf<z.input<typeof newInvoiceParams>>();
+    expectTypeOf<RpcParams['get_invoice']>().toEqualTypeOf<z.input<typeof paymentHashParams>>();
+    expectTypeOf<RpcParams['settle_invoice']>().toEqualTypeOf<z.input<typeof settleInvoiceParams>>();
   });
 });
