@@ -4,9 +4,10 @@
  * table knows is either in the client or not implemented by this build.
  */
 import fs from 'node:fs';
+// By the package name, as in-repo code may too (package.json `exports`, self-reference).
+import { RESULT_SCHEMAS } from 'strand/client';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { z } from 'zod';
-import { RESULT_SCHEMAS } from '../../src/client/index.ts';
 import { RPC_METHOD_MODULES, type RpcParams } from '../../src/client/params.gen.ts';
 import type { openParams } from '../../src/rpc/modules/channel.ts';
 import type {
