@@ -7,7 +7,9 @@
  *   const info = await node.node_info();
  *
  * Methods keep the RPC names (`node.send_payment({...})`), so the method reference and the
- * client read the same. Nothing here imports the node: a client loads only this folder, zod and ws.
+ * client read the same. Nothing here imports the node, nor zod at run time (the result schemas
+ * are a separate entry, `strand/client/results`); ws loads with the first subscription. A
+ * one-shot caller such as a CLI pays for little more than this folder.
  */
 import { createHttpTransport, type HttpTransportOptions } from './http.ts';
 import { RPC_METHOD_MODULES, type RpcMethod, type RpcParams } from './params.gen.ts';
@@ -18,7 +20,6 @@ export { RpcError, RpcErrorCode, type RpcErrorCodeName, RpcTransportError } from
 export type { Hash256, HexBytes, HexQuantity, Pubkey, RpcMethod, RpcParams } from './params.gen.ts';
 export { RPC_METHOD_MODULES } from './params.gen.ts';
 export type { RpcResults, StoreChange } from './results.ts';
-export { RESULT_SCHEMAS } from './results.ts';
 export type { StoreChangeSubscription } from './subscription.ts';
 
 /** Methods served over WebSocket only: the client reaches them through `subscribeStoreChanges`. */

@@ -7,7 +7,7 @@
  * (it stopped, or dropped a subscriber that did not read) ends the iteration with an
  * `RpcTransportError`, so a consumer never waits on a dead subscription.
  */
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
 import { RpcError, RpcTransportError } from './errors.ts';
 import { authHeaders } from './http.ts';
 import type { StoreChange } from './results.ts';
@@ -36,7 +36,9 @@ const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
 
 export async function subscribeStoreChanges(opts: SubscribeOptions): Promise<StoreChangeSubscription> {
   const timeoutMs = opts.timeoutMs ?? 60_000;
-  const socket = new WebSocket(opts.url.replace(/^http/, 'ws'), {
+  // Loaded on first use: callers that never subscribe do not pay for it.
+  const { default: WebSocketClass } = await import('ws');
+  const socket: WebSocket = new WebSocketClass(opts.url.replace(/^http/, 'ws'), {
     headers: authHeaders(opts.token),
     handshakeTimeout: timeoutMs,
   });
@@ -97,7 +99,7 @@ export async function subscribeStoreChanges(opts: SubscribeOptions): Promise<Sto
   });
 
   const request = (method: string, params: unknown[]): Promise<unknown> => {
-    if (socket.readyState !== WebSocket.OPEN) {
+    if (socket.readyState !== socket.OPEN) {
       return Promise.reject(new RpcTransportError(`${method}: the connection is closed`));
     }
     const id = nextId++;

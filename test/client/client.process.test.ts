@@ -10,7 +10,6 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import {
   createClient,
-  RESULT_SCHEMAS,
   RpcError,
   RpcErrorCode,
   RpcTransportError,
@@ -18,6 +17,7 @@ import {
   type StrandClient,
   toHex,
 } from '../../src/client/index.ts';
+import { RESULT_SCHEMAS } from '../../src/client/results.ts';
 import { generateKeyPair, mintToken } from '../../src/rpc/auth.ts';
 import { DEFAULT_MODULES } from '../../src/rpc/method.ts';
 import { type DevchainProcess, readyPair, startDevchain, until } from '../channel/process-helpers.ts';

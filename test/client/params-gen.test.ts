@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 // By the package name, as in-repo code may too (package.json `exports`, self-reference).
-import { RESULT_SCHEMAS } from 'strand/client';
+import { RESULT_SCHEMAS } from 'strand/client/results';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { z } from 'zod';
 import { RPC_METHOD_MODULES, type RpcParams } from '../../src/client/params.gen.ts';
