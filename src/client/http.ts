@@ -48,6 +48,7 @@ export function createHttpTransport(opts: HttpTransportOptions) {
     let reply: Reply;
     try {
       reply = JSON.parse(text) as Reply;
+      if (typeof reply !== 'object' || reply === null) throw new Error('not an object');
     } catch {
       throw new RpcTransportError(
         `${method}: HTTP ${res.status}, not a JSON-RPC reply: ${text.slice(0, 200)}`,

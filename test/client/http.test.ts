@@ -83,8 +83,10 @@ describe('failures', () => {
     expect(e).toBeInstanceOf(RpcTransportError);
     expect(e).toMatchObject({ status: 502, message: expect.stringContaining('bad gateway') });
 
-    answer = { status: 200, body: JSON.stringify({ jsonrpc: '2.0', id: 1 }) };
-    expect(await failure(createClient(url).node_info())).toBeInstanceOf(RpcTransportError);
+    for (const body of [JSON.stringify({ jsonrpc: '2.0', id: 1 }), 'null', '"ok"']) {
+      answer = { status: 200, body };
+      expect(await failure(createClient(url).node_info()), body).toBeInstanceOf(RpcTransportError);
+    }
   });
 
   it('throws RpcTransportError when nothing listens', async () => {
