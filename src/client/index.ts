@@ -11,6 +11,7 @@
  * are a separate entry, `strand/client/results`); ws loads with the first subscription. A
  * one-shot caller such as a CLI pays for little more than this folder.
  */
+import { RpcTransportError } from './errors.ts';
 import { createHttpTransport, type HttpTransportOptions } from './http.ts';
 import { RPC_METHOD_MODULES, type RpcMethod, type RpcParams } from './params.gen.ts';
 import type { RpcResults } from './results.ts';
@@ -49,11 +50,39 @@ export interface StrandClient extends StrandMethods {
   subscribeStoreChanges(): Promise<StoreChangeSubscription>;
 }
 
-export type ClientOptions = HttpTransportOptions;
+/** Anything with zod's `parse`: throws on a value it does not accept. */
+export interface ResultSchema {
+  parse(value: unknown): unknown;
+}
+
+export interface ClientOptions extends HttpTransportOptions {
+  /**
+   * Check each reply at run time: with `RESULT_SCHEMAS` (`strand/client/results`), a reply that
+   * does not match its method's declared type throws `RpcTransportError` naming the method,
+   * instead of reaching the application as a wrongly typed value (a node of another version).
+   * The value returned is the parsed one: fields the schema does not declare are dropped.
+   */
+  resultSchemas?: Readonly<Record<string, ResultSchema>>;
+}
 
 export function createClient(options: ClientOptions | string): StrandClient {
-  const opts = typeof options === 'string' ? { url: options } : options;
-  const request = createHttpTransport(opts);
+  const opts: ClientOptions = typeof options === 'string' ? { url: options } : options;
+  const send = createHttpTransport(opts);
+  const schemas = opts.resultSchemas;
+  const request = !schemas
+    ? send
+    : async (method: string, params?: unknown): Promise<unknown> => {
+        const result = await send(method, params);
+        const schema = Object.hasOwn(schemas, method) ? schemas[method] : undefined;
+        if (!schema) return result;
+        try {
+          return schema.parse(result);
+        } catch (e) {
+          throw new RpcTransportError(`${method}: the reply does not match the declared result: ${e}`, {
+            cause: e,
+          });
+        }
+      };
   const methods: Record<string, (params?: unknown) => Promise<unknown>> = {};
   for (const name of Object.keys(RPC_METHOD_MODULES)) {
     methods[name] = (params?: unknown) => request(name, params);

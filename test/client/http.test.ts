@@ -7,6 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, RpcError, RpcTransportError } from '../../src/client/index.ts';
+import { RESULT_SCHEMAS } from '../../src/client/results.ts';
 
 let server: http.Server;
 let url: string;
@@ -99,5 +100,26 @@ describe('failures', () => {
     expect((e as Error).message).toContain('cannot reach');
     const sub = await failure(createClient(`http://127.0.0.1:${port}`).subscribeStoreChanges());
     expect(sub).toBeInstanceOf(RpcTransportError);
+  });
+});
+
+describe('result checks', () => {
+  it('passes a reply through unchecked by default, and refuses one off its schema when asked', async () => {
+    answer = {
+      status: 200,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, result: { peers: [{ pubkey: 1 }] } }),
+    };
+    expect(await createClient(url).list_peers()).toEqual({ peers: [{ pubkey: 1 }] });
+    const checked = createClient({ url, resultSchemas: RESULT_SCHEMAS });
+    const e = await failure(checked.list_peers());
+    expect(e).toBeInstanceOf(RpcTransportError);
+    expect((e as Error).message).toMatch(/^list_peers: the reply does not match the declared result/);
+
+    const peer = { pubkey: `02${'ab'.repeat(32)}`, peer_id: 'Qm', address: '/ip4/127.0.0.1/tcp/1' };
+    answer = { status: 200, body: JSON.stringify({ jsonrpc: '2.0', id: 1, result: { peers: [peer] } }) };
+    expect(await checked.list_peers()).toEqual({ peers: [peer] });
+    // A method without a schema (unknown to this client) passes as is.
+    answer = { status: 200, body: JSON.stringify({ jsonrpc: '2.0', id: 1, result: 'x' }) };
+    expect(await checked.request('rpc.discover')).toBe('x');
   });
 });
