@@ -24,7 +24,8 @@ export type { RpcResults, StoreChange } from './results.ts';
 export type { StoreChangeSubscription } from './subscription.ts';
 
 /** Methods served over WebSocket only: the client reaches them through `subscribeStoreChanges`. */
-type WebSocketOnly = 'subscribe_store_changes' | 'unsubscribe_store_changes';
+const WEBSOCKET_ONLY = ['subscribe_store_changes', 'unsubscribe_store_changes'] as const;
+type WebSocketOnly = (typeof WEBSOCKET_ONLY)[number];
 export type HttpMethod = Exclude<RpcMethod, WebSocketOnly>;
 
 /** A method's function: no argument, an optional params object (all fields optional), or a required one. */
@@ -85,6 +86,7 @@ export function createClient(options: ClientOptions | string): StrandClient {
       };
   const methods: Record<string, (params?: unknown) => Promise<unknown>> = {};
   for (const name of Object.keys(RPC_METHOD_MODULES)) {
+    if ((WEBSOCKET_ONLY as readonly string[]).includes(name)) continue;
     methods[name] = (params?: unknown) => request(name, params);
   }
   return {
@@ -93,7 +95,12 @@ export function createClient(options: ClientOptions | string): StrandClient {
     call: (method, ...params) => request(method, params[0]) as never,
     request,
     subscribeStoreChanges: () =>
-      subscribeStoreChanges({ url: opts.url, token: opts.token, timeoutMs: opts.timeoutMs }),
+      subscribeStoreChanges({
+        url: opts.url,
+        token: opts.token,
+        timeoutMs: opts.timeoutMs,
+        headers: opts.headers,
+      }),
   };
 }
 

@@ -28,6 +28,8 @@ export interface SubscribeOptions {
   token?: string;
   /** Limit in ms for connecting and for each request on the connection (default 60 000). */
   timeoutMs?: number;
+  /** Extra headers on the upgrade request. */
+  headers?: Record<string, string>;
 }
 
 type Pending = { resolve: (v: unknown) => void; reject: (e: Error) => void };
@@ -39,7 +41,7 @@ export async function subscribeStoreChanges(opts: SubscribeOptions): Promise<Sto
   // Loaded on first use: callers that never subscribe do not pay for it.
   const { default: WebSocketClass } = await import('ws');
   const socket: WebSocket = new WebSocketClass(opts.url.replace(/^http/, 'ws'), {
-    headers: authHeaders(opts.token),
+    headers: { ...opts.headers, ...authHeaders(opts.token) },
     handshakeTimeout: timeoutMs,
   });
   await new Promise<void>((resolve, reject) => {

@@ -56,6 +56,9 @@ describe('requests', () => {
     });
     await createClient(url).list_peers();
     expect(lastRequest?.authorization).toBeUndefined();
+    // WebSocket-only methods are reached through subscribeStoreChanges, not over HTTP.
+    expect('subscribe_store_changes' in client).toBe(false);
+    expect('unsubscribe_store_changes' in client).toBe(false);
   });
 });
 
