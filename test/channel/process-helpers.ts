@@ -3,6 +3,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createChainClient } from '../../src/chain/client.ts';
+import { createClient, type StrandClient } from '../../src/client/index.ts';
 import { bytesToHex } from '../../src/codec/hex.ts';
 import { ckbHash } from '../../src/crypto/hash.ts';
 import { type NodeProcess, STRAND_BIN, startNode, tempDir } from '../helpers/node-process.ts';
@@ -136,10 +137,19 @@ export async function readyPair(
   return { a, b, bInfo };
 }
 
+const clients = new WeakMap<NodeProcess, StrandClient>();
+
+/**
+ * One call through the typed client (`strand/client`, dogfood): a failure throws its `RpcError`
+ * (`code`, `method`, `data`). Untyped on purpose: tests pass any params, malformed ones included.
+ */
 export async function rpc(node: NodeProcess, method: string, params: unknown = {}): Promise<any> {
-  const r = await node.call(method, [params]);
-  if (r.error) throw new Error(`${method}: ${r.error.message}`);
-  return r.result;
+  let client = clients.get(node);
+  if (!client) {
+    client = createClient(node.url);
+    clients.set(node, client);
+  }
+  return client.request(method, [params]);
 }
 
 /** Polls until `pred` holds (or throws after `ms`). */

@@ -1,8 +1,20 @@
 /** What every devnet test file needs: amounts in hex and a poll until a value shows up. */
 import fs from 'node:fs';
+import { createClient } from '../../src/client/index.ts';
+import type { RpcClient } from '../../src/rpc/client.ts';
 export const CKB = 100_000_000n;
 export const big = (hex: string) => BigInt(hex);
 export const hex = (n: bigint) => `0x${n.toString(16)}`;
+
+/**
+ * A Strand node's client, through `strand/client` (dogfood), in the shape these files use:
+ * `call` stays untyped because they send malformed params on purpose. Failures are `RpcError`
+ * (`code`, `message`, `data`), as `RpcCallError` was.
+ */
+export function nodeClient(url: string): RpcClient {
+  const client = createClient(url);
+  return { url, call: (method, params) => client.request(method, params) as Promise<never> };
+}
 
 /** Polls `fn` until it returns something other than undefined, or fails after `ms`. */
 export async function until<T>(

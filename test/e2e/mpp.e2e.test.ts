@@ -8,10 +8,10 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DevnetDescription, type RunningDevnet, startDevnet } from '../../src/devnet/devnet.ts';
-import { createRpcClient, type RpcClient } from '../../src/rpc/client.ts';
+import type { RpcClient } from '../../src/rpc/client.ts';
 import { tempDir } from '../helpers/node-process.ts';
 import { devnetBasePort } from '../helpers/ports.ts';
-import { big, CKB, hex, until } from './helpers.ts';
+import { big, CKB, hex, nodeClient, until } from './helpers.ts';
 
 let net: RunningDevnet;
 let desc: DevnetDescription;
@@ -54,8 +54,8 @@ beforeAll(async () => {
     log: () => {},
   });
   desc = net.description;
-  alice = createRpcClient(desc.nodes[0]!.rpc_url);
-  dave = createRpcClient(desc.nodes[3]!.rpc_url);
+  alice = nodeClient(desc.nodes[0]!.rpc_url);
+  dave = nodeClient(desc.nodes[3]!.rpc_url);
 }, 240_000);
 
 afterAll(async () => {

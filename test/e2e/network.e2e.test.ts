@@ -16,7 +16,7 @@ import { createRpcClient, type RpcClient } from '../../src/rpc/client.ts';
 import { tempDir } from '../helpers/node-process.ts';
 import { devnetBasePort } from '../helpers/ports.ts';
 import { wsClient } from '../helpers/ws-client.ts';
-import { big, CKB, hex, until, untilOrTell } from './helpers.ts';
+import { big, CKB, hex, nodeClient, until, untilOrTell } from './helpers.ts';
 
 let net: RunningDevnet;
 let desc: DevnetDescription;
@@ -58,9 +58,9 @@ beforeAll(async () => {
     log: () => {},
   });
   desc = net.description;
-  alice = createRpcClient(desc.nodes[0]!.rpc_url);
-  bob = createRpcClient(desc.nodes[1]!.rpc_url);
-  carol = createRpcClient(desc.nodes[2]!.rpc_url);
+  alice = nodeClient(desc.nodes[0]!.rpc_url);
+  bob = nodeClient(desc.nodes[1]!.rpc_url);
+  carol = nodeClient(desc.nodes[2]!.rpc_url);
   chain = createRpcClient(desc.chain.rpc_url);
 }, 240_000);
 

@@ -11,13 +11,14 @@
  */
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RpcError } from '../../src/client/index.ts';
 import { bytesToHex, hexToBytes } from '../../src/codec/hex.ts';
 import { ckbHash } from '../../src/crypto/hash.ts';
 import { type DevnetNodeInfo, type RunningDevnet, startDevnet } from '../../src/devnet/devnet.ts';
-import { createRpcClient, type RpcCallError, type RpcClient } from '../../src/rpc/client.ts';
+import { createRpcClient, type RpcClient } from '../../src/rpc/client.ts';
 import { tempDir } from '../helpers/node-process.ts';
 import { devnetBasePort } from '../helpers/ports.ts';
-import { big, CKB, hex, until as untilDefined } from './helpers.ts';
+import { big, CKB, hex, nodeClient, until as untilDefined } from './helpers.ts';
 
 /** What a hop earns for forwarding `amount`: ceil(amount × ppm / 1e6). */
 const feeOf = (amount: bigint, ppm: bigint) => (amount * ppm + 999_999n) / 1_000_000n;
@@ -113,7 +114,7 @@ beforeAll(async () => {
   });
   for (const n of net.description.nodes) {
     info[n.name as Name] = n;
-    rpc[n.name as Name] = createRpcClient(n.rpc_url);
+    rpc[n.name as Name] = nodeClient(n.rpc_url);
   }
   udt = (await createRpcClient(net.description.chain.rpc_url).call('get_dev_scripts', [])).test_udt.script;
 }, 240_000);
@@ -194,7 +195,7 @@ describe('payments across a devnet', { timeout: 120_000 }, () => {
     const inv = await rpc.erin.call('new_invoice', { amount: hex(900n * CKB), currency: 'Fibd' });
     const hash = inv.invoice.data.payment_hash;
     const before = await local('alice', 'bob');
-    const err: RpcCallError = await rpc.alice
+    const err: RpcError = await rpc.alice
       .call('send_payment', { invoice: inv.invoice_address })
       .catch((e) => e);
     expect(err.code).toBe(-32000);
@@ -358,10 +359,10 @@ describe('payments across a devnet', { timeout: 120_000 }, () => {
     expect(failed.length).toBeGreaterThanOrEqual(2);
     expect(success.length + failed.length).toBe(hashes.length);
 
-    const bad: RpcCallError = await rpc.alice.call('list_payments', { after: '0x1234' }).catch((e) => e);
+    const bad: RpcError = await rpc.alice.call('list_payments', { after: '0x1234' }).catch((e) => e);
     expect(bad.code).toBe(-32602);
     expect(JSON.stringify([bad.message, bad.data])).toContain('after');
-    const badStatus: RpcCallError = await rpc.alice.call('list_payments', { status: 'Paid' }).catch((e) => e);
+    const badStatus: RpcError = await rpc.alice.call('list_payments', { status: 'Paid' }).catch((e) => e);
     expect(badStatus.code).toBe(-32602);
   });
 });

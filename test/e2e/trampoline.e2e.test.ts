@@ -11,10 +11,10 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DevnetDescription, type RunningDevnet, startDevnet } from '../../src/devnet/devnet.ts';
-import { createRpcClient, type RpcClient } from '../../src/rpc/client.ts';
+import type { RpcClient } from '../../src/rpc/client.ts';
 import { tempDir } from '../helpers/node-process.ts';
 import { devnetBasePort } from '../helpers/ports.ts';
-import { big, CKB, hex, until } from './helpers.ts';
+import { big, CKB, hex, nodeClient, until } from './helpers.ts';
 
 let net: RunningDevnet;
 let desc: DevnetDescription;
@@ -47,11 +47,7 @@ beforeAll(async () => {
     log: () => {},
   });
   desc = net.description;
-  [alice, bob, carol] = desc.nodes.map((n) => createRpcClient(n.rpc_url)) as [
-    RpcClient,
-    RpcClient,
-    RpcClient,
-  ];
+  [alice, bob, carol] = desc.nodes.map((n) => nodeClient(n.rpc_url)) as [RpcClient, RpcClient, RpcClient];
   // The devnet opens one channel per pair: bob's second channel to carol.
   const carolInfo = desc.nodes[2]!;
   await bob.call('open_channel', {

@@ -1,0 +1,81 @@
+/**
+ * The client's declarations against the node's: the checked-in params types are what the RPC
+ * schemas generate today, every method has a result schema, and every method the permission
+ * table knows is either in the client or not implemented by this build.
+ */
+import fs from 'node:fs';
+// By the package name, as in-repo code may too (package.json `exports`, self-reference).
+import { RESULT_SCHEMAS } from 'strand/client/results';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import type { z } from 'zod';
+import { RPC_METHOD_MODULES, type RpcParams } from '../../src/client/params.gen.ts';
+import type { openParams } from '../../src/rpc/modules/channel.ts';
+import type {
+  newInvoiceParams,
+  paymentHashParams,
+  settleInvoiceParams,
+} from '../../src/rpc/modules/invoice.ts';
+import { PERMISSIONS } from '../../src/rpc/permissions.ts';
+import { allMethodSpecs, clientParamsSource, PARAMS_FILE, tsType } from '../../tools/gen-client-params.ts';
+
+/** In the permission table (so that tokens issued for fnn keep working) but not served by Strand. */
+const NOT_IMPLEMENTED = ['send_btc', 'receive_btc', 'get_cch_order'];
+
+describe('generated client params', () => {
+  it('is current: regenerate with `npm run gen:client`', () => {
+    expect(fs.readFileSync(PARAMS_FILE, 'utf8')).toBe(clientParamsSource());
+  });
+
+  it('lists every served method with its module, once', () => {
+    const specs = allMethodSpecs();
+    expect(new Set(specs.map((s) => s.name)).size).toBe(specs.length);
+    expect(RPC_METHOD_MODULES).toEqual(Object.fromEntries(specs.map((s) => [s.name, s.module])));
+  });
+
+  it('has a result schema for every method and none for a method that does not exist', () => {
+    expect(Object.keys(RESULT_SCHEMAS).sort()).toEqual(Object.keys(RPC_METHOD_MODULES).sort());
+  });
+
+  it('covers the permission table', () => {
+    const missing = Object.keys(PERMISSIONS).filter((m) => !(m in RPC_METHOD_MODULES));
+    expect(missing.sort()).toEqual([...NOT_IMPLEMENTED].sort());
+  });
+});
+
+describe('JSON Schema to TypeScript', () => {
+  it('writes optional fields, nullable unions, records, tuples and the named string formats', () => {
+    const t = tsType({
+      type: 'object',
+      properties: {
+        amount: { type: 'string', pattern: '^0x(0|[1-9a-fA-F][0-9a-fA-F]*)$' },
+        note: { anyOf: [{ type: 'string' }, { type: 'null' }] },
+        records: { type: 'object', propertyNames: {}, additionalProperties: { type: 'string' } } as never,
+        hops: { type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'integer' }] } },
+        pair: { type: 'array', prefixItems: [{ type: 'number' }, { type: 'boolean' }] },
+        kind: { type: 'string', enum: ["it's", 'b'] },
+      },
+      required: ['amount'],
+    });
+    expect(t).toBe(
+      [
+        '{',
+        '  amount: HexQuantity;',
+        '  note?: string | null;',
+        '  records?: Record<string, string>;',
+        '  hops?: (string | number)[];',
+        '  pair?: [number, boolean];',
+        "  kind?: 'it\\'s' | 'b';",
+        '}',
+      ].join('\n'),
+    );
+  });
+});
+
+describe('generated types against zod', () => {
+  it('equal z.input of the exported params schemas', () => {
+    expectTypeOf<RpcParams['open_channel']>().toEqualTypeOf<z.input<typeof openParams>>();
+    expectTypeOf<RpcParams['new_invoice']>().toEqualTypeOf<z.input<typeof newInvoiceParams>>();
+    expectTypeOf<RpcParams['get_invoice']>().toEqualTypeOf<z.input<typeof paymentHashParams>>();
+    expectTypeOf<RpcParams['settle_invoice']>().toEqualTypeOf<z.input<typeof settleInvoiceParams>>();
+  });
+});
