@@ -5,14 +5,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { SIGHASH_ALL_TYPE_HASH } from '../chain/address.ts';
-import { toHexQuantity } from '../codec/hex.ts';
 import { type DevnetDescription, formatDevnet, startDevnet } from '../devnet/devnet.ts';
 import { loadTopology } from '../devnet/topology.ts';
-import { createRpcClient } from '../rpc/client.ts';
+import { fundFromFaucet } from './devnet-fund.ts';
 import { fail } from './util.ts';
-
-const CKB = 100_000_000n;
 
 export function registerDevnetCommand(program: Command): void {
   const cmd = program
@@ -85,21 +81,15 @@ export function registerDevnetCommand(program: Command): void {
     .action(async (target: string, ckb: string, opts, sub: Command) => {
       // `-d` belongs to `strand devnet` (commander hands it to the parent wherever it appears).
       const d = readDescription(String(sub.parent?.opts().dir ?? 'devnet-data'));
-      const node = d.nodes.find((n) => n.name === target);
-      const args = node ? node.wallet_lock_args : target;
-      // Lock args of a secp256k1-blake160 wallet, or an address as it is.
-      const to = /^0x[0-9a-fA-F]{40}$/.test(args)
-        ? { code_hash: SIGHASH_ALL_TYPE_HASH, hash_type: 'type', args }
-        : args;
       if (![ckb, opts.udt, opts.xudt].every((v) => /^\d+$/.test(v))) fail('amounts are whole numbers');
       try {
-        const hash = await createRpcClient(d.chain.rpc_url).call('faucet', [
-          to,
-          toHexQuantity(BigInt(ckb) * CKB),
-          toHexQuantity(BigInt(opts.udt)),
-          toHexQuantity(BigInt(opts.xudt)),
-        ]);
-        process.stdout.write(`${hash}\n`);
+        const lines = await fundFromFaucet(d, {
+          target,
+          ckb: BigInt(ckb),
+          udt: BigInt(opts.udt),
+          xudt: BigInt(opts.xudt),
+        });
+        process.stdout.write(`${lines.join('\n')}\n`);
       } catch (e) {
         fail((e as Error).message);
       }
