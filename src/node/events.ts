@@ -19,12 +19,15 @@ export class NodeEventLog {
   private readonly states = new Map<string, string>();
   private readonly reasons = new Map<string, string>();
   private readonly openPayments = new Set<string>();
+  /** Offered TLCs logged as added (`channel:tlc`), until they are removed. */
+  private readonly offered = new Set<string>();
 
   constructor(private readonly log: Logger) {}
 
   /** A committed change of a channel (`ChannelService` `onChange`). */
   channel(ch: Channel): void {
     const before = this.states.get(ch.tempId);
+    this.offeredTlcs(ch, before === undefined);
     if (before === ch.state) return;
     this.states.set(ch.tempId, ch.state);
     const fields = {
@@ -49,6 +52,33 @@ export class NodeEventLog {
     }
   }
 
+  /**
+   * The channel layer's TLC news covers received TLCs only: an offered one is news once it is
+   * committed in both commitments, seen in the channel's state. On the first sight of a channel
+   * (a restart) its pending TLCs are old news.
+   */
+  private offeredTlcs(ch: Channel, firstSight: boolean): void {
+    for (const t of ch.tlcs) {
+      if (!t.offered || t.added !== 'committed' || t.removal) continue;
+      const key = `${ch.id}:${t.id}`;
+      if (this.offered.has(key)) continue;
+      this.offered.add(key);
+      if (firstSight) continue;
+      this.log.info(
+        {
+          event: 'tlc_added',
+          channel_id: ch.id,
+          tlc_id: t.id.toString(),
+          payment_hash: t.paymentHash,
+          amount: t.amount.toString(),
+          direction: 'offered',
+          expiry: t.expiry.toString(),
+        },
+        'TLC added',
+      );
+    }
+  }
+
   /** The relay is failing a TLC it received, for this reason (an onion error code). */
   failing(channelId: string, tlcId: bigint, reason: string): void {
     if (this.reasons.size >= MAX_PENDING_REASONS) this.reasons.clear();
@@ -65,6 +95,7 @@ export class NodeEventLog {
       amount: t.amount.toString(),
       direction: t.offered ? 'offered' : 'received',
     };
+    if (t.offered) this.offered.delete(`${channelId}:${t.id}`);
     if (n.type === 'received')
       this.log.info({ ...fields, event: 'tlc_added', expiry: t.expiry.toString() }, 'TLC added');
     else if (n.type === 'fulfilled') this.log.info({ ...fields, event: 'tlc_settled' }, 'TLC settled');
