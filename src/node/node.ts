@@ -14,7 +14,6 @@ import {
 } from '../chain/index.ts';
 import { checkpointBackupStore } from '../channel/checkpoint.ts';
 import { ChannelService, loadChannelScripts } from '../channel/service.ts';
-import type { Channel } from '../channel/state.ts';
 import { channelSchema } from '../channel/store.ts';
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
 import { curveBackend } from '../crypto/curve.ts';
@@ -255,26 +254,18 @@ export class StrandNode {
       pollMs: rules.chainPollMs,
       peerResponseTimeoutMs: rules.peerResponseTimeoutMs,
       onPolicyUpdated: this.graph ? (ch) => broadcastOwnPolicy(this.graph as GraphService, ch) : undefined,
-      onChange: this.channelChangeHook(),
+      onChange: this.observers.channelHook(
+        this.graph &&
+          channelClosingHook(this.graph, (err) =>
+            this.log.warn({ err: err.message }, 'disabling a closed channel in the graph failed'),
+          ),
+      ),
       externalFundingTimeoutSeconds: rules.externalFundingTimeoutSeconds,
       fundingTimeoutSeconds: rules.fundingTimeoutSeconds,
       logger: this.log,
     });
     this.observers.watchChannels(this.channels);
     this.channels.start();
-  }
-
-  /** After each committed channel change: the graph learns of closings, the event log of the rest. */
-  private channelChangeHook(): (ch: Channel) => void {
-    const closing = this.graph
-      ? channelClosingHook(this.graph, (err) =>
-          this.log.warn({ err: err.message }, 'disabling a closed channel in the graph failed'),
-        )
-      : undefined;
-    return (ch) => {
-      closing?.(ch);
-      this.observers.channelChanged(ch);
-    };
   }
 
   /**

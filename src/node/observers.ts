@@ -56,9 +56,12 @@ export class NodeObservers {
     this.metrics?.storeChange(change);
   }
 
-  /** A committed change of a channel (the channel service's `onChange`). */
-  channelChanged(ch: Channel): void {
-    this.events.channel(ch);
+  /** The channel service's `onChange`: `first` (the graph's closing hook), then the event log. */
+  channelHook(first?: (ch: Channel) => void): (ch: Channel) => void {
+    return (ch) => {
+      first?.(ch);
+      this.events.channel(ch);
+    };
   }
 
   /**
