@@ -8,7 +8,6 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Channel } from '../channel/state.ts';
-import type { TlcNotice } from '../channel/tlc.ts';
 import { parseHostPort } from '../rpc/bind.ts';
 import type { StoreChange } from '../store/changes.ts';
 
@@ -117,10 +116,15 @@ export class NodeMetrics {
       collect() {
         let offered = 0;
         let received = 0;
-        for (const ch of self.sources?.channels() ?? [])
-          for (const t of ch.tlcs)
+        // As list_channels counts them: not being removed; a closed channel's are on chain.
+        for (const ch of self.sources?.channels() ?? []) {
+          if (ch.state === 'CLOSED') continue;
+          for (const t of ch.tlcs) {
+            if (t.removal) continue;
             if (t.offered) offered++;
             else received++;
+          }
+        }
         this.set({ direction: 'offered' }, offered);
         this.set({ direction: 'received' }, received);
       },
@@ -183,11 +187,6 @@ export class NodeMetrics {
   text(): Promise<string> {
     return this.registry.metrics();
   }
-}
-
-/** TLC news that may complete a forward: an offered TLC fulfilled. */
-export function isSettledOffer(n: TlcNotice): boolean {
-  return n.type === 'fulfilled' && n.tlc.offered;
 }
 
 export interface MetricsServer {
