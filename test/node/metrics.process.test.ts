@@ -7,6 +7,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bytesToHex, hexToBytes } from '../../src/codec/hex.ts';
+import { ckbHash } from '../../src/crypto/hash.ts';
 import { type DevnetNodeInfo, type RunningDevnet, startDevnet } from '../../src/devnet/devnet.ts';
 import { createRpcClient, type RpcClient } from '../../src/rpc/client.ts';
 import { big, hex, until } from '../e2e/helpers.ts';
@@ -148,6 +150,36 @@ describe('metrics and events of a node', { timeout: 120_000 }, () => {
     const ok = events('alice', 'payment_succeeded').filter((e) => e.payment_hash === hash);
     expect(ok).toHaveLength(1);
     expect(ok[0]).toMatchObject({ level: 30, status: 'Success', amount: amount.toString() });
+  });
+
+  it('shows a held payment as pending TLCs at every hop until the payee settles it', async () => {
+    const preimage = `0x${'5a'.repeat(32)}`;
+    const paymentHash = bytesToHex(ckbHash(hexToBytes(preimage)));
+    const inv = await rpc.carol.call('new_invoice', {
+      amount: hex(2_000_000n),
+      currency: 'Fibd',
+      payment_hash: paymentHash,
+    });
+    await rpc.alice.call('send_payment', { invoice: inv.invoice_address });
+    await until('the invoice to be Received', async () =>
+      (await rpc.carol.call('get_invoice', { payment_hash: paymentHash })).status === 'Received'
+        ? true
+        : undefined,
+    );
+    const pending = (text: string) => [
+      sample(text, 'strand_tlcs_pending', { direction: 'offered' }),
+      sample(text, 'strand_tlcs_pending', { direction: 'received' }),
+    ];
+    // Bob's offer to carol is committed before carol holds it; alice's to bob before that.
+    expect(pending(await scrape('alice'))).toEqual([1, 0]);
+    expect(pending(await scrape('bob'))).toEqual([1, 1]);
+    expect(pending(await scrape('carol'))).toEqual([0, 1]);
+    await rpc.carol.call('settle_invoice', { payment_hash: paymentHash, payment_preimage: preimage });
+    expect((await outcome(paymentHash)).status).toBe('Success');
+    await until('no TLC pending at alice', async () => {
+      const [offered, received] = pending(await scrape('alice'));
+      return offered === 0 && received === 0 ? true : undefined;
+    });
   });
 
   it('logs a TLC the payee refuses with its reason, and the failed payment', async () => {
