@@ -29,7 +29,9 @@ export class NodeEventLog {
     const before = this.states.get(ch.tempId);
     this.offeredTlcs(ch, before === undefined);
     if (before === ch.state) return;
-    this.states.set(ch.tempId, ch.state);
+    // A closed channel is forgotten: its later changes (settlement) are first sights, not news.
+    if (ch.state === 'CLOSED') this.states.delete(ch.tempId);
+    else this.states.set(ch.tempId, ch.state);
     const fields = {
       event: '',
       channel_id: ch.id,
@@ -46,10 +48,8 @@ export class NodeEventLog {
       this.log.info({ ...fields, event: 'channel_ready', funding_tx: ch.fundingTxHash }, 'channel ready');
     else if (ch.state === 'SHUTTING_DOWN')
       this.log.info({ ...fields, event: 'channel_closing' }, 'channel closing');
-    else if (ch.state === 'CLOSED') {
-      this.states.delete(ch.tempId);
+    else if (ch.state === 'CLOSED')
       this.log.info({ ...fields, event: 'channel_closed', flags: ch.flags }, 'channel closed');
-    }
   }
 
   /**
@@ -58,6 +58,7 @@ export class NodeEventLog {
    * (a restart) its pending TLCs are old news.
    */
   private offeredTlcs(ch: Channel, firstSight: boolean): void {
+    if (ch.state === 'CLOSED') return;
     for (const t of ch.tlcs) {
       if (!t.offered || t.added !== 'committed' || t.removal) continue;
       const key = `${ch.id}:${t.id}`;
