@@ -20,6 +20,9 @@ export class StagedChannelStore {
   /** Newest staged state by temporary id, until the commit that holds it. */
   private readonly staged = new Map<string, Channel>();
 
+  /** Told how long each successful group commit took, in ms (metrics). */
+  onCommit?: (ms: number) => void;
+
   constructor(readonly durable: ChannelStore) {}
 
   get(id: string): Channel | undefined {
@@ -60,7 +63,9 @@ export class StagedChannelStore {
   commitStaged(alsoWrite: () => void): void {
     const states = [...this.staged.values()];
     this.staged.clear();
+    const started = performance.now();
     this.durable.saveAll(states, alsoWrite);
+    this.onCommit?.(performance.now() - started);
   }
 
   get pending(): boolean {

@@ -5,13 +5,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { SIGHASH_ALL_TYPE_HASH } from '../chain/address.ts';
-import { toHexQuantity } from '../codec/hex.ts';
 import { type DevnetDescription, formatDevnet, startDevnet } from '../devnet/devnet.ts';
 import { loadTopology } from '../devnet/topology.ts';
 import { runTraffic, type TrafficPattern } from '../devnet/traffic.ts';
 import { formatLive, formatSummary } from '../devnet/traffic-stats.ts';
 import { createRpcClient } from '../rpc/client.ts';
+import { fundFromFaucet } from './devnet-fund.ts';
 import { fail } from './util.ts';
 
 const CKB = 100_000_000n;
@@ -86,52 +85,22 @@ export function registerDevnetCommand(program: Command): void {
     .description('send CKB (and --udt / --xudt test tokens) from the faucet to a devnet node or an address')
     .option('--udt <amount>', 'also send this many test UDT (simple UDT) units', '0')
     .option('--xudt <amount>', 'also send this many test xUDT units', '0')
-    .option('--no-wait', 'return once the transaction is sent, without waiting for it to be committed')
     .action(async (target: string, ckb: string, opts, sub: Command) => {
       // `-d` belongs to `strand devnet` (commander hands it to the parent wherever it appears).
       const d = readDescription(String(sub.parent?.opts().dir ?? 'devnet-data'));
-      const node = d.nodes.find((n) => n.name === target);
-      const args = node ? node.wallet_lock_args : target;
-      // Lock args of a secp256k1-blake160 wallet, or an address as it is.
-      const to = /^0x[0-9a-fA-F]{40}$/.test(args)
-        ? { code_hash: SIGHASH_ALL_TYPE_HASH, hash_type: 'type', args }
-        : args;
       if (![ckb, opts.udt, opts.xudt].every((v) => /^\d+$/.test(v))) fail('amounts are whole numbers');
       try {
-        const hash = await createRpcClient(d.chain.rpc_url).call('faucet', [
-          to,
-          toHexQuantity(BigInt(ckb) * CKB),
-          toHexQuantity(BigInt(opts.udt)),
-          toHexQuantity(BigInt(opts.xudt)),
-        ]);
-        process.stdout.write(`${hash}\n`);
-        if (opts.wait) await waitCommitted(d.chain.rpc_url, hash);
+        const lines = await fundFromFaucet(d, {
+          target,
+          ckb: BigInt(ckb),
+          udt: BigInt(opts.udt),
+          xudt: BigInt(opts.xudt),
+        });
+        process.stdout.write(`${lines.join('\n')}\n`);
       } catch (e) {
         fail((e as Error).message);
       }
     });
-}
-
-/** Waits for a transaction to be committed, with a line of progress every few seconds. */
-async function waitCommitted(chainUrl: string, hash: string): Promise<void> {
-  const chain = createRpcClient(chainUrl);
-  const started = Date.now();
-  let said = 0;
-  for (;;) {
-    const tx = await chain.call('get_transaction', [hash]);
-    const status = tx?.tx_status?.status;
-    if (status === 'committed') {
-      process.stdout.write(`[fund] committed in block ${BigInt(tx.tx_status.block_number)}\n`);
-      return;
-    }
-    if (status === 'rejected' || status === 'unknown') throw new Error(`transaction ${hash} is ${status}`);
-    const waited = Math.floor((Date.now() - started) / 1000);
-    if (waited >= said) {
-      process.stdout.write(`[fund] ${status}, waiting for the next block… (${waited} s)\n`);
-      said = waited + 5;
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
 }
 
 /** `0.1` (CKB) → shannons; undefined when not a decimal with at most 8 places. */

@@ -1,5 +1,5 @@
 /** `strand node -c <config.yml> -d <dir>`: runs one node (the shape of `fnn`). */
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { ConfigError, loadConfig } from '../node/config.ts';
 import { CONFIG_FIELDS, flagNames } from '../node/config-fields.ts';
 import { StrandNode } from '../node/node.ts';
@@ -11,14 +11,25 @@ export function registerNodeCommand(program: Command): void {
     .command('node')
     .description('run a node (config file, then environment variables, then flags; flags win)')
     .option('-c, --config <file>', 'config file (default <dir>/config.yml)')
-    .option('-d, --dir <dir>', 'base directory (keys, store)', defaultBaseDir());
-  // One flag per configuration field, derived from the field table.
+    .option('-d, --dir <dir>', 'base directory (keys, store)', defaultBaseDir())
+    .addHelpText(
+      'after',
+      '\nEach option above is also a field of the config file and an environment variable:\n' +
+        '  --fiber-tlc-min-value <v>  ↔  fiber: { tlc_min_value: v }  ↔  FIBER_TLC_MIN_VALUE=v\n' +
+        'Lists are comma-separated on flags and in the environment; structured values are JSON.\n' +
+        'The wallet key password is read from FIBER_SECRET_KEY_PASSWORD.',
+    );
+  // One flag per configuration field, derived from the field table, listed under its section.
   for (const def of CONFIG_FIELDS) {
-    for (const name of flagNames(def)) {
-      if (name === 'services') cmd.option('-s, --services <list>', 'services to run: fiber,rpc,ckb,cch');
-      else if (def.kind === 'bool') cmd.option(`--${name} [bool]`, def.path);
-      else cmd.option(`--${name} <value>`, def.path);
-    }
+    const [main, ...aliases] = flagNames(def);
+    const short = main === 'services' ? '-s, ' : '';
+    const arg = def.kind === 'bool' ? '[bool]' : def.kind === 'list' ? '<list>' : '<value>';
+    // The file key and environment variable derive from the flag (see the text after the list);
+    // only fnn's irregular variable names are spelled out.
+    const env = def.env ? ` [env ${def.env.join(', ')}]` : '';
+    cmd.addOption(new Option(`${short}--${main} ${arg}`, `${def.help}${env}`).helpGroup(`${def.section}:`));
+    // fnn's older spellings are accepted, not listed.
+    for (const alias of aliases) cmd.addOption(new Option(`--${alias} ${arg}`).hideHelp());
   }
   cmd.action(async (opts: Record<string, unknown>) => {
     const flags: Record<string, string | boolean | undefined> = {};

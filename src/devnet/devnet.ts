@@ -29,7 +29,10 @@ export interface DevnetOptions {
   blockIntervalMs: number;
   /** Blocks per epoch of a new chain (short epochs make commitment delays short; tests). */
   epochLength?: number;
-  /** The chain listens here; node i uses RPC basePort+113+10i and P2P basePort+114+10i (8227/8228 first). */
+  /**
+   * The chain listens here; node i uses RPC basePort+113+10i, P2P basePort+114+10i and metrics
+   * basePort+115+10i (8227/8228/8229 first).
+   */
   basePort: number;
   topology?: Topology;
   reset: boolean;
@@ -39,6 +42,8 @@ export interface DevnetOptions {
 export interface DevnetNodeInfo {
   name: string;
   rpc_url: string;
+  /** Prometheus metrics of the node (`fiber.metrics_addr`). */
+  metrics_url: string;
   p2p_address: string;
   pubkey: string;
   peer_id: string;
@@ -112,6 +117,7 @@ export async function startDevnet(opts: DevnetOptions): Promise<RunningDevnet> {
         lockArgs,
         rpcPort: opts.basePort + 113 + 10 * i,
         p2pPort: opts.basePort + 114 + 10 * i,
+        metricsPort: opts.basePort + 115 + 10 * i,
       };
     });
     log(`keys: ${nodes.length} nodes in ${dir}`);
@@ -188,6 +194,7 @@ export async function startDevnet(opts: DevnetOptions): Promise<RunningDevnet> {
       described.push({
         name: n.name,
         rpc_url: rpcUrl,
+        metrics_url: `http://127.0.0.1:${n.metricsPort}/metrics`,
         p2p_address: `/ip4/127.0.0.1/tcp/${n.p2pPort}/p2p/${n.id.peerId}`,
         pubkey: n.id.pubkeyHex,
         peer_id: n.id.peerId,
@@ -232,6 +239,7 @@ interface NodeSetup {
   name: string;
   rpcPort: number;
   p2pPort: number;
+  metricsPort: number;
   chainUrl: string;
   scripts: { test_udt: ScriptWithDeps; test_xudt: ScriptWithDeps };
 }
@@ -265,6 +273,7 @@ function writeNodeConfig(nodeDir: string, n: NodeSetup): void {
       // The seed's example: a node auto-accepts 100 CKB or more and adds 250 CKB of its own.
       open_channel_auto_accept_min_ckb_funding_amount: Number(100n * CKB),
       auto_accept_channel_ckb_funding_amount: Number(250n * CKB),
+      metrics_addr: `127.0.0.1:${n.metricsPort}`,
     },
     rpc: {
       listening_addr: `127.0.0.1:${n.rpcPort}`,

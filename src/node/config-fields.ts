@@ -20,6 +20,10 @@ export interface FieldDef {
   /** Dotted path in the YAML file, e.g. `rpc.listening_addr`; top-level keys have no dot. */
   path: string;
   kind: FieldKind;
+  /** One line for `strand node --help`. */
+  help: string;
+  /** The heading the field is listed under in `strand node --help`. */
+  section: string;
   /** Overrides of the derived names (fnn has a few irregular ones). */
   env?: string[];
   flag?: string[];
@@ -27,82 +31,146 @@ export interface FieldDef {
   fileAliases?: string[];
 }
 
-const f = (path: string, kind: FieldKind, extra: Omit<FieldDef, 'path' | 'kind'> = {}): FieldDef => ({
+type Extra = Omit<FieldDef, 'path' | 'kind' | 'help' | 'section'>;
+type Row = Omit<FieldDef, 'section'>;
+
+const f = (path: string, kind: FieldKind, help: string, extra: Extra = {}): Row => ({
   path,
   kind,
+  help,
   ...extra,
 });
 
+/** The rows of one help section, in the order listed. */
+const section = (title: string, rows: Row[]): FieldDef[] => rows.map((r) => ({ ...r, section: title }));
+
 export const CONFIG_FIELDS: FieldDef[] = [
-  f('services', 'list', { env: ['FNN_SERVICES', 'SERVICES'], flag: ['services'] }),
-  f('log_level', 'string', { env: ['STRAND_LOG', 'LOG_LEVEL'], flag: ['log-level'] }),
-  // Strand's: the preset of chain hash, scripts, UDT whitelist and RPC URL (chain/networks.ts).
-  f('network', 'string', { env: ['STRAND_NETWORK'], flag: ['network'] }),
-
-  // rpc
-  f('rpc.listening_addr', 'string'),
-  f('rpc.auth_public_key', 'string', {
-    env: ['RPC_AUTH_PUBLIC_KEY', 'RPC_BISCUIT_PUBLIC_KEY'],
-    flag: ['rpc-auth-public-key', 'rpc-biscuit-public-key'],
-    fileAliases: ['rpc.biscuit_public_key'],
-  }),
-  f('rpc.auth_revoked_ids', 'list'),
-  f('rpc.enabled_modules', 'list'),
-  f('rpc.cors_enabled', 'bool'),
-  f('rpc.cors_allowed_origins', 'list'),
-  f('rpc.max_request_body_size', 'uint'),
-  f('rpc.dashboard', 'bool'),
-
-  // fiber
-  f('fiber.base_dir', 'string'),
-  f('fiber.listening_addr', 'string'),
-  f('fiber.announce_listening_addr', 'bool'),
-  f('fiber.announce_private_addr', 'bool'),
-  f('fiber.announced_addrs', 'list'),
-  f('fiber.bootnode_addrs', 'list'),
-  f('fiber.announced_node_name', 'string'),
-  f('fiber.chain', 'string'),
-  f('fiber.scripts', 'json'),
-  f('fiber.open_channel_auto_accept_min_ckb_funding_amount', 'uint'),
-  f('fiber.auto_accept_channel_ckb_funding_amount', 'uint'),
-  f('fiber.tlc_expiry_delta', 'uint'),
-  f('fiber.tlc_min_value', 'uint'),
-  f('fiber.tlc_fee_proportional_millionths', 'uint'),
-  f('fiber.auto_announce_node', 'bool'),
-  f('fiber.announce_node_interval_seconds', 'uint'),
-  f('fiber.gossip_network_maintenance_interval_ms', 'uint'),
-  f('fiber.gossip_store_maintenance_interval_ms', 'uint'),
-  f('fiber.max_inbound_peers', 'uint'),
-  f('fiber.min_outbound_peers', 'uint'),
-  f('fiber.sync_network_graph', 'bool'),
-  f('fiber.watchtower_check_interval_seconds', 'uint'),
-  f('fiber.standalone_watchtower_rpc_url', 'string'),
-  f('fiber.standalone_watchtower_token', 'string'),
-  f('fiber.disable_built_in_watchtower', 'bool'),
-  f('fiber.to_be_accepted_channels_number_limit', 'uint'),
-  // fnn's environment variable is misspelled; both spellings are read.
-  f('fiber.to_be_accepted_channels_bytes_limit', 'uint', {
-    env: ['FIBER_TO_BE_ACCEPTED_CHANNELS_BYTES_LIMIT', 'FIBER_TO_BE_ACCEPTED_CHANNELS_BYTESS_LIMIT'],
-  }),
-  f('fiber.funding_timeout_seconds', 'uint'),
-  f('fiber.external_funding_timeout_seconds', 'uint'),
-  f('fiber.reuse_port_for_websocket', 'bool'),
-  f('fiber.milli_seconds_per_epoch', 'uint'),
-  f('fiber.check_channels_interval_ms', 'uint'),
-  f('fiber.peer_response_timeout_ms', 'uint'),
-
-  // ckb
-  f('ckb.base_dir', 'string'),
-  f('ckb.rpc_url', 'string', {
-    env: ['CKB_NODE_RPC_URL', 'CKB_RPC_URL'],
-    flag: ['ckb-node-rpc-url', 'ckb-rpc-url'],
-  }),
-  f('ckb.udt_whitelist', 'json'),
-  f('ckb.tx_tracing_polling_interval_ms', 'uint'),
-  f('ckb.funding_tx_shell_builder', 'string', {
-    env: ['FIBER_FUNDING_TX_SHELL_BUILDER'],
-    flag: ['fiber-funding-tx-shell-builder'],
-  }),
+  ...section('General', [
+    f('services', 'list', 'services to run: fiber,rpc,ckb,cch', {
+      env: ['FNN_SERVICES', 'SERVICES'],
+      flag: ['services'],
+    }),
+    f('log_level', 'string', 'trace | debug | info | warn | error | fatal | silent (default info)', {
+      env: ['STRAND_LOG', 'LOG_LEVEL'],
+      flag: ['log-level'],
+    }),
+    // Strand's: the preset of chain hash, scripts, UDT whitelist and RPC URL (chain/networks.ts).
+    f('network', 'string', 'dev | testnet | mainnet: chain, scripts, UDT whitelist and CKB RPC URL preset', {
+      env: ['STRAND_NETWORK'],
+      flag: ['network'],
+    }),
+    f('log_format', 'string', 'json (one JSON object a line, default) | pretty (readable lines)', {
+      env: ['STRAND_LOG_FORMAT'],
+      flag: ['log-format'],
+    }),
+  ]),
+  ...section('RPC', [
+    f('rpc.listening_addr', 'string', 'JSON-RPC address, host:port (default 127.0.0.1:8227)'),
+    f(
+      'rpc.auth_public_key',
+      'string',
+      'ed25519/<hex>: key verifying Biscuit bearer tokens (auth off when unset)',
+      {
+        env: ['RPC_AUTH_PUBLIC_KEY', 'RPC_BISCUIT_PUBLIC_KEY'],
+        flag: ['rpc-auth-public-key', 'rpc-biscuit-public-key'],
+        fileAliases: ['rpc.biscuit_public_key'],
+      },
+    ),
+    f('rpc.auth_revoked_ids', 'list', 'revocation ids (hex) of tokens to refuse'),
+    f(
+      'rpc.enabled_modules',
+      'list',
+      'modules served: info,peer,channel,payment,invoice,graph,cch,watchtower,…',
+    ),
+    f('rpc.cors_enabled', 'bool', 'answer CORS preflights and add CORS headers'),
+    f('rpc.cors_allowed_origins', 'list', 'origins allowed by CORS (empty: any)'),
+    f('rpc.max_request_body_size', 'uint', 'largest request body in bytes (default 10 MiB)'),
+    f('rpc.dashboard', 'bool', 'serve the dashboard page at <rpc address>/dashboard/ (on in devnet)'),
+  ]),
+  ...section('Fiber: P2P and gossip', [
+    f('fiber.base_dir', 'string', 'directory of the node key and store (default <dir>/fiber)'),
+    f('fiber.listening_addr', 'string', 'P2P multiaddr, TCP and WebSocket (default /ip4/127.0.0.1/tcp/8228)'),
+    f('fiber.announce_listening_addr', 'bool', 'announce the listening address in the node announcement'),
+    f('fiber.announce_private_addr', 'bool', 'announce and accept private addresses in gossip'),
+    f('fiber.announced_addrs', 'list', 'addresses to announce'),
+    f('fiber.bootnode_addrs', 'list', 'peers dialled at start and kept connected'),
+    f('fiber.announced_node_name', 'string', 'node name in the announcement (at most 32 bytes)'),
+    f('fiber.chain', 'string', 'mainnet | testnet | dev (default), or a chain spec path'),
+    f(
+      'fiber.scripts',
+      'json',
+      "the Fiber scripts and their cell deps; replace the network preset's entries of the same name",
+    ),
+    f('fiber.auto_announce_node', 'bool', 'announce this node periodically (default true)'),
+    f('fiber.announce_node_interval_seconds', 'uint', 'period of the node announcement (default 3600)'),
+    f('fiber.gossip_network_maintenance_interval_ms', 'uint', 'gossip peer maintenance period'),
+    f('fiber.gossip_store_maintenance_interval_ms', 'uint', 'gossip store maintenance period'),
+    f('fiber.max_inbound_peers', 'uint', 'most inbound sessions with a proven key (default 16)'),
+    f('fiber.min_outbound_peers', 'uint', 'outbound sessions to keep (default 8)'),
+    f('fiber.sync_network_graph', 'bool', 'sync the network graph from peers (default true)'),
+    f('fiber.reuse_port_for_websocket', 'bool', 'serve WebSocket on the P2P port (default true)'),
+    f('fiber.metrics_addr', 'string', 'Prometheus metrics at http://<host:port>/metrics (off when unset)'),
+  ]),
+  ...section('Fiber: channels and TLCs', [
+    f(
+      'fiber.open_channel_auto_accept_min_ckb_funding_amount',
+      'uint',
+      'smallest CKB funding auto-accepted (shannons)',
+    ),
+    f(
+      'fiber.auto_accept_channel_ckb_funding_amount',
+      'uint',
+      'what this node adds when auto-accepting (shannons)',
+    ),
+    f('fiber.tlc_expiry_delta', 'uint', 'forwarding policy: expiry delta in ms (default 4 h)'),
+    f('fiber.tlc_min_value', 'uint', 'forwarding policy: smallest TLC forwarded'),
+    f(
+      'fiber.tlc_fee_proportional_millionths',
+      'uint',
+      'forwarding policy: fee rate in millionths (default 1000)',
+    ),
+    f('fiber.to_be_accepted_channels_number_limit', 'uint', 'openings awaiting acceptance per peer'),
+    // fnn's environment variable is misspelled; both spellings are read.
+    f('fiber.to_be_accepted_channels_bytes_limit', 'uint', 'bytes of openings awaiting acceptance per peer', {
+      env: ['FIBER_TO_BE_ACCEPTED_CHANNELS_BYTES_LIMIT', 'FIBER_TO_BE_ACCEPTED_CHANNELS_BYTESS_LIMIT'],
+    }),
+    f('fiber.funding_timeout_seconds', 'uint', 'an opening not funded by then is dropped (default 1 day)'),
+    f(
+      'fiber.external_funding_timeout_seconds',
+      'uint',
+      'wait for an externally signed funding tx (default 300)',
+    ),
+    f('fiber.milli_seconds_per_epoch', 'uint', 'epoch length in ms: the least TLC expiry delta is 2/3 of it'),
+    f('fiber.check_channels_interval_ms', 'uint', 'period of the TLC expiry checks (default 60000)'),
+    f('fiber.peer_response_timeout_ms', 'uint', 'an unanswered TLC round drops the session (default 30000)'),
+  ]),
+  ...section('Fiber: watchtower', [
+    f('fiber.watchtower_check_interval_seconds', 'uint', 'watchtower pass period; 0: never (default 60)'),
+    f('fiber.standalone_watchtower_rpc_url', 'string', 'RPC URL of a standalone watchtower to feed'),
+    f('fiber.standalone_watchtower_token', 'string', 'bearer token for that watchtower'),
+    f('fiber.disable_built_in_watchtower', 'bool', 'run no watchtower in this node'),
+  ]),
+  ...section('CKB chain', [
+    f('ckb.base_dir', 'string', 'directory of the wallet key (default <dir>/ckb)'),
+    f('ckb.rpc_url', 'string', 'CKB node RPC URL (default http://127.0.0.1:8114)', {
+      env: ['CKB_NODE_RPC_URL', 'CKB_RPC_URL'],
+      flag: ['ckb-node-rpc-url', 'ckb-rpc-url'],
+    }),
+    f(
+      'ckb.udt_whitelist',
+      'json',
+      'tokens channels may hold: [{name, script, cell_deps, auto_accept_amount}]',
+    ),
+    f(
+      'ckb.tx_tracing_polling_interval_ms',
+      'uint',
+      'how often channels poll the chain for their txs (default 1000)',
+    ),
+    f('ckb.funding_tx_shell_builder', 'string', 'external command that builds funding txs', {
+      env: ['FIBER_FUNDING_TX_SHELL_BUILDER'],
+      flag: ['fiber-funding-tx-shell-builder'],
+    }),
+  ]),
 ];
 
 /** `rpc.listening_addr` → `RPC_LISTENING_ADDR`. */

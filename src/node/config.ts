@@ -65,6 +65,7 @@ const schema = z.object({
   log_level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
   /** Unset: follows `fiber.chain` (mainnet, testnet, else dev). */
   network: z.enum(NETWORK_NAMES as [NetworkName, ...NetworkName[]]).optional(),
+  log_format: z.enum(['json', 'pretty'], { error: 'expected json or pretty' }).default('json'),
   rpc: z
     .object({
       listening_addr: hostPort.default('127.0.0.1:8227'),
@@ -116,6 +117,8 @@ const schema = z.object({
       funding_timeout_seconds: uintNum.default(86_400),
       external_funding_timeout_seconds: uintNum.default(300),
       reuse_port_for_websocket: z.boolean().default(true),
+      /** Prometheus `/metrics` (fnn's `metrics` feature); off when unset. */
+      metrics_addr: hostPort.optional(),
       // Strand extensions (constants in fnn): TLC expiry checks and the peer response timeout.
       /**
        * Milliseconds of one epoch (fnn's compile-time MILLI_SECONDS_PER_EPOCH): the least TLC

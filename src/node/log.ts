@@ -1,10 +1,17 @@
-/** Structured logs: JSON lines on stdout (pino), level from `log_level` / `STRAND_LOG`. */
+/**
+ * Structured logs on stdout (pino), level from `log_level` / `STRAND_LOG`: JSON lines, or with
+ * `log_format: pretty` one readable line per entry (`pretty-log.ts`, no extra dependency).
+ */
 import { pino } from 'pino';
+import { prettyStream } from './pretty-log.ts';
 
 export type Logger = pino.Logger;
 
-export function createLogger(level: string, name = 'strand'): Logger {
-  return pino({ name, level, base: { pid: process.pid } }, pino.destination({ dest: 1, sync: false }));
+export type LogFormat = 'json' | 'pretty';
+
+export function createLogger(level: string, name = 'strand', format: LogFormat = 'json'): Logger {
+  const out = pino.destination({ dest: 1, sync: false });
+  return pino({ name, level, base: { pid: process.pid } }, format === 'pretty' ? prettyStream(out) : out);
 }
 
 /** A logger that drops everything (unit tests, tools). */
@@ -15,6 +22,8 @@ export function silentLogger(): Logger {
 interface FlushableStream {
   flush?(cb: (err?: Error) => void): void;
   flushSync?(): void;
+  /** The stream a formatting stream writes to (the one pino flushes at exit). */
+  inner?: FlushableStream;
 }
 
 /**
@@ -44,6 +53,7 @@ export function flushLogsForExit(log: Logger, timeoutMs = 1000): Promise<void> {
 export function dropPendingLogs(log: Logger): void {
   const stream = streamOf(log);
   if (stream) stream.flushSync = () => {};
+  if (stream?.inner) stream.inner.flushSync = () => {};
 }
 
 function streamOf(log: Logger): FlushableStream | undefined {

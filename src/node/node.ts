@@ -73,6 +73,7 @@ import { COMMIT_HASH, VERSION } from './build-info.ts';
 import { broadcastOwnPolicy, channelAnnouncementHooks, channelClosingHook } from './channel-announcements.ts';
 import { type Config, currencyOf } from './config.ts';
 import { createLogger, type Logger } from './log.ts';
+import { NodeObservers } from './observers.ts';
 import { syncOwnChannels, wirePayments } from './payments.ts';
 import { nodeRules } from './rules.ts';
 
@@ -130,6 +131,8 @@ export class StrandNode {
   private watchtowerFeed?: WatchtowerFeed;
   /** `ckb.udt_whitelist`, read once for the channels, the gossip and the watchtower (type-id deps resolved once connected). */
   private udtWhitelist: UdtWhitelist;
+  /** The event log and, with `fiber.metrics_addr`, the Prometheus metrics. */
+  readonly observers: NodeObservers;
 
   private constructor(
     readonly config: Config,
@@ -140,11 +143,13 @@ export class StrandNode {
   ) {
     this.changes = new StoreChangeBus((err) => log.error({ err }, 'store change listener failed'));
     this.udtWhitelist = readUdtWhitelist(config.ckb.udt_whitelist);
+    this.observers = new NodeObservers(db, log, config.fiber.metrics_addr);
+    this.changes.subscribe((change) => this.observers.storeChange(change));
   }
 
   static async start(config: Config, opts: StartOptions = {}): Promise<StrandNode> {
     const env = opts.env ?? process.env;
-    const log = opts.logger ?? createLogger(config.log_level);
+    const log = opts.logger ?? createLogger(config.log_level, 'strand', config.log_format);
     // Refuse a forbidden RPC address before touching keys, store or chain.
     if (config.services.includes('rpc'))
       assertBindAllowed(config.rpc.listening_addr, !!config.rpc.auth_public_key);
@@ -179,6 +184,7 @@ export class StrandNode {
       if (node.channels) node.startPayments();
       if (node.chain) await node.startWatchtower();
       if (config.services.includes('rpc')) await node.startRpc();
+      await node.observers.start({ peers: node.peers, channels: node.channels });
     } catch (e) {
       await node.stop();
       throw e;
@@ -249,15 +255,17 @@ export class StrandNode {
       pollMs: rules.chainPollMs,
       peerResponseTimeoutMs: rules.peerResponseTimeoutMs,
       onPolicyUpdated: this.graph ? (ch) => broadcastOwnPolicy(this.graph as GraphService, ch) : undefined,
-      onChange: this.graph
-        ? channelClosingHook(this.graph, (err) =>
+      onChange: this.observers.channelHook(
+        this.graph &&
+          channelClosingHook(this.graph, (err) =>
             this.log.warn({ err: err.message }, 'disabling a closed channel in the graph failed'),
-          )
-        : undefined,
+          ),
+      ),
       externalFundingTimeoutSeconds: rules.externalFundingTimeoutSeconds,
       fundingTimeoutSeconds: rules.fundingTimeoutSeconds,
       logger: this.log,
     });
+    this.observers.watchChannels(this.channels);
     this.channels.start();
   }
 
@@ -329,6 +337,7 @@ export class StrandNode {
       invoices: this.invoices,
       changes: this.changes,
       minTlcExpiryDelta: nodeRules(this.config).minTlcExpiryDelta,
+      onFailing: (channelId, tlcId, code) => this.observers.events.failing(channelId, tlcId, code),
       log: this.log,
     });
     this.payments = wired.payments;
@@ -376,8 +385,10 @@ export class StrandNode {
       db: this.db,
       bootnodes: fiber.bootnode_addrs,
       limits: { maxInbound: fiber.max_inbound_peers },
+      onGossipSent: this.observers.onGossipSent,
       logger: this.log,
     });
+    this.observers.watchPeers(this.peers);
     await this.peers.start();
   }
 
@@ -450,6 +461,7 @@ export class StrandNode {
       corsAllowedOrigins: rpc.cors_allowed_origins,
       maxBodySize: rpc.max_request_body_size,
       dashboard: rpc.dashboard,
+      onAnswered: this.observers.onRpcAnswered,
       logger: this.log,
     });
   }
@@ -601,6 +613,7 @@ export class StrandNode {
   }
 
   private async stopServices(): Promise<void> {
+    await this.observers.stop();
     await this.rpc?.close();
     this.stopChainProbe?.();
     this.stopPayments?.();

@@ -32,6 +32,8 @@ export interface PaymentWiring {
   changes: StoreChangeBus;
   /** The least TLC expiry delta (`codec/epoch-rules.ts`), for requests and forwards. */
   minTlcExpiryDelta?: bigint;
+  /** The relay is failing a received TLC with this onion error code (the event log). */
+  onFailing?: (channelId: string, tlcId: bigint, code: string) => void;
   log: Logger;
 }
 
@@ -83,6 +85,7 @@ export function wirePayments(w: PaymentWiring): {
     invoices: w.invoices,
     payments,
     minTlcExpiryDelta: w.minTlcExpiryDelta,
+    onFailing: w.onFailing,
     logger: w.log,
   });
   const r = relay;

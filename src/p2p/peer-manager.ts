@@ -80,6 +80,8 @@ export interface PeerManagerOptions {
   logger?: P2pLogger;
   /** Extra addresses for `connectByPubkey` (e.g. from the network graph). */
   resolveAddresses?: (pubkey: string) => string[];
+  /** Called per gossip message sent to a peer (metrics). */
+  onGossipSent?: () => void;
 }
 
 export interface PeerInfo {
@@ -619,6 +621,7 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
   /** Sends one gossip message (an encoded GossipMessage) on /p2p/43. */
   sendGossip(pubkey: string, payload: Uint8Array): void {
     this.sendRaw(pubkey, GOSSIP_PROTOCOL_ID, payload);
+    this.opts.onGossipSent?.();
   }
 
   /**
@@ -632,6 +635,7 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
       if (p.pubkey === skip || !p.init || p.session.isClosed || !p.session.isOpen(GOSSIP_PROTOCOL_ID))
         continue;
       p.session.send(GOSSIP_PROTOCOL_ID, payload);
+      this.opts.onGossipSent?.();
       sent.push(p.pubkey);
     }
     return sent;

@@ -96,6 +96,8 @@ export interface RelayOptions {
   /** The node's least TLC expiry delta (`codec/epoch-rules.ts`); 9,600,000 ms when absent. */
   minTlcExpiryDelta?: bigint;
   logger?: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
+  /** This node is failing a TLC it received, with this onion error code (the event log). */
+  onFailing?: (channelId: string, tlcId: bigint, code: string) => void;
 }
 
 const MAX_EXPIRY = MAX_TLC_EXPIRY_LIMIT;
@@ -567,6 +569,7 @@ export class PaymentRelay {
 
   private async failHeld(h: HeldTlc, code: TlcErrorCodeName): Promise<void> {
     this.o.logger?.info({ payment_hash: h.paymentHash, code }, 'failing held TLC');
+    this.o.onFailing?.(h.channelId, h.tlcId, code);
     await this.o.channels.failTlc(
       h.channelId,
       h.tlcId,
@@ -837,6 +840,7 @@ export class PaymentRelay {
 
   private async fail(tlc: IncomingTlc, error: TlcErr, sharedSecret: Uint8Array | null): Promise<void> {
     this.o.logger?.info({ payment_hash: tlc.paymentHash, code: error.code }, 'failing incoming TLC');
+    this.o.onFailing?.(tlc.channelId, tlc.tlcId, error.code);
     await this.o.channels.failTlc(tlc.channelId, tlc.tlcId, createErrorPacket(error, sharedSecret));
   }
 }

@@ -47,6 +47,8 @@ export class Dispatcher {
     specs: MethodSpec[],
     private readonly auth: Authorizer,
     private readonly log?: DispatchLogger,
+    /** Told of every call answered: the method (`unknown` for names not served) and the code, 0 for a result. */
+    private readonly onAnswered?: (method: string, code: number) => void,
   ) {
     for (const spec of specs) {
       if (this.methods.has(spec.name)) throw new Error(`RPC method ${spec.name} registered twice`);
@@ -125,6 +127,10 @@ export class Dispatcher {
       return failure(reqId, ERR.INVALID_REQUEST, 'Invalid request: method must be a non-empty string');
     }
     const response = await this.call(r.method, r.params, reqId, authorization, ctx);
+    this.onAnswered?.(
+      this.methods.has(r.method) ? r.method : 'unknown',
+      'error' in response ? response.error.code : 0,
+    );
     // A notification (no id) gets no answer, whatever happened.
     return hasId ? response : undefined;
   }

@@ -27,6 +27,8 @@ export interface RpcServerOptions {
   /** Serve the web dashboard at `/dashboard/` (rpc.dashboard). */
   dashboard?: boolean;
   logger?: DispatchLogger & { info(obj: object, msg: string): void };
+  /** Told of every call answered (metrics): see `Dispatcher`. */
+  onAnswered?: (method: string, code: number) => void;
 }
 
 export interface RpcServer {
@@ -53,7 +55,7 @@ export function assertBindAllowed(listeningAddr: string, authEnabled: boolean): 
 export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer> {
   const { host, port } = parseHostPort(opts.listeningAddr);
   assertBindAllowed(opts.listeningAddr, opts.auth.enabled);
-  const dispatcher = new Dispatcher(opts.methods, opts.auth, opts.logger);
+  const dispatcher = new Dispatcher(opts.methods, opts.auth, opts.logger, opts.onAnswered);
   const app = Fastify({ logger: false, bodyLimit: opts.maxBodySize, return503OnClosing: false });
 
   app.removeAllContentTypeParsers();

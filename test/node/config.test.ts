@@ -167,6 +167,31 @@ describe('configuration', () => {
     expect(envs.has('FIBER_TO_BE_ACCEPTED_CHANNELS_BYTESS_LIMIT')).toBe(true);
   });
 
+  it('reads fiber.metrics_addr (FIBER_METRICS_ADDR, as fnn) and log_format; off and json by default', () => {
+    const none = loadConfig({ dir, env: {} });
+    expect(none.fiber.metrics_addr).toBeUndefined();
+    expect(none.log_format).toBe('json');
+    const set = loadConfig({
+      dir,
+      env: { FIBER_METRICS_ADDR: '127.0.0.1:9090', STRAND_LOG_FORMAT: 'pretty' },
+    });
+    expect(set.fiber.metrics_addr).toBe('127.0.0.1:9090');
+    expect(set.log_format).toBe('pretty');
+    expect(() => loadConfig({ dir, env: {}, flags: { 'fiber-metrics-addr': '9090' } })).toThrow(
+      /invalid configuration: fiber\.metrics_addr: expected host:port/,
+    );
+    expect(() => loadConfig({ dir, env: {}, flags: { 'log-format': 'xml' } })).toThrow(
+      /invalid configuration: log_format: expected json or pretty/,
+    );
+  });
+
+  it('gives every field a help line and a section', () => {
+    for (const def of CONFIG_FIELDS) {
+      expect(def.help.length, def.path).toBeGreaterThan(10);
+      expect(def.section.length, def.path).toBeGreaterThan(0);
+    }
+  });
+
   it('maps chains to invoice currencies', () => {
     expect(currencyOf('mainnet')).toBe('Fibb');
     expect(currencyOf('testnet')).toBe('Fibt');

@@ -120,7 +120,8 @@ export function channelJson(ch: Channel) {
     })),
     latest_commitment_transaction_hash: ch.latestCommitmentTxHash,
     created_at: q(ch.createdAt),
-    enabled: ch.enabled,
+    // A closed channel forwards nothing, whatever its last policy said.
+    enabled: ch.enabled && ch.state !== 'CLOSED',
     tlc_expiry_delta: q(ch.tlcExpiryDelta),
     tlc_fee_proportional_millionths: q(ch.tlcFeeProportionalMillionths),
     shutdown_transaction_hash: ch.shutdownTxHash,
