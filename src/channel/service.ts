@@ -5,15 +5,13 @@
  */
 import { ccc } from '@ckb-ccc/core';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
-import { type ChainClient, scriptToJson } from '../chain/client.ts';
+import type { ChainClient } from '../chain/client.ts';
 import { txConfirmation } from '../chain/tracker.ts';
 import { UdtWhitelist, type UdtWhitelistEntry } from '../chain/udt-whitelist.ts';
 import type { Wallet } from '../chain/wallet.ts';
 import { MAX_TLC_EXPIRY_LIMIT, MIN_TLC_EXPIRY_DELTA } from '../codec/epoch-rules.ts';
 import { DomainError, StorageError } from '../codec/errors.ts';
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
-import { blake160 } from '../crypto/hash.ts';
-import { signSighashAll } from '../crypto/sighash.ts';
 import {
   type FiberMessage,
   type FiberMessageKind,
@@ -21,22 +19,21 @@ import {
   STRAND_CHANNEL_RULES_BIT,
 } from '../p2p/fiber-message.ts';
 import { AckTimeout } from './ack-timeout.ts';
-import { buildCommitment, fundingTxOf } from './commitment.ts';
+import { ChainWatch, type ChannelLogger } from './chain-watch.ts';
+import { fundingTxOf } from './commitment.ts';
 import { ChannelError } from './errors.ts';
 import { CHECK_CHANNELS_INTERVAL_MS, type ExpiryPolicy, MS_PER_EPOCH_MAINNET } from './expiry.ts';
 import { ExpiryMonitor } from './expiry-monitor.ts';
-import { ExternalFundingWatch, fundFromLock } from './external-funder.ts';
+import { ExternalFundingWatch } from './external-funder.ts';
 import { EXTERNAL_TIMEOUT_REASON, withFunderWitnesses } from './external-funding.ts';
 import { DEFAULT_FUNDING_TIMEOUT_SECONDS, fundingTimedOut, fundingTimeoutReason } from './funding-timeout.ts';
 import { deriveChannelKeys, newChannelSeed, tempChannelId } from './keys.ts';
 import { step } from './machine.ts';
 import { aggregateXOnly, sorted2 } from './musig.ts';
 import { acceptChannel, checkOpenChannel, openChannel, receiveOpen } from './open.ts';
-import { resendable } from './rebroadcast.ts';
 import { abortable, reestablishMessage } from './reestablish.ts';
 import { type ChannelRules, reserveFor } from './reserve.ts';
 import { cellDepData, scriptData, toScript } from './script-data.ts';
-import { shareSettled } from './share-settled.ts';
 import { StagedChannelStore } from './staged-store.ts';
 import { type Channel, hasFlag, PENDING_STATES, type ScriptData } from './state.ts';
 import { type Effect, type Event, fail, type MachineEnv, type Step } from './step.ts';
@@ -49,7 +46,8 @@ import {
   WAITING_ACK,
 } from './tlc.ts';
 import { settleOutcomes, TlcQueue, type WaitingTlc } from './tlc-queue.ts';
-import { partySettlementTx, type ScriptInfo, SIDE_FLOOR } from './tx.ts';
+import { type ScriptInfo, SIDE_FLOOR } from './tx.ts';
+import { WalletFunding } from './wallet-funding.ts';
 import {
   CHANNEL_CODECS,
   type ChannelMessage,
@@ -72,12 +70,6 @@ export interface PeerLink {
   drop?(pubkey: string, reason: string): void;
   /** The peer's `Init` once received: its feature bits choose the channel rules. */
   peerInit(pubkey: string): { features: Uint8Array } | undefined;
-}
-
-export interface ChannelLogger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
 }
 
 export interface ChannelServiceOptions {
@@ -181,7 +173,6 @@ const MAX_TLC_EXPIRY_DELTA = MAX_TLC_EXPIRY_LIMIT;
 /** The reference's PEER_CHANNEL_RESPONSE_TIMEOUT. */
 const PEER_RESPONSE_TIMEOUT_MS = 30_000;
 /** Polls of a watched tx the chain does not know between two sends of it. */
-const RESEND_EVERY = 5;
 
 export const hash256 = (id: string) => `Hash256(${id})`;
 
@@ -212,7 +203,8 @@ export class ChannelService {
   private readonly log: ChannelLogger;
   private readonly env: MachineEnv;
   private readonly queues = new Map<string, Promise<void>>();
-  private readonly watchers = new Map<string, NodeJS.Timeout>();
+  private readonly chainWatch: ChainWatch;
+  private fundingMonitor?: NodeJS.Timeout;
   private readonly unsubscribe: (() => void)[] = [];
   private readonly tlcListeners = new Set<(channelId: string, notice: TlcNotice) => void>();
   private readonly tlcRecorders = new Set<(channelId: string, notice: TlcNotice) => void>();
@@ -229,15 +221,8 @@ export class ChannelService {
   readonly expiry: ExpiryMonitor;
   private readonly ackTimeout: AckTimeout;
   private readonly externalWatch: ExternalFundingWatch;
-  /**
-   * Cells promised to a funding tx not on chain yet, by channel (temp id): an external funder's
-   * CKB cells, and the token cells of a UDT funding (ours or the funder's). Another opening must
-   * not pick them (its funding tx would conflict and never confirm). The wallet keeps its own
-   * reservations for the plain CKB cells it funds with.
-   */
-  private readonly promisedCells = new Map<string, string[]>();
-  /** External fundings run one at a time, so two never pick the same cells of a funder. */
-  private funderQueue: Promise<unknown> = Promise.resolve();
+  /** Our part of each funding tx: wallet cells, an external funder's, tokens; its signatures. */
+  private readonly funding: WalletFunding;
 
   constructor(private readonly o: ChannelServiceOptions) {
     this.store = new StagedChannelStore(new ChannelStore(o.db));
@@ -258,6 +243,21 @@ export class ChannelService {
       this.log,
       this.env.now,
     );
+    this.chainWatch = new ChainWatch({
+      chain: o.chain,
+      commitmentLock: o.scripts.commitmentLock,
+      env: this.env,
+      log: this.log,
+      pollMs: o.pollMs ?? 1000,
+      confirmations: o.confirmations ?? 4,
+      channel: (tempId) => this.store.get(tempId),
+      deliver: (tempId, ev) => this.deliver(tempId, ev),
+    });
+    this.funding = new WalletFunding({
+      wallet: o.wallet,
+      chain: o.chain,
+      walletSecretKey: o.walletSecretKey,
+    });
     this.ackTimeout = new AckTimeout(o.peerResponseTimeoutMs ?? PEER_RESPONSE_TIMEOUT_MS, {
       isConnected: (pk) => o.peers.isConnected(pk),
       drop: (pk, reason) => o.peers.drop?.(pk, reason),
@@ -286,14 +286,15 @@ export class ChannelService {
     for (const ch of this.store.list()) {
       this.externalWatch.observe(ch);
       const signed = ch.state === 'AWAITING_TX_SIGNATURES' && ch.flags.includes('OUR_TX_SIGNATURES_SENT');
-      if ((ch.state === 'AWAITING_CHANNEL_READY' || signed) && ch.fundingTxHash) this.watch(ch);
+      if ((ch.state === 'AWAITING_CHANNEL_READY' || signed) && ch.fundingTxHash) this.chainWatch.funding(ch);
       if (
         ch.state === 'SHUTTING_DOWN' &&
         ch.shutdownTxHash &&
         ch.flags.includes('WAITING_COMMITMENT_CONFIRMATION')
       )
-        this.watchTx(ch.tempId, ch.shutdownTxHash, 1, { type: 'closeConfirmed' });
-      if (ch.state === 'CLOSED' && ch.flags.includes('WAITING_ONCHAIN_SETTLEMENT')) this.settleLater(ch);
+        this.chainWatch.tx(ch.tempId, ch.shutdownTxHash, 1, { type: 'closeConfirmed' });
+      if (ch.state === 'CLOSED' && ch.flags.includes('WAITING_ONCHAIN_SETTLEMENT'))
+        this.chainWatch.settlement(ch);
       this.ackTimeout.observe(ch);
     }
     this.expiry.start();
@@ -307,8 +308,8 @@ export class ChannelService {
     this.ackTimeout.stop();
     this.externalWatch.stop();
     for (const u of this.unsubscribe.splice(0)) u();
-    for (const t of this.watchers.values()) clearInterval(t);
-    this.watchers.clear();
+    this.chainWatch.stop();
+    if (this.fundingMonitor) clearInterval(this.fundingMonitor);
     this.tlcQueue.rejectAll(() => new DomainError(WAITING_ACK));
     await Promise.allSettled([...this.queues.values()]);
   }
@@ -864,7 +865,7 @@ export class ChannelService {
 
   private afterCommit(s: Step): void {
     const { ch } = s;
-    if (ch.state === 'CLOSED' || ch.state === 'CHANNEL_READY') this.promisedCells.delete(ch.tempId);
+    if (ch.state === 'CLOSED' || ch.state === 'CHANNEL_READY') this.funding.settled(ch.tempId);
     // An opening dropped before its funding went out gives the wallet its cells back.
     if (ch.state === 'CLOSED' && ch.fundingTx && (hasFlag(ch, 'FUNDING_ABORTED') || hasFlag(ch, 'ABANDONED')))
       this.o.wallet.release(fundingTxOf(ch));
@@ -894,8 +895,8 @@ export class ChannelService {
       case 'fund':
         void (
           ch.external?.lock && !ch.isAcceptor
-            ? this.fundExternal(ch, e.tx, e.udtContribution)
-            : this.fund(ch, e.tx, e.contribution, e.udtContribution)
+            ? this.funding.fundExternal(ch, e.tx, e.udtContribution)
+            : this.funding.fund(ch, e.tx, e.contribution, e.udtContribution)
         ).then(
           (tx) => this.deliver(ch.tempId, { type: 'funded', tx }),
           (err) => this.deliver(ch.tempId, { type: 'fundingFailed', reason: (err as Error).message }),
@@ -906,14 +907,14 @@ export class ChannelService {
         void (
           ch.external && !ch.isAcceptor
             ? Promise.resolve(withFunderWitnesses(ch, e.tx))
-            : this.signFunding(e.tx, e.broadcast)
+            : this.funding.sign(e.tx)
         ).then(
           (tx) => this.deliver(ch.tempId, { type: 'fundingSigned', tx }),
           (err) => this.deliver(ch.tempId, { type: 'fundingFailed', reason: (err as Error).message }),
         );
         return;
       case 'watchFunding':
-        this.watch(ch);
+        this.chainWatch.funding(ch);
         return;
       case 'renamed':
         return;
@@ -930,10 +931,10 @@ export class ChannelService {
         return;
       }
       case 'watchClose':
-        this.watchTx(ch.tempId, e.txHash, 1, { type: 'closeConfirmed' });
+        this.chainWatch.tx(ch.tempId, e.txHash, 1, { type: 'closeConfirmed' });
         return;
       case 'settleAfterDelay':
-        this.settleLater(ch);
+        this.chainWatch.settlement(ch);
         return;
       case 'announce': {
         const hooks = this.o.announcements;
@@ -981,401 +982,6 @@ export class ChannelService {
     }
   }
 
-  private async fund(
-    ch: Channel,
-    tx: ccc.Transaction,
-    contribution: bigint,
-    udtAmount: bigint,
-  ): Promise<ccc.Transaction> {
-    const udtDeps = (ch.udtCellDeps ?? []).map((d) => ccc.CellDep.from(d));
-    const addDeps = (t: ccc.Transaction) => {
-      for (const d of udtDeps) if (!t.cellDeps.some((x) => x.eq(d))) t.cellDeps.push(d);
-    };
-    if (!ch.isAcceptor) {
-      const t = await this.o.wallet.fund(tx.clone());
-      if (udtAmount > 0n) await this.withUdtInputs(ch, t, udtAmount);
-      addDeps(t);
-      return t;
-    }
-    // The acceptor adds its part: its cells and change, and its amount into output 0.
-    const lock = tx.outputs[0]?.lock;
-    if (!lock) throw new ChannelError('funding tx without a funding cell');
-    const part = await this.o.wallet.fund(
-      ccc.Transaction.from({ version: 0, outputs: [{ lock, capacity: contribution }], outputsData: ['0x'] }),
-    );
-    if (udtAmount > 0n) await this.withUdtInputs(ch, part, udtAmount);
-    const merged = tx.clone();
-    (merged.outputs[0] as ccc.CellOutput).capacity += contribution;
-    if (ch.udt) {
-      const have = ccc.numLeFromBytes(ccc.bytesFrom(merged.outputsData[0] ?? '0x'));
-      merged.outputsData[0] = ccc.hexFrom(ccc.numLeToBytes(have + udtAmount, 16));
-    }
-    for (const d of part.cellDeps) if (!merged.cellDeps.some((x) => x.eq(d))) merged.cellDeps.push(d);
-    addDeps(merged);
-    merged.inputs.push(...part.inputs);
-    for (let i = 1; i < part.outputs.length; i++) {
-      merged.outputs.push(part.outputs[i] as ccc.CellOutput);
-      merged.outputsData.push(part.outputsData[i] ?? '0x');
-    }
-    merged.witnesses = [];
-    return merged;
-  }
-
-  /**
-   * The opener's part paid by an external funder: cells of `ch.external.lock` (and its tokens for
-   * a UDT channel), change back to it; nothing signed. The cells stay promised to this channel.
-   */
-  private fundExternal(ch: Channel, tx0: ccc.Transaction, udtAmount: bigint): Promise<ccc.Transaction> {
-    const run = this.funderQueue.then(() => this.fundExternalNow(ch, tx0, udtAmount));
-    this.funderQueue = run.catch(() => undefined);
-    return run;
-  }
-
-  private async fundExternalNow(
-    ch: Channel,
-    tx0: ccc.Transaction,
-    udtAmount: bigint,
-  ): Promise<ccc.Transaction> {
-    const ext = ch.external as NonNullable<Channel['external']>;
-    const lock = toScript(ext.lock as ScriptData);
-    const wallet = this.o.wallet.lockScript;
-    // The default lock's deps when the funder uses it; a custom lock brings its own.
-    const deps =
-      lock.codeHash === wallet.codeHash && lock.hashType === wallet.hashType
-        ? [...(await this.o.wallet.cellDeps())]
-        : [];
-    for (const d of [...(ext.cellDeps ?? []), ...(ch.udtCellDeps ?? [])]) deps.push(ccc.CellDep.from(d));
-    const tx = tx0.clone();
-    const reserved = new Set([...this.promisedCells.values()].flat());
-    const used = await fundFromLock({
-      chain: this.o.chain,
-      tx,
-      lock,
-      cellDeps: deps,
-      feeRate: ch.fundingFeeRate,
-      reserved,
-    });
-    this.promisedCells.set(ch.tempId, used);
-    if (udtAmount > 0n) await this.addUdtInputs(ch, tx, udtAmount, lock);
-    return tx;
-  }
-
-  /** `addUdtInputs` for a tx the wallet funded: its CKB inputs go back to it when tokens lack. */
-  private async withUdtInputs(ch: Channel, tx: ccc.Transaction, amount: bigint): Promise<void> {
-    try {
-      await this.addUdtInputs(ch, tx, amount);
-    } catch (e) {
-      this.o.wallet.release(tx);
-      throw e;
-    }
-  }
-
-  /**
-   * Our UDT cells for `amount` tokens (or the external funder's, under `lock`): inputs, and one
-   * change cell keeping their capacity and the tokens left over. The bytes they add are paid
-   * from the CKB change under the same lock (2000 shannons per cell).
-   */
-  private async addUdtInputs(
-    ch: Channel,
-    tx: ccc.Transaction,
-    amount: bigint,
-    lock: ccc.Script = this.o.wallet.lockScript,
-  ): Promise<void> {
-    const udt = toScript(ch.udt as ScriptData);
-    const page = await this.o.chain.getCells(
-      {
-        script: scriptToJson(lock),
-        script_type: 'lock',
-        script_search_mode: 'exact',
-        filter: { script: scriptToJson(udt) },
-        with_data: true,
-      },
-      'asc',
-      100,
-    );
-    let tokens = 0n;
-    let capacity = 0n;
-    let used = 0;
-    const promised = new Set([...this.promisedCells.values()].flat());
-    const picked: string[] = [];
-    for (const c of page.objects) {
-      if (tokens >= amount) break;
-      const data = ccc.bytesFrom(c.output_data ?? '0x');
-      const key = `${c.out_point.tx_hash}:${Number(c.out_point.index)}`;
-      if (data.length < 16 || promised.has(key)) continue;
-      picked.push(key);
-      tx.inputs.push(
-        ccc.CellInput.from({
-          previousOutput: { txHash: c.out_point.tx_hash, index: c.out_point.index },
-          since: 0n,
-        }),
-      );
-      tokens += ccc.numLeFromBytes(data.subarray(0, 16));
-      capacity += BigInt(c.output.capacity);
-      used++;
-    }
-    if (tokens < amount)
-      throw new DomainError(`insufficient UDT in the wallet: need ${amount}, have ${tokens}`);
-    // Promised in the same turn as picked: a concurrent opening cannot take them in between.
-    this.promisedCells.set(ch.tempId, [...(this.promisedCells.get(ch.tempId) ?? []), ...picked]);
-    tx.addOutput({ lock, type: udt, capacity }, ccc.numLeToBytes(tokens - amount, 16));
-    const change = tx.outputs.findIndex((o, i) => i > 0 && o.lock.eq(lock) && !o.type);
-    if (change < 0) throw new DomainError('no CKB change to pay for the UDT inputs');
-    (tx.outputs[change] as ccc.CellOutput).capacity -= 2000n * BigInt(used);
-  }
-
-  /** Signs every input of ours (secp256k1 sighash-all under the wallet lock). */
-  private async signFunding(tx0: ccc.Transaction, broadcast: boolean): Promise<ccc.Transaction> {
-    // Broadcasting is the machine's decision (after the fully signed tx is persisted).
-    void broadcast;
-    const tx = tx0.clone();
-    const key = this.o.walletSecretKey;
-    if (!key) return this.o.wallet.sign(tx);
-    const lock = this.o.wallet.lockScript;
-    const ours: number[] = [];
-    for (const [i, input] of tx.inputs.entries()) {
-      const live = (await this.o.chain.getLiveCell(input.previousOutput, false)) as {
-        status: string;
-        cell?: { output?: { lock?: { code_hash: string; hash_type: string; args: string } } };
-      };
-      const l = live.cell?.output?.lock;
-      if (
-        l &&
-        ccc.Script.from({ codeHash: l.code_hash, hashType: l.hash_type as ccc.HashType, args: l.args }).eq(
-          lock,
-        )
-      )
-        ours.push(i);
-    }
-    if (ours.length) signSighashAll(tx, ours, key);
-    return tx;
-  }
-
-  private watch(ch: Channel): void {
-    if (!ch.fundingTxHash) return;
-    this.watchTx(ch.tempId, ch.fundingTxHash, this.o.confirmations ?? 4, { type: 'fundingConfirmed' });
-  }
-
-  /**
-   * Polls the chain until `hash` is `need` blocks deep, then feeds `ev` to the channel. While the
-   * chain does not know the tx (a lost broadcast, `rebroadcast.ts`), the same bytes go out again
-   * every `RESEND_EVERY` such polls (not on the first: the broadcast itself may be on its way).
-   */
-  private watchTx(tempId: string, hash: string, need: number, ev: Event): void {
-    const key = `${tempId}:${hash}`;
-    if (this.watchers.has(key)) return;
-    let busy = false;
-    let missing = 0;
-    const timer = setInterval(() => {
-      if (busy) return;
-      busy = true;
-      txConfirmation(this.o.chain, hash)
-        .then((c) => {
-          if (c.status === 'committed' && c.depth >= need) {
-            clearInterval(timer);
-            this.watchers.delete(key);
-            return this.deliver(tempId, ev);
-          }
-          if (c.status !== 'unknown' && c.status !== 'rejected') return;
-          if (++missing % RESEND_EVERY !== 0) return;
-          const ch = this.store.get(tempId);
-          const tx = ch && resendable(ch, hash);
-          if (!tx) return;
-          this.log.warn(
-            { channel: ch.id, tx: hash, status: c.status },
-            'the chain does not know our tx: sending it again',
-          );
-          return this.o.chain.sendTransaction(tx).then(
-            () => undefined,
-            (err) => {
-              const msg = (err as Error).message;
-              if (!/Duplicated|already exists/.test(msg))
-                this.log.warn({ channel: ch.id, tx: hash, err: msg }, 'resend refused');
-            },
-          );
-        })
-        .catch((e) =>
-          this.log.warn({ channel: tempId, err: (e as Error).message }, 'confirmation check failed'),
-        )
-        .finally(() => {
-          busy = false;
-        });
-    }, this.o.pollMs ?? 1000);
-    timer.unref?.();
-    this.watchers.set(key, timer);
-  }
-
-  /**
-   * After a force close: once the commitment delay has passed, our share (balance + reserve)
-   * goes to our shutdown script. Retried each poll while the chain says "immature" or while the
-   * other side must settle first (see `partySettlementTx`).
-   */
-  private settleLater(ch0: Channel): void {
-    const key = `${ch0.tempId}:settle`;
-    if (this.watchers.has(key)) return;
-    let busy = false;
-    const timer = setInterval(() => {
-      if (busy) return;
-      busy = true;
-      this.trySettle(ch0.tempId)
-        .then((hash) => {
-          if (!hash) return;
-          clearInterval(timer);
-          this.watchers.delete(key);
-          return this.deliver(ch0.tempId, { type: 'settled', txHash: hash });
-        })
-        .catch((e) =>
-          this.log.info({ channel: ch0.id, err: (e as Error).message }, 'settlement not possible yet'),
-        )
-        .finally(() => {
-          busy = false;
-        });
-    }, this.o.pollMs ?? 1000);
-    timer.unref?.();
-    this.watchers.set(key, timer);
-  }
-
-  private async trySettle(tempId: string): Promise<string | null> {
-    const ch = this.store.get(tempId);
-    if (!ch?.latestCommitmentTx || !ch.flags.includes('WAITING_ONCHAIN_SETTLEMENT')) return null;
-    const settleKey = deriveChannelKeys(hexToBytes(ch.seed)).tlcBaseKey;
-    const base = {
-      settleKey,
-      to: toScript(ch.local.shutdownScript),
-      fee: 1000n,
-      cellDeps: this.o.scripts.commitmentLock.cellDeps,
-      delayEpoch: ch.delayEpoch,
-    };
-    if (ch.flags.includes('LOCAL_STATE_OUTDATED')) return this.outdatedSettled(ch);
-    const peers = ch.flags.includes('UNCOOPERATIVE_REMOTE');
-    const { script } = buildCommitment(ch, peers, this.env);
-    // With TLCs pending, a share taken first lets the other side take the TLCs with its own.
-    if (ch.udt || script[0] !== 0) return this.towerSettled(ch, peers);
-    // From the commitment cell, or from what the peer's settlement left of it if it went first.
-    return this.settleFromCells(ch, base, !peers);
-  }
-
-  /**
-   * The share of a UDT channel, or of a commitment with TLCs pending, is the watchtower's to
-   * settle (`share-settled.ts`): done once it is out.
-   */
-  private async towerSettled(ch: Channel, peers: boolean): Promise<string | null> {
-    const hash = peers ? ch.shutdownTxHash : ch.latestCommitmentTxHash;
-    if (!hash) return null;
-    const { args } = buildCommitment(ch, peers, this.env);
-    const done = await shareSettled(this.o.chain, this.o.scripts.commitmentLock, hash, args, !peers);
-    return done ? hash : null;
-  }
-
-  /**
-   * Our share of the peer's commitment (unlock 0xFF), from the commitment cell or from what the
-   * peer's own settlement left of it. A commitment whose settlement script is not the one we
-   * signed last (an old, revoked one) is left to the watchtower.
-   */
-  private async settleFromCells(
-    ch: Channel,
-    base: Omit<Parameters<typeof partySettlementTx>[0], 'cell' | 'script' | 'holder'>,
-    holder: boolean,
-  ): Promise<string | null> {
-    // The version in the args (bytes 28..36) may be one below our counter (the peer's
-    // commitment): search by the key hash and delay only, and recognise the cell by its
-    // settlement script hash.
-    const { script, args } = buildCommitment(ch, !holder, this.env);
-    const lock = {
-      codeHash: this.o.scripts.commitmentLock.codeHash,
-      hashType: this.o.scripts.commitmentLock.hashType,
-      args: ccc.hexFrom(args.subarray(0, 28)),
-    };
-    const page = await this.o.chain.getCells(
-      { script: scriptToJson(lock), script_type: 'lock', script_search_mode: 'prefix' },
-      'desc',
-      10,
-    );
-    for (const c of page.objects) {
-      const cellArgs = ccc.bytesFrom(c.output.lock.args);
-      // The fresh commitment cell, or the continuation the other side's settlement left (its
-      // block zeroed: the holder's is the first of the two, the other's the second).
-      const zeroed = holder
-        ? [...script.subarray(0, script.length - 36), ...new Uint8Array(36)]
-        : [
-            ...script.subarray(0, script.length - 72),
-            ...new Uint8Array(36),
-            ...script.subarray(script.length - 36),
-          ];
-      const candidates = [script, Uint8Array.from(zeroed)];
-      const s = candidates.find((x) => ccc.hexFrom(blake160(x)) === ccc.hexFrom(cellArgs.subarray(36, 56)));
-      if (!s) continue;
-      const tx = partySettlementTx({
-        ...base,
-        cell: {
-          outPoint: { txHash: c.out_point.tx_hash, index: BigInt(c.out_point.index) },
-          output: ccc.CellOutput.from({
-            capacity: BigInt(c.output.capacity),
-            lock: ccc.Script.from({
-              codeHash: c.output.lock.code_hash,
-              hashType: c.output.lock.hash_type as ccc.HashType,
-              args: c.output.lock.args,
-            }),
-          }),
-        },
-        script: s,
-        holder,
-      });
-      return this.o.chain.sendTransaction(tx);
-    }
-    return null;
-  }
-
-  /**
-   * An outdated channel closed by the peer: our state cannot rebuild the settlement script of the
-   * peer's newer commitment, so the built-in watchtower takes our share once the peer's own
-   * settlement reveals it on chain. Settled when no cell is left under the commitment lock of
-   * the peer's commitments (found by the key hash and delay, which do not change with versions).
-   */
-  private async outdatedSettled(ch: Channel): Promise<string | null> {
-    if (!ch.shutdownTxHash) return null;
-    const { args } = buildCommitment(ch, true, this.env);
-    const lock = {
-      codeHash: this.o.scripts.commitmentLock.codeHash,
-      hashType: this.o.scripts.commitmentLock.hashType,
-      args: ccc.hexFrom(args.subarray(0, 28)),
-    };
-    const page = await this.o.chain.getCells(
-      { script: scriptToJson(lock), script_type: 'lock', script_search_mode: 'prefix' },
-      'desc',
-      1,
-    );
-    const done =
-      page.objects.length === 0 &&
-      (await txConfirmation(this.o.chain, ch.shutdownTxHash)).status === 'committed';
-    return done ? ch.shutdownTxHash : null;
-  }
-
-  /**
-   * Notices a force close by the peer: the funding cell of a ready channel spent by a transaction
-   * that is neither our close nor our commitment.
-   */
-  private async checkFundingSpent(ch: Channel): Promise<void> {
-    if (!ch.fundingTxHash) return;
-    const live = (await this.o.chain.getLiveCell({ txHash: ch.fundingTxHash, index: 0 }, false)) as {
-      status: string;
-    };
-    if (live.status === 'live') return;
-    const fundingLockScript = fundingTxOf(ch).outputs[0]?.lock;
-    if (!fundingLockScript) return;
-    const txs = await this.o.chain.call<{ objects: { tx_hash: string; io_type: string }[] }>(
-      'get_transactions',
-      [
-        { script: scriptToJson(fundingLockScript), script_type: 'lock', script_search_mode: 'exact' },
-        'desc',
-        '0xa',
-      ],
-    );
-    const spender = txs.objects.find((t) => t.io_type === 'input')?.tx_hash;
-    if (!spender || spender === ch.shutdownTxHash || spender === ch.latestCommitmentTxHash) return;
-    await this.deliver(ch.tempId, { type: 'remoteCommitment', txHash: spender });
-  }
-
   /** `funding_timeout_seconds`: openings stuck before their funding was signed are dropped. */
   private abortStaleOpenings(channels: Channel[]): void {
     const seconds = this.o.fundingTimeoutSeconds ?? DEFAULT_FUNDING_TIMEOUT_SECONDS;
@@ -1403,9 +1009,11 @@ export class ChannelService {
         );
         Promise.all(
           open.map((c) =>
-            this.checkFundingSpent(c).catch((e) =>
-              this.log.warn({ channel: c.id, err: (e as Error).message }, 'funding check failed'),
-            ),
+            this.chainWatch
+              .fundingSpent(c)
+              .catch((e) =>
+                this.log.warn({ channel: c.id, err: (e as Error).message }, 'funding check failed'),
+              ),
           ),
         ).finally(() => {
           busy = false;
@@ -1414,7 +1022,7 @@ export class ChannelService {
       (this.o.pollMs ?? 1000) * 2,
     );
     timer.unref?.();
-    this.watchers.set('funding-monitor', timer);
+    this.fundingMonitor = timer;
   }
 
   /**
