@@ -10,6 +10,7 @@ import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { z } from 'zod';
 import { DomainError, InvalidParams } from '../../codec/errors.ts';
 import { type MethodSpec, method } from '../method.ts';
+import * as R from '../results.ts';
 import { echo } from '../schema.ts';
 
 /** What the peer module needs from the P2P layer (PeerManager implements it). */
@@ -65,6 +66,9 @@ export function peerMethods(pm: PeerService): MethodSpec[] {
     method({
       name: 'connect_peer',
       module: 'peer',
+      description:
+        'Connects to a peer by multiaddr (`address`, saved to the peer store unless `save` is false) or by `pubkey` (address from the graph). Answers once the Fiber protocol is open; a peer already connected is not an error.',
+      result: R.nullResult,
       params: connectParams,
       handler: async (p) => {
         try {
@@ -88,6 +92,8 @@ export function peerMethods(pm: PeerService): MethodSpec[] {
     method({
       name: 'disconnect_peer',
       module: 'peer',
+      description: 'Disconnects a peer named by `peer_id` (a `Qm…` id or a pubkey) or `pubkey`.',
+      result: R.nullResult,
       params: disconnectParams,
       handler: async (p) => {
         const byPubkey = p.pubkey !== undefined ? checkPubkey(p.pubkey) : undefined;
@@ -110,6 +116,8 @@ export function peerMethods(pm: PeerService): MethodSpec[] {
     method({
       name: 'list_peers',
       module: 'peer',
+      description: 'The connected peers: pubkey, peer id and the address of the session.',
+      result: R.listPeersResult,
       params: null,
       handler: () => ({
         peers: pm.list().map((p) => ({ pubkey: p.pubkey, peer_id: p.peerId, address: p.address })),
