@@ -49,6 +49,7 @@ export const CONFIG_FIELDS: FieldDef[] = [
   f('rpc.cors_enabled', 'bool'),
   f('rpc.cors_allowed_origins', 'list'),
   f('rpc.max_request_body_size', 'uint'),
+  f('rpc.compat', 'string'),
 
   // fiber
   f('fiber.base_dir', 'string'),

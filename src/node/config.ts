@@ -73,6 +73,8 @@ const schema = z.object({
       cors_enabled: z.boolean().default(false),
       cors_allowed_origins: z.array(z.string()).default([]),
       max_request_body_size: uintNum.default(10 * 1024 * 1024),
+      /** Output names: the seed's (default) or fnn v0.8's (`rpc/compat.ts`). */
+      compat: z.enum(['seed', 'fnn-0.8'], { error: 'expected seed or fnn-0.8' }).default('seed'),
     })
     .prefault({}),
   fiber: z

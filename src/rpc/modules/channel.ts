@@ -231,6 +231,7 @@ export function channelMethods(svc: ChannelService, peers: ChannelPeers): Method
       description:
         'The channels, newest first, optionally of one peer; closed ones with `include_closed`, only the opening (or failed opening) ones with `only_pending`.',
       result: R.listChannelsResult,
+      examples: [{ name: 'a node without channels', params: {}, result: { channels: [] } }],
       params: listParams,
       handler: (p) => {
         if (p.only_pending && p.include_closed)

@@ -161,6 +161,9 @@ export function graphMethods(graph: GraphQueries): MethodSpec[] {
       description:
         "The nodes of the gossiped network graph, a page at a time (`limit`, default 500; `after` = the previous page's `last_cursor`).",
       result: R.graphNodesResult,
+      examples: [
+        { name: 'an empty graph', params: { limit: '0x2' }, result: { nodes: [], last_cursor: '0x' } },
+      ],
       params,
       handler: (p) => {
         const { limit, after } = pageArgs(p);

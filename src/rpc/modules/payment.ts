@@ -147,6 +147,7 @@ export function paymentMethods(svc: PaymentService, buildRoute?: RouteBuilder): 
       description:
         "Payments in payment-hash order, optionally of one status; `after` is the previous page's `last_cursor`.",
       result: R.listPaymentsResult,
+      examples: [{ name: 'no payments yet', params: {}, result: { payments: [], last_cursor: null } }],
       params: z.object({ status: statusEnum.optional(), limit: u32.optional(), after: h256.optional() }),
       handler: (p) => {
         const limit = Number(p.limit ?? 15n);

@@ -69,6 +69,13 @@ export function peerMethods(pm: PeerService): MethodSpec[] {
       description:
         'Connects to a peer by multiaddr (`address`, saved to the peer store unless `save` is false) or by `pubkey` (address from the graph). Answers once the Fiber protocol is open; a peer already connected is not an error.',
       result: R.nullResult,
+      examples: [
+        {
+          name: 'connect to bob of the devnet',
+          params: { address: '/ip4/127.0.0.1/tcp/8238/p2p/QmSRcPqUn4aQrKHXyCDjGn2qBVf43tWBDS2Wj9QDUZXtZp' },
+          result: null,
+        },
+      ],
       params: connectParams,
       handler: async (p) => {
         try {
@@ -118,6 +125,7 @@ export function peerMethods(pm: PeerService): MethodSpec[] {
       module: 'peer',
       description: 'The connected peers: pubkey, peer id and the address of the session.',
       result: R.listPeersResult,
+      examples: [{ name: 'no peers', result: { peers: [] } }],
       params: null,
       handler: () => ({
         peers: pm.list().map((p) => ({ pubkey: p.pubkey, peer_id: p.peerId, address: p.address })),

@@ -1,0 +1,130 @@
+/**
+ * The OpenRPC document: valid against @open-rpc/meta-schema (both output styles), its examples
+ * valid against its own schemas, and the checked-in docs/openrpc.json and docs/rpc.md current.
+ */
+import fs from 'node:fs';
+import jsonSchemaMeta from '@json-schema-tools/meta-schema';
+import * as openrpcMeta from '@open-rpc/meta-schema';
+import { Ajv } from 'ajv';
+import { describe, expect, it } from 'vitest';
+import { VERSION } from '../../src/node/build-info.ts';
+import { catalogMethods } from '../../src/rpc/catalog.ts';
+import { v08Channel, v08Flags, v08StateName } from '../../src/rpc/compat.ts';
+import { MODULE_NAMES } from '../../src/rpc/method.ts';
+import { openRpcDocument } from '../../src/rpc/openrpc.ts';
+import { PERMISSIONS } from '../../src/rpc/permissions.ts';
+import { OPENRPC_JSON, RPC_MD, renderRpcDocs } from '../../tools/docs-rpc.ts';
+
+type Doc = {
+  methods: {
+    name: string;
+    params: { name: string; required: boolean; schema: object }[];
+    result: { schema: object };
+    examples?: { name: string; params: { value: unknown }[]; result: { value: unknown } }[];
+  }[];
+};
+
+// The package's types leave out its one value export, the meta-schema.
+const metaSchema = (openrpcMeta as unknown as { openrpcDocument: object }).openrpcDocument;
+const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
+// Both meta-schemas name `https://meta.json-schema.tools/` as their `$schema`; their content is
+// plain draft-07. The OpenRPC one refers to the JSON Schema one by that id.
+const strip = (s: object) => {
+  const { $schema: _unused, ...rest } = s as Record<string, unknown>;
+  return rest;
+};
+ajv.addSchema(strip(jsonSchemaMeta), 'https://meta.json-schema.tools');
+const validateDocument = ajv.compile(strip(metaSchema));
+
+const seedDoc = openRpcDocument(catalogMethods(VERSION), { version: VERSION }) as unknown as Doc;
+const v08Doc = openRpcDocument(catalogMethods(VERSION, 'fnn-0.8'), {
+  version: VERSION,
+  compat: 'fnn-0.8',
+}) as unknown as Doc;
+
+describe('OpenRPC document', () => {
+  it('validates against @open-rpc/meta-schema, in both output styles', () => {
+    for (const doc of [seedDoc, v08Doc]) {
+      const ok = validateDocument(doc);
+      expect(validateDocument.errors ?? [], JSON.stringify(validateDocument.errors?.slice(0, 3))).toEqual([]);
+      expect(ok).toBe(true);
+    }
+    // The check can fail: a method without params, or a schema that is no JSON Schema.
+    const broken = structuredClone(seedDoc) as unknown as { methods: Record<string, unknown>[] };
+    delete broken.methods[0]!.params;
+    expect(validateDocument(broken)).toBe(false);
+    const badSchema = structuredClone(seedDoc) as unknown as { methods: { result: { schema: unknown } }[] };
+    badSchema.methods[0]!.result.schema = { type: 7 };
+    expect(validateDocument(badSchema)).toBe(false);
+  });
+
+  it('lists every method of the permission table that Strand implements, each with a description and a result schema', () => {
+    const names = seedDoc.methods.map((m) => m.name);
+    expect(new Set(names).size).toBe(names.length);
+    const notImplemented = ['send_btc', 'receive_btc', 'get_cch_order'];
+    expect(names.sort()).toEqual(
+      Object.keys(PERMISSIONS)
+        .filter((n) => !notImplemented.includes(n))
+        .sort(),
+    );
+    for (const spec of catalogMethods(VERSION)) {
+      expect(spec.description, spec.name).toMatch(/\w{3,}/);
+      expect(spec.result, spec.name).toBeDefined();
+      expect(MODULE_NAMES).toContain(spec.module);
+    }
+  });
+
+  it('has examples whose params and results match its own schemas', () => {
+    let seen = 0;
+    for (const m of seedDoc.methods) {
+      for (const ex of m.examples ?? []) {
+        seen++;
+        const checkResult = ajv.compile(m.result.schema);
+        expect(checkResult(ex.result.value), `${m.name} ${ex.name}`).toBe(true);
+        ex.params.forEach((p, i) => {
+          expect(ajv.compile(m.params[i]!.schema)(p.value), `${m.name} ${ex.name} params`).toBe(true);
+        });
+      }
+    }
+    expect(seen).toBeGreaterThanOrEqual(5);
+  });
+
+  it('result schemas reject a record with a field the handler does not write', () => {
+    const listChannels = seedDoc.methods.find((m) => m.name === 'list_channels')!;
+    const check = ajv.compile(listChannels.result.schema);
+    expect(check({ channels: [] })).toBe(true);
+    expect(check({ channels: [], extra: 1 })).toBe(false);
+  });
+
+  it('checked-in docs/openrpc.json and docs/rpc.md are what `npm run docs:rpc` writes', () => {
+    const { json, markdown } = renderRpcDocs();
+    const stale = 'stale: run `npm run docs:rpc` and commit the result';
+    expect(fs.readFileSync(OPENRPC_JSON, 'utf8') === json, `docs/openrpc.json ${stale}`).toBe(true);
+    expect(fs.readFileSync(RPC_MD, 'utf8') === markdown, `docs/rpc.md ${stale}`).toBe(true);
+  });
+});
+
+describe('fnn-0.8 output names', () => {
+  it('writes states in PascalCase and flags as fnn v0.8 does, composites included', () => {
+    expect(v08StateName('CHANNEL_READY')).toBe('ChannelReady');
+    expect(v08StateName('COLLABORATING_FUNDING_TX')).toBe('CollaboratingFundingTx');
+    expect(v08Flags('NEGOTIATING_FUNDING', ['OUR_INIT_SENT'])).toBe('OUR_INIT_SENT|INIT_SENT');
+    expect(v08Flags('SHUTTING_DOWN', ['OUR_SHUTDOWN_SENT', 'THEIR_SHUTDOWN_SENT'])).toBe(
+      'OUR_SHUTDOWN_SENT|THEIR_SHUTDOWN_SENT|AWAITING_PENDING_TLCS',
+    );
+    expect(v08Flags('CLOSED', ['COOPERATIVE', 'RESTORED_FROM_BACKUP'])).toBe('COOPERATIVE');
+    expect(v08Flags('CLOSED', [])).toBe('');
+  });
+
+  it('drops peer_id and the ready state flags from a channel record', () => {
+    const record = {
+      peer_id: 'QmSRcPqUn4aQrKHXyCDjGn2qBVf43tWBDS2Wj9QDUZXtZp',
+      pubkey: `02${'11'.repeat(32)}`,
+      state: { state_name: 'CHANNEL_READY', state_flags: [] },
+    };
+    expect(v08Channel(record as never)).toEqual({
+      pubkey: record.pubkey,
+      state: { state_name: 'ChannelReady' },
+    });
+  });
+});
