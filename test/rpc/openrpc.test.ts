@@ -3,9 +3,6 @@
  * valid against its own schemas, and the checked-in docs/openrpc.json and docs/rpc.md current.
  */
 import fs from 'node:fs';
-import jsonSchemaMeta from '@json-schema-tools/meta-schema';
-import * as openrpcMeta from '@open-rpc/meta-schema';
-import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { VERSION } from '../../src/node/build-info.ts';
 import { catalogMethods } from '../../src/rpc/catalog.ts';
@@ -14,6 +11,7 @@ import { MODULE_NAMES } from '../../src/rpc/method.ts';
 import { openRpcDocument } from '../../src/rpc/openrpc.ts';
 import { PERMISSIONS } from '../../src/rpc/permissions.ts';
 import { OPENRPC_JSON, RPC_MD, renderRpcDocs } from '../../tools/docs-rpc.ts';
+import { callsFor, checkAnswer, metaSchemaValidator, newAjv, type OpenRpcDoc } from './openrpc-driver.ts';
 
 type Doc = {
   methods: {
@@ -24,17 +22,8 @@ type Doc = {
   }[];
 };
 
-// The package's types leave out its one value export, the meta-schema.
-const metaSchema = (openrpcMeta as unknown as { openrpcDocument: object }).openrpcDocument;
-const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
-// Both meta-schemas name `https://meta.json-schema.tools/` as their `$schema`; their content is
-// plain draft-07. The OpenRPC one refers to the JSON Schema one by that id.
-const strip = (s: object) => {
-  const { $schema: _unused, ...rest } = s as Record<string, unknown>;
-  return rest;
-};
-ajv.addSchema(strip(jsonSchemaMeta), 'https://meta.json-schema.tools');
-const validateDocument = ajv.compile(strip(metaSchema));
+const ajv = newAjv();
+const validateDocument = metaSchemaValidator();
 
 const seedDoc = openRpcDocument(catalogMethods(VERSION), { version: VERSION }) as unknown as Doc;
 const v08Doc = openRpcDocument(catalogMethods(VERSION, 'fnn-0.8'), {
@@ -101,6 +90,29 @@ describe('OpenRPC document', () => {
     const stale = 'stale: run `npm run docs:rpc` and commit the result';
     expect(fs.readFileSync(OPENRPC_JSON, 'utf8') === json, `docs/openrpc.json ${stale}`).toBe(true);
     expect(fs.readFileSync(RPC_MD, 'utf8') === markdown, `docs/rpc.md ${stale}`).toBe(true);
+  });
+});
+
+describe('the OpenRPC driver', () => {
+  it('reports a result off its schema and an error the method does not declare', () => {
+    const doc = seedDoc as unknown as OpenRpcDoc;
+    const m = doc.methods.find((x) => x.name === 'list_peers')!;
+    const validate = (s: object) => ajv.compile(s);
+    expect(checkAnswer(doc, m, { result: { peers: [] } }, validate)).toBeUndefined();
+    expect(checkAnswer(doc, m, { result: { peers: [{ pubkey: 'zz' }] } }, validate)).toMatch(
+      /off its schema/,
+    );
+    expect(checkAnswer(doc, m, { error: { code: -32602, message: 'x' } }, validate)).toBeUndefined();
+    expect(checkAnswer(doc, m, { error: { code: -32603, message: 'x' } }, validate)).toMatch(/undeclared/);
+  });
+
+  it('builds params that pass the schema they come from', () => {
+    for (const m of (seedDoc as unknown as OpenRpcDoc).methods) {
+      const [built] = callsFor(m, {}).slice(-1);
+      m.params.forEach((p, i) => {
+        expect(ajv.compile(p.schema)(built![i]), m.name).toBe(true);
+      });
+    }
   });
 });
 
