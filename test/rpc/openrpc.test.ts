@@ -3,8 +3,11 @@
  * valid against its own schemas, and the checked-in docs/openrpc.json and docs/rpc.md current.
  */
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { VERSION } from '../../src/node/build-info.ts';
+import { loadConfig } from '../../src/node/config.ts';
 import { catalogMethods } from '../../src/rpc/catalog.ts';
 import { v08Channel, v08Flags, v08StateName } from '../../src/rpc/compat.ts';
 import { MODULE_NAMES } from '../../src/rpc/method.ts';
@@ -117,6 +120,20 @@ describe('the OpenRPC driver', () => {
 });
 
 describe('fnn-0.8 output names', () => {
+  it('is set by rpc.compat (file, RPC_COMPAT, --rpc-compat); another value stops start-up naming the field', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strand-compat-'));
+    try {
+      expect(loadConfig({ dir, env: {} }).rpc.compat).toBe('seed');
+      expect(loadConfig({ dir, env: { RPC_COMPAT: 'fnn-0.8' } }).rpc.compat).toBe('fnn-0.8');
+      expect(loadConfig({ dir, env: {}, flags: { 'rpc-compat': 'fnn-0.8' } }).rpc.compat).toBe('fnn-0.8');
+      expect(() => loadConfig({ dir, env: { RPC_COMPAT: 'fnn-0.9' } })).toThrow(
+        /rpc\.compat.*seed or fnn-0\.8/,
+      );
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('writes states in PascalCase and flags as fnn v0.8 does, composites included', () => {
     expect(v08StateName('CHANNEL_READY')).toBe('ChannelReady');
     expect(v08StateName('COLLABORATING_FUNDING_TX')).toBe('CollaboratingFundingTx');
