@@ -22,7 +22,7 @@ let seed: NodeProcess;
 
 beforeAll(async () => {
   chain = await startDevchain([1, 2]);
-  const modules = ['info', 'peer', 'channel', 'invoice'];
+  const modules = ['info', 'peer', 'channel', 'invoice', 'payment'];
   const accept = { auto_accept_channel_ckb_funding_amount: Number(250n * CKB) };
   [v08, seed] = await Promise.all([
     startChannelNode(1, chain.url, {}, undefined, {}, modules, { RPC_COMPAT: 'fnn-0.8' }),
@@ -95,6 +95,22 @@ describe('rpc.compat', () => {
       expect.arrayContaining(['Description', 'ExpiryTime']),
     );
   });
+
+  it('answers payments as their published schemas say, on both nodes', async () => {
+    const made = await published(seed, 'new_invoice', { amount: '0x2faf080', currency: 'Fibd' });
+    const sent = await published(v08, 'send_payment', { invoice: made.invoice_address });
+    let done: { status: string };
+    do {
+      await new Promise((res) => setTimeout(res, 300));
+      done = await published(v08, 'get_payment', { payment_hash: sent.payment_hash });
+    } while (done.status !== 'Success' && done.status !== 'Failed');
+    expect(done.status).toBe('Success');
+    const page = await published(v08, 'list_payments', {});
+    expect(page.payments.map((p: { payment_hash: string }) => p.payment_hash)).toContain(sent.payment_hash);
+    expect((await published(seed, 'get_invoice', { payment_hash: sent.payment_hash })).status).toBe('Paid');
+    const [mine] = (await published(v08, 'list_channels', {})).channels;
+    expect(BigInt(mine.offered_tlc_balance)).toBe(0n);
+  }, 120_000);
 
   it('writes the closed state as one flag string after a cooperative close', async () => {
     const [mine] = (await rpc(v08, 'list_channels', {})).channels;
