@@ -56,7 +56,8 @@ function fieldRows(s: Schema, prefix = '', depth = 0): string[] {
   const required = new Set((obj.required as string[] | undefined) ?? []);
   for (const [name, raw] of Object.entries(obj.properties as Record<string, Schema>)) {
     const key = `${prefix}${name}`;
-    rows.push(`| \`${key}\` | ${typeName(raw)} | ${required.has(name) ? 'yes' : 'no'} |`);
+    const about = typeof raw.description === 'string' ? raw.description.replaceAll('|', '\\|') : '';
+    rows.push(`| \`${key}\` | ${typeName(raw)} | ${required.has(name) ? 'yes' : 'no'} | ${about} |`);
     if (depth >= 2) continue;
     const inner = (raw.anyOf as Schema[] | undefined)?.filter((v) => v.type !== 'null') ?? [raw];
     const one = inner.length === 1 ? inner[0]! : undefined;
@@ -70,7 +71,7 @@ function fieldRows(s: Schema, prefix = '', depth = 0): string[] {
 function table(s: Schema): string {
   const rows = fieldRows(s);
   if (rows.length === 0) return `\`${typeName(s)}\``;
-  return ['| field | type | required |', '|---|---|---|', ...rows].join('\n');
+  return ['| field | type | required | meaning |', '|---|---|---|---|', ...rows].join('\n');
 }
 
 type MethodObject = {

@@ -94,8 +94,12 @@ function help(/** @type {Method} */ m) {
   else {
     out.push('Params (flags, or fields of a JSON object):');
     const width = Math.max(...names.map((n) => flagOf(n).length));
-    for (const n of names)
-      out.push(`  ${flagOf(n).padEnd(width)}  ${typeName(props[n])}${required.has(n) ? '  (required)' : ''}`);
+    for (const n of names) {
+      const type = `${typeName(props[n])}${required.has(n) ? ' (required)' : ''}`;
+      out.push(
+        `  ${flagOf(n).padEnd(width)}  ${type}${props[n].description ? `: ${props[n].description}` : ''}`,
+      );
+    }
   }
   const result = m.result.schema;
   out.push('', `Result: ${result.properties ? 'object' : typeName(result)}`);

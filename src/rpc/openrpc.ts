@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { ERR } from './dispatch.ts';
 import { type MethodSpec, MODULE_NAMES, method } from './method.ts';
+import { paramDoc } from './param-docs.ts';
 
 export const OPENRPC_VERSION = '1.3.2';
 
@@ -77,11 +78,16 @@ function methodObject(spec: MethodSpec): Json {
       params.push({ name: i === 0 ? 'subscription_id' : `arg${i}`, required: true, schema });
     });
   } else if (spec.params) {
+    const schema = jsonSchema(spec.params, 'input');
+    for (const [field, prop] of Object.entries((schema.properties ?? {}) as Record<string, Json>)) {
+      const doc = paramDoc(spec.name, field);
+      if (doc && prop.description === undefined) prop.description = doc;
+    }
     params.push({
       name: 'params',
       description: 'The params object (`"params": [{…}]`); fields not listed are ignored.',
       required: !paramsOptional(spec.params),
-      schema: jsonSchema(spec.params, 'input'),
+      schema,
     });
   }
   const out: Json = {

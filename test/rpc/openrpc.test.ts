@@ -66,6 +66,19 @@ describe('OpenRPC document', () => {
     }
   });
 
+  it('says what every params field means', () => {
+    const missing = seedDoc.methods.flatMap((m) =>
+      m.params.flatMap((p) =>
+        Object.entries(
+          (p.schema as { properties?: Record<string, { description?: string }> }).properties ?? {},
+        )
+          .filter(([, prop]) => !prop.description)
+          .map(([field]) => `${m.name}.${field}`),
+      ),
+    );
+    expect(missing).toEqual([]);
+  });
+
   it('has examples whose params and results match its own schemas', () => {
     let seen = 0;
     for (const m of seedDoc.methods) {
