@@ -6,6 +6,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { decodeInvoice } from '../../src/invoice/codec.ts';
+import { invoiceToJson } from '../../src/invoice/json.ts';
 import { VERSION } from '../../src/node/build-info.ts';
 import { loadConfig } from '../../src/node/config.ts';
 import { catalogMethods } from '../../src/rpc/catalog.ts';
@@ -92,6 +94,12 @@ describe('OpenRPC document', () => {
       }
     }
     expect(seen).toBeGreaterThanOrEqual(5);
+  });
+
+  it("parse_invoice's example is what parsing its invoice gives", () => {
+    const ex = seedDoc.methods.find((m) => m.name === 'parse_invoice')!.examples![0]!;
+    const invoice = (ex.params[0]!.value as { invoice: string }).invoice;
+    expect(ex.result.value).toEqual({ invoice: invoiceToJson(decodeInvoice(invoice)) });
   });
 
   it('result schemas reject a record with a field the handler does not write', () => {

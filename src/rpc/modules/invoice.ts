@@ -14,6 +14,7 @@ import { checkInvoiceExpiry } from '../limits.ts';
 import { type MethodSpec, method } from '../method.ts';
 import * as R from '../results.ts';
 import { echo, h256, type ScriptJson, script, u64, u128 } from '../schema.ts';
+import { PARSE_INVOICE_EXAMPLE } from './invoice-examples.ts';
 
 /** Optional in the reference's serde sense: absent or null. */
 const opt = <T extends z.ZodType>(t: T) => t.nullish().transform((v) => v ?? undefined);
@@ -151,6 +152,7 @@ export function invoiceMethods(svc: InvoiceService, opts: InvoiceMethodsOptions 
       module: 'invoice',
       description: 'Decodes an encoded invoice without storing it.',
       result: INVOICE.parse_invoice,
+      examples: style === 'seed' ? [PARSE_INVOICE_EXAMPLE] : undefined,
       params: parseInvoiceParams,
       handler: (p) => withParams(p, () => ({ invoice: invoiceToJson(svc.parseInvoice(p.invoice), style) })),
     }),
