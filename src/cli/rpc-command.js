@@ -44,7 +44,13 @@ class UsageError extends Error {}
 
 /** @returns {{ methods: Method[] }} */
 function readDocument() {
-  return JSON.parse(fs.readFileSync(DOC_PATH, 'utf8'));
+  try {
+    return JSON.parse(fs.readFileSync(DOC_PATH, 'utf8'));
+  } catch (e) {
+    throw new UsageError(
+      `cannot read ${DOC_PATH.pathname} (npm run docs:rpc writes it): ${/** @type {Error} */ (e).message}`,
+    );
+  }
 }
 
 /** @param {Schema} s @returns {string} */
@@ -328,8 +334,9 @@ export async function rpcCommand(/** @type {string[]} */ argv) {
     }
     if (extra !== undefined)
       throw new UsageError(`unexpected argument '${extra}' (params are one JSON object)`);
-    const doc = readDocument();
-    const m = doc.methods.find((x) => x.name === method);
+    // A plain call needs no document: without one, only flag-style params and --help are lost.
+    const m =
+      opts.help || flags.length > 0 ? readDocument().methods.find((x) => x.name === method) : undefined;
     if (opts.help) {
       if (!m) throw new UsageError(`${method} is not in the OpenRPC document (strand rpc --list)`);
       process.stdout.write(help(m));
