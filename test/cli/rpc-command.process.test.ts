@@ -35,8 +35,8 @@ describe('strand rpc', () => {
   it("shows a method's params as flags, the required ones marked, and its result", async () => {
     const r = await runStrand(['rpc', 'open_channel', '--help']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/--funding-amount\s+hex quantity\s+\(required\)/);
-    expect(r.stdout).toMatch(/--public\s+boolean\n/);
+    expect(r.stdout).toMatch(/--funding-amount\s+hex quantity \(required\): What this side funds/);
+    expect(r.stdout).toMatch(/--public\s+boolean: Announce the channel/);
     expect(r.stdout).toMatch(/temporary_channel_id: hash/);
     const unknown = await runStrand(['rpc', 'no_such_method', '--help']);
     expect(unknown.code).toBe(2);
