@@ -109,7 +109,8 @@ function help(/** @type {Method} */ m) {
   }
   const result = m.result.schema;
   out.push('', `Result: ${result.properties ? 'object' : typeName(result)}`);
-  for (const [k, v] of Object.entries(result.properties ?? {})) out.push(`  ${k}: ${typeName(v)}`);
+  for (const [k, v] of Object.entries(result.properties ?? {}))
+    out.push(`  ${k}: ${typeName(v)}${v.description ? ` (${v.description.replace(/\.$/, '')})` : ''}`);
   for (const ex of m.examples ?? []) {
     const p = ex.params[0]?.value;
     out.push('', `Example (${ex.name}):`, `  strand rpc ${m.name}${p ? ` '${JSON.stringify(p)}'` : ''}`);

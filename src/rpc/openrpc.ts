@@ -6,8 +6,8 @@
  */
 import { z } from 'zod';
 import { ERR } from './dispatch.ts';
+import { paramDoc, resultDoc } from './field-docs.ts';
 import { type MethodSpec, MODULE_NAMES, method } from './method.ts';
-import { paramDoc } from './param-docs.ts';
 
 export const OPENRPC_VERSION = '1.3.2';
 
@@ -99,7 +99,7 @@ function methodObject(spec: MethodSpec): Json {
     params,
     result: {
       name: `${spec.name}_result`,
-      schema: spec.result ? jsonSchema(spec.result, 'output') : {},
+      schema: spec.result ? describeFields(spec.name, jsonSchema(spec.result, 'output')) : {},
     },
     errors: Object.keys(ERRORS).map((k) => ({ $ref: `#/components/errors/${k}` })),
   };
@@ -111,6 +111,25 @@ function methodObject(spec: MethodSpec): Json {
     }));
   }
   return out;
+}
+
+/** Adds the meaning of each named field of a result schema, at any depth. */
+function describeFields(method: string, schema: Json): Json {
+  const props = schema.properties as Record<string, Json> | undefined;
+  for (const [field, prop] of Object.entries(props ?? {})) {
+    const doc = resultDoc(method, field);
+    if (doc && prop.description === undefined) prop.description = doc;
+  }
+  for (const key of ['properties', 'items', 'anyOf', 'additionalProperties']) {
+    const inner = schema[key];
+    const list = Array.isArray(inner)
+      ? inner
+      : key === 'properties'
+        ? Object.values((inner ?? {}) as Json)
+        : [inner];
+    for (const s of list) if (s && typeof s === 'object') describeFields(method, s as Json);
+  }
+  return schema;
 }
 
 function firstSentence(text: string): string {

@@ -1,7 +1,7 @@
 /**
- * What each params field means (fiber-rpc.md §1), by field name, with `method.field` where one
- * method gives a name another meaning. The OpenRPC document attaches them to the params schemas;
- * a test requires one for every field, so a new field comes with its line here.
+ * What params and result fields mean (fiber-rpc.md §1, §2), by field name, with `method.field`
+ * where one method gives a name another meaning. The OpenRPC document attaches them to the
+ * schemas; a test requires one for every params field, so a new field comes with its line here.
  */
 export const PARAM_DOCS: Readonly<Record<string, string>> = {
   address: 'Multiaddr to dial, ending in /p2p/<peer id>; wins over `pubkey`.',
@@ -88,4 +88,96 @@ export const PARAM_DOCS: Readonly<Record<string, string>> = {
 
 export function paramDoc(method: string, field: string): string | undefined {
   return PARAM_DOCS[`${method}.${field}`] ?? PARAM_DOCS[field];
+}
+
+/** What result fields mean, by name (`method.field` where a method differs). */
+export const RESULT_DOCS: Readonly<Record<string, string>> = {
+  version: 'Software version.',
+  commit_hash: 'Commit the software was built from.',
+  pubkey: 'Node public key (66 hex chars, no 0x).',
+  features: 'Names of the feature bits set.',
+  node_name: 'Announced node name.',
+  addresses: 'Multiaddrs the node is reachable at.',
+  chain_hash: 'Genesis hash of the CKB chain.',
+  open_channel_auto_accept_min_ckb_funding_amount:
+    'Smallest CKB funding from a peer this node accepts without accept_channel.',
+  auto_accept_channel_ckb_funding_amount: 'What this node adds to a channel it accepts automatically.',
+  default_funding_lock_script: "The node wallet's lock script.",
+  tlc_expiry_delta: 'Expiry delta added to forwarded TLCs, ms.',
+  tlc_min_value: 'Smallest TLC forwarded.',
+  tlc_fee_proportional_millionths: 'Forwarding fee rate, millionths of the amount.',
+  channel_count: 'Channels open.',
+  pending_channel_count: 'Channels still opening.',
+  peers_count: 'Peers connected.',
+  udt_cfg_infos: 'The UDTs this node accepts (ckb.udt_whitelist).',
+  peers: 'Connected peers.',
+  'list_peers.pubkey': "The peer's public key.",
+  'list_channels.pubkey': "The peer's public key.",
+  'list_channels.peer_id': "The peer's id (Qm…).",
+  id: 'TLC id (offered and received ids overlap: the status tells the direction).',
+  amount: 'Amount: shannons for CKB, units for a UDT.',
+  expiry: 'Absolute expiry, ms since the epoch.',
+  forwarding_channel_id: 'The paired channel when forwarding.',
+  forwarding_tlc_id: 'The paired TLC when forwarding.',
+  node1: 'Public key of the first node of the channel.',
+  node2: 'Public key of the second node of the channel.',
+  capacity: 'Capacity of the channel.',
+  created_timestamp: 'When the channel was announced, ms since the epoch.',
+  update_info_of_node1: "Node 1's forwarding terms (its last channel update); null before any.",
+  update_info_of_node2: "Node 2's forwarding terms (its last channel update); null before any.",
+  udt_type_script: 'UDT of the channel; null for CKB.',
+  timestamp: 'When it was made, ms since the epoch.',
+  fee_rate: 'Forwarding fee rate, millionths of the amount.',
+  tlc_minimum_value: 'Smallest TLC forwarded.',
+  outbound_liquidity: 'Not tracked (null), as in the reference.',
+  auto_accept_min_ckb_funding_amount: 'Smallest CKB funding the node accepts without accept_channel.',
+  currency: 'Fibb (mainnet), Fibt (testnet) or Fibd (dev).',
+  signature: "The payee's signature as fnn shows it (hex of its 5-bit words); null when unsigned.",
+  data: 'Timestamp, payment hash and attributes.',
+  attrs: 'Attributes, one key each (see rpc.compat for the two spellings).',
+  peer_id: 'Peer id (Qm…).',
+  address: 'Address of the session with the peer.',
+  temporary_channel_id: 'Id of the channel until its funding is agreed.',
+  channel_id: 'Channel id.',
+  channels: 'The channels.',
+  is_public: 'Announced to the network.',
+  is_acceptor: 'The peer opened it.',
+  is_one_way: 'Pays in one direction only.',
+  channel_outpoint: 'Funding outpoint, once known.',
+  funding_udt_type_script: 'UDT of the channel; null for CKB.',
+  local_balance: "This side's spendable balance (the reserve excluded).",
+  offered_tlc_balance: 'Value in TLCs this side offered.',
+  remote_balance: "The peer's balance.",
+  received_tlc_balance: 'Value in TLCs this side received.',
+  pending_tlcs: 'TLCs not yet removed.',
+  latest_commitment_transaction_hash: 'Hash of the latest commitment transaction.',
+  created_at: 'When it was created, ms since the epoch.',
+  enabled: 'Forwarding through this direction is on.',
+  shutdown_transaction_hash: 'Hash of the closing transaction.',
+  failure_detail: 'Why the opening failed.',
+  state: 'State name and flags (see rpc.compat for the two spellings).',
+  unsigned_funding_tx: 'The funding transaction to sign off-node (CKB JSON).',
+  signed_funding_tx: 'The funding transaction with the inputs of the key signed.',
+  funding_tx_hash: 'Hash of the funding transaction submitted.',
+  router_hops: 'The route, hop by hop.',
+  payment_hash: 'Payment hash.',
+  status: 'Status.',
+  last_updated_at: 'When it last changed, ms since the epoch.',
+  failed_error: 'Why it failed.',
+  fee: 'Fee paid (estimated for a dry run).',
+  custom_records: 'Records sent to the recipient.',
+  routers: 'Routes of the attempts in flight or done.',
+  payments: 'The payments of this page.',
+  last_cursor: 'Cursor of the last entry: pass it as `after` for the next page.',
+  invoice_address: 'The encoded invoice, to give to the payer.',
+  invoice: 'The invoice, decoded.',
+  nodes: 'The nodes of this page.',
+  tx_hash: 'Hash of the transaction sent.',
+  tlc_id: 'Id of the TLC added.',
+  path: 'Where it was written.',
+  size: 'Bytes written.',
+};
+
+export function resultDoc(method: string, field: string): string | undefined {
+  return RESULT_DOCS[`${method}.${field}`] ?? RESULT_DOCS[field];
 }
