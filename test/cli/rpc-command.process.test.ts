@@ -82,6 +82,20 @@ describe('strand rpc', () => {
     expect(missingValue.code).toBe(2);
   });
 
+  it('finds a devnet node by name in <dir>/devnet.json', async () => {
+    const dir = tempDir('strand-rpc-devnet-');
+    fs.writeFileSync(
+      path.join(dir, 'devnet.json'),
+      JSON.stringify({ nodes: [{ name: 'alice', rpc_url: node.url }] }),
+    );
+    const r = await runStrand(['rpc', '--node', 'alice', '-d', dir, 'node_info', '--get', 'pubkey']);
+    expect(r.stdout.trim()).toBe((await node.call('node_info')).result.pubkey);
+    const missing = await runStrand(['rpc', '--node', 'carol', '-d', dir, 'node_info']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/no devnet node named 'carol'/);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
   it('answers a method the node does not serve with its JSON-RPC error', async () => {
     const r = await rpc('no_such_method');
     expect(r.code).toBe(1);
