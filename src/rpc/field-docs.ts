@@ -62,6 +62,8 @@ export const PARAM_DOCS: Readonly<Record<string, string>> = {
   description: 'Text shown to the payer (639 characters at most).',
   currency: "Fibb (mainnet), Fibt (testnet) or Fibd (dev): must match the node's chain.",
   payment_preimage: 'Preimage of the payment hash (random when neither it nor payment_hash is given).',
+  'new_invoice.payment_hash':
+    'Makes a hold invoice (excludes payment_preimage): settle_invoice completes it.',
   'settle_invoice.payment_preimage': "The preimage of the hold invoice's payment hash.",
   expiry: 'Seconds the invoice is valid for.',
   'add_tlc.expiry': 'Absolute expiry of the TLC, ms since the epoch.',
