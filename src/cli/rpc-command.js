@@ -26,7 +26,7 @@ const USAGE = `usage: strand rpc [options] <method> [params-json] [--<param> <va
        strand rpc completion bash|zsh    a shell completion script
 
 Params: a JSON object ('{"amount":"0x64"}'), and/or one flag per field: --funding-amount 0x64
-(a field's dashes are underscores; a boolean flag alone is true, --no-<flag> false; objects
+(a flag's dashes stand for the field's underscores; a boolean flag alone is true, --no-<flag> false; objects
 and arrays as JSON). Flags override fields of the JSON object.
 
 Options:
