@@ -66,6 +66,15 @@ async function published(node: NodeProcess, method: string, params: unknown) {
 }
 
 describe('rpc.compat', () => {
+  it('describes only the enabled modules, rpc.discover included', async () => {
+    const doc = (await rpc(seed, 'rpc.discover', undefined)) as OpenRpcDoc;
+    const names = doc.methods.map((m) => m.name);
+    expect(names).toContain('rpc.discover');
+    expect(names).toContain('list_channels');
+    expect(names).not.toContain('graph_nodes');
+    expect(names).not.toContain('create_watch_channel');
+  });
+
   it("writes fnn v0.8's channel state, flags and counterparty under fnn-0.8, the seed's by default", async () => {
     const [mine] = (await published(v08, 'list_channels', {})).channels;
     expect(mine.state).toEqual({ state_name: 'ChannelReady' });

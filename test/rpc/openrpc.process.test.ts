@@ -43,7 +43,7 @@ describe('rpc.discover', () => {
     expect(doc).toEqual(JSON.parse(fs.readFileSync(OPENRPC_JSON, 'utf8')));
   });
 
-  it('describes only the enabled modules of a node with the defaults', async () => {
+  it('describes the off-by-default modules when they are enabled', async () => {
     const names = doc.methods.map((m) => m.name);
     expect(names).toContain('pprof');
     expect(names).toContain('backup_now');
