@@ -86,6 +86,7 @@ export const CONFIG_FIELDS: FieldDef[] = [
     f('rpc.cors_allowed_origins', 'list', 'origins allowed by CORS (empty: any)'),
     f('rpc.max_request_body_size', 'uint', 'largest request body in bytes (default 10 MiB)'),
     f('rpc.dashboard', 'bool', 'serve the dashboard page at <rpc address>/dashboard/ (on in devnet)'),
+    f('rpc.compat', 'string', "output names: seed (default) | fnn-0.8 (fnn v0.8's, docs/rpc.md)"),
   ]),
   ...section('Fiber: P2P and gossip', [
     f('fiber.base_dir', 'string', 'directory of the node key and store (default <dir>/fiber)'),

@@ -80,6 +80,8 @@ const schema = z.object({
       max_request_body_size: uintNum.default(10 * 1024 * 1024),
       /** Strand: serve the web dashboard at `/dashboard/` on the RPC address. */
       dashboard: z.boolean().default(false),
+      /** Output names: the seed's (default) or fnn v0.8's (`rpc/compat.ts`). */
+      compat: z.enum(['seed', 'fnn-0.8'], { error: 'expected seed or fnn-0.8' }).default('seed'),
     })
     .prefault({}),
   fiber: z

@@ -41,6 +41,7 @@ import type { PaymentService } from '../payment/service.ts';
 import { paymentSchema } from '../payment/store.ts';
 import { createAuthorizer, OPEN_ACCESS } from '../rpc/auth.ts';
 import { createRpcClient } from '../rpc/client.ts';
+import { applyCompat } from '../rpc/compat.ts';
 import type { MethodSpec } from '../rpc/method.ts';
 import { adminMethods } from '../rpc/modules/admin.ts';
 import { channelMethods } from '../rpc/modules/channel.ts';
@@ -55,6 +56,7 @@ import { peerMethods } from '../rpc/modules/peer.ts';
 import { profMethods } from '../rpc/modules/prof.ts';
 import { pubsubMethods } from '../rpc/modules/pubsub.ts';
 import { watchtowerMethods } from '../rpc/modules/watchtower.ts';
+import { discoverMethod } from '../rpc/openrpc.ts';
 import type { ScriptJson } from '../rpc/schema.ts';
 import { assertBindAllowed, type RpcServer, startRpcServer } from '../rpc/server.ts';
 import { type BackupResult, backupNode } from '../store/backup.ts';
@@ -452,7 +454,12 @@ export class StrandNode {
       ? await createAuthorizer(rpc.auth_public_key, rpc.auth_revoked_ids)
       : OPEN_ACCESS;
     const enabled = new Set(rpc.enabled_modules);
-    const methods = this.allMethods().filter((m) => enabled.has(m.module));
+    const methods = applyCompat(
+      this.allMethods().filter((m) => enabled.has(m.module)),
+      rpc.compat,
+    );
+    // Served whatever the modules: it describes the ones that are.
+    methods.push(discoverMethod(() => methods, { version: VERSION, compat: rpc.compat }));
     this.rpc = await startRpcServer({
       listeningAddr: rpc.listening_addr,
       methods,
@@ -471,6 +478,7 @@ export class StrandNode {
     return [
       ...infoMethods(this.infoSource()),
       ...invoiceMethods(this.invoices, {
+        attrStyle: this.config.rpc.compat === 'fnn-0.8' ? 'v08' : 'seed',
         knownUdt: (s) =>
           this.udtWhitelist.match({ codeHash: s.code_hash, hashType: s.hash_type, args: s.args }) !==
           undefined,

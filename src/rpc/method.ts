@@ -66,7 +66,22 @@ export interface MethodSpec<S extends z.ZodType = z.ZodType> {
    * and `params` must be null.
    */
   positional?: z.ZodType;
+  /** What the method does, in a sentence or two (the OpenRPC document and docs/rpc.md show it). */
+  description?: string;
+  /**
+   * Shape of the JSON result as the method writes it (hex strings, not bigints). The OpenRPC
+   * document publishes it and a process test checks real answers against it.
+   */
+  result?: z.ZodType;
+  /** Example calls for the document: `params` is the single params object (absent: `[]`). */
+  examples?: MethodExample[];
   handler(params: z.output<S>, ctx: CallContext): unknown | Promise<unknown>;
+}
+
+export interface MethodExample {
+  name: string;
+  params?: Record<string, unknown>;
+  result: unknown;
 }
 
 /** Helper that keeps the params type of a spec inferred from its schema. */

@@ -32,6 +32,8 @@ const tower: Permission = { access: 'write', resource: 'watchtower', needsNodeId
 export const PERMISSIONS: Readonly<Record<string, Permission>> = {
   // info
   node_info: r('node'),
+  // OpenRPC service discovery (Strand): served whatever the enabled modules
+  'rpc.discover': r('node'),
   // peer
   connect_peer: w('peers'),
   disconnect_peer: w('peers'),

@@ -6,38 +6,13 @@
  */
 import fc from 'fast-check';
 import { z } from 'zod';
-import { adminMethods } from '../../src/rpc/modules/admin.ts';
-import { channelMethods } from '../../src/rpc/modules/channel.ts';
-import { channelExternalFundingMethods } from '../../src/rpc/modules/channel-external.ts';
-import { devMethods } from '../../src/rpc/modules/dev.ts';
-import { externalFundingMethods } from '../../src/rpc/modules/dev-funding.ts';
-import { graphMethods } from '../../src/rpc/modules/graph.ts';
-import { infoMethods } from '../../src/rpc/modules/info.ts';
-import { invoiceMethods } from '../../src/rpc/modules/invoice.ts';
-import { paymentMethods } from '../../src/rpc/modules/payment.ts';
-import { peerMethods } from '../../src/rpc/modules/peer.ts';
-import { profMethods } from '../../src/rpc/modules/prof.ts';
-import { pubsubMethods } from '../../src/rpc/modules/pubsub.ts';
-import { watchtowerMethods } from '../../src/rpc/modules/watchtower.ts';
+import { VERSION } from '../../src/node/build-info.ts';
+import { catalogMethods } from '../../src/rpc/catalog.ts';
 
 /** Every method's name and top-level param keys, read from the real specs (handlers never run). */
 export function methodCatalogue(): { name: string; keys: string[] }[] {
-  const none = {} as never;
-  const specs = [
-    ...infoMethods(none),
-    ...peerMethods(none),
-    ...channelMethods(none, none),
-    ...channelExternalFundingMethods(none),
-    ...paymentMethods(none),
-    ...invoiceMethods(none),
-    ...graphMethods(none),
-    ...watchtowerMethods(none),
-    ...adminMethods(none),
-    ...pubsubMethods(none),
-    ...devMethods(none),
-    ...externalFundingMethods(none),
-    ...profMethods('/nonexistent'),
-  ];
+  // rpc.discover included: the fuzz must not be able to break the document either.
+  const specs = catalogMethods(VERSION);
   return specs.map((s) => ({
     name: s.name,
     keys: s.params instanceof z.ZodObject ? Object.keys(s.params.shape) : [],

@@ -4,6 +4,7 @@ import { DomainError } from '../../codec/errors.ts';
 import { toHexQuantity } from '../../codec/hex.ts';
 import type { BackupResult } from '../../store/backup.ts';
 import { type MethodSpec, method } from '../method.ts';
+import * as R from '../results.ts';
 
 export interface AdminService {
   /** Writes a backup to `path` (absolute, absent or empty), or to a fresh default directory. */
@@ -15,6 +16,9 @@ export function adminMethods(svc: AdminService): MethodSpec[] {
     method({
       name: 'backup_now',
       module: 'admin',
+      description:
+        'Writes a consistent copy of the store and the key files to `path` (or a new directory under `<base dir>/backups/`) while the node keeps running.',
+      result: z.strictObject({ path: z.string(), size: R.hexQ, created_at: R.hexQ }),
       params: z.object({ path: z.string().min(1).max(4096).optional() }),
       handler: async (p) => {
         try {

@@ -11,6 +11,7 @@ import { txToJson } from '../../chain/client.ts';
 import type { ChannelService } from '../../channel/service.ts';
 import { InvalidParams } from '../../codec/errors.ts';
 import { type MethodSpec, method } from '../method.ts';
+import * as R from '../results.ts';
 import { echo, h256, pubkey, script, u32 } from '../schema.ts';
 import { openParams as openChannelParams, openTerms } from './channel.ts';
 
@@ -59,6 +60,9 @@ export function channelExternalFundingMethods(svc: ChannelService): MethodSpec[]
     method({
       name: 'open_channel_with_external_funding',
       module: 'channel',
+      description:
+        'Opens a channel funded by cells of `funding_lock_script` that the node does not hold. Answers once the peer accepted, with the unsigned funding transaction to sign off-node and pass to `submit_signed_funding_tx`.',
+      result: z.strictObject({ channel_id: R.hash, unsigned_funding_tx: R.txOut }),
       params: openParams,
       handler: async (p) => {
         const pk = pubkey.safeParse(p.pubkey);
@@ -84,6 +88,9 @@ export function channelExternalFundingMethods(svc: ChannelService): MethodSpec[]
     method({
       name: 'submit_signed_funding_tx',
       module: 'channel',
+      description:
+        'Submits the signed funding transaction of an externally funded channel; the node checks it matches the one it built.',
+      result: z.strictObject({ channel_id: R.hash, funding_tx_hash: R.hash }),
       params: z.object({ channel_id: h256, signed_funding_tx: txJson }),
       handler: async (p) => {
         const tx = txFromJson(p.signed_funding_tx, 'signed_funding_tx');

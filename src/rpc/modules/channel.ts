@@ -13,6 +13,7 @@ import { hexToBytes, toHexQuantity as q } from '../../codec/hex.ts';
 import { peerIdOf } from '../../crypto/identity.ts';
 import { checkChannelTerms } from '../limits.ts';
 import { type MethodSpec, method } from '../method.ts';
+import * as R from '../results.ts';
 import { echo, h256, pubkey, script, u64, u128 } from '../schema.ts';
 
 export interface ChannelPeers {
@@ -176,6 +177,9 @@ export function channelMethods(svc: ChannelService, peers: ChannelPeers): Method
     method({
       name: 'open_channel',
       module: 'channel',
+      description:
+        'Opens a channel with a connected peer, funded with `funding_amount` of CKB (shannons) or of the UDT in `funding_udt_type_script`. Answers the temporary channel id; the channel is usable once `list_channels` shows it ready.',
+      result: z.strictObject({ temporary_channel_id: R.hash }),
       params: openParams,
       handler: async (p) => {
         if (p.one_way && p.public !== false)
@@ -189,6 +193,9 @@ export function channelMethods(svc: ChannelService, peers: ChannelPeers): Method
     method({
       name: 'accept_channel',
       module: 'channel',
+      description:
+        'Accepts a channel a peer offered (when it was not auto-accepted), adding `funding_amount`. Answers the final channel id.',
+      result: z.strictObject({ channel_id: R.hash }),
       params: acceptParams,
       handler: async (p) => {
         // CKB limits only for a channel known to be funded in CKB.
@@ -210,6 +217,9 @@ export function channelMethods(svc: ChannelService, peers: ChannelPeers): Method
     method({
       name: 'abandon_channel',
       module: 'channel',
+      description:
+        'Forgets a channel that is still opening (before our funding signatures are sent); its funds were never locked.',
+      result: R.nullResult,
       params: z.object({ channel_id: h256 }),
       handler: async (p) => {
         await svc.abandonChannel(p.channel_id);
@@ -219,6 +229,10 @@ export function channelMethods(svc: ChannelService, peers: ChannelPeers): Method
     method({
       name: 'list_channels',
       module: 'channel',
+      description:
+        'The channels, newest first, optionally of one peer; closed ones with `include_closed`, only the opening (or failed opening) ones with `only_pending`.',
+      result: R.listChannelsResult,
+      examples: [{ name: 'a node without channels', params: {}, result: { channels: [] } }],
       params: listParams,
       handler: (p) => {
         if (p.only_pending && p.include_closed)
@@ -241,6 +255,9 @@ export function channelMethods(svc: ChannelService, peers: ChannelPeers): Method
     method({
       name: 'shutdown_channel',
       module: 'channel',
+      description:
+        'Closes a channel: cooperatively (optional `close_script`, `fee_rate`), or with `force` by publishing the latest commitment transaction.',
+      result: R.nullResult,
       params: z.object({
         channel_id: h256,
         close_script: script.optional(),
@@ -260,6 +277,9 @@ export function channelMethods(svc: ChannelService, peers: ChannelPeers): Method
     method({
       name: 'update_channel',
       module: 'channel',
+      description:
+        "Changes a public channel's forwarding terms (`enabled`, `tlc_expiry_delta`, `tlc_minimum_value`, `tlc_fee_proportional_millionths`) and announces them.",
+      result: R.nullResult,
       params: updateParams,
       handler: async (p) => {
         const ch = svc.get(p.channel_id);

@@ -16,12 +16,16 @@ import { isValidSecretKey } from '../../crypto/identity.ts';
 import { lockArgsOf } from '../../crypto/secp256k1.ts';
 import { signSighashAll } from '../../crypto/sighash.ts';
 import { type MethodSpec, method } from '../method.ts';
+import * as R from '../results.ts';
 
 export function externalFundingMethods(chain: Pick<ChainClient, 'getLiveCell'>): MethodSpec[] {
   return [
     method({
       name: 'sign_external_funding_tx',
       module: 'dev',
+      description:
+        'Dev: signs every input of a funding transaction locked by the sighash-all lock of `private_key` (for testing external funding; the key crosses the RPC).',
+      result: z.strictObject({ signed_funding_tx: R.txOut }),
       params: z.object({
         unsigned_funding_tx: z.record(z.string(), z.unknown()),
         private_key: z.string().regex(/^(0x)?[0-9a-fA-F]*$/, { error: 'expected a hex private key' }),

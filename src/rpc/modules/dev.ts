@@ -11,6 +11,7 @@ import { DomainError } from '../../codec/errors.ts';
 import { hexToBytes, toHexQuantity as q } from '../../codec/hex.ts';
 import { TLC_ERROR_CODES } from '../../payment/onion/tlc-error.ts';
 import { type MethodSpec, method } from '../method.ts';
+import * as R from '../results.ts';
 import { h256, u64, u128 } from '../schema.ts';
 
 const reason = z.union([z.object({ payment_preimage: h256 }), z.object({ error_code: z.string().max(64) })]);
@@ -20,6 +21,8 @@ export function devMethods(svc: ChannelService): MethodSpec[] {
     method({
       name: 'add_tlc',
       module: 'dev',
+      description: 'Dev: offers a TLC on a channel by hand (no onion).',
+      result: z.strictObject({ tlc_id: R.hexQ }),
       params: z.object({
         channel_id: h256,
         amount: u128,
@@ -45,6 +48,8 @@ export function devMethods(svc: ChannelService): MethodSpec[] {
     method({
       name: 'remove_tlc',
       module: 'dev',
+      description: 'Dev: fulfils (`payment_preimage`) or fails (`error_code`) a received TLC by hand.',
+      result: R.nullResult,
       params: z.object({ channel_id: h256, tlc_id: u64, reason }),
       handler: async (p) => {
         if ('payment_preimage' in p.reason) {
@@ -75,6 +80,8 @@ export function devMethods(svc: ChannelService): MethodSpec[] {
     method({
       name: 'commitment_signed',
       module: 'dev',
+      description: 'Dev: starts a commitment round on a channel.',
+      result: R.nullResult,
       params: z.object({ channel_id: h256 }),
       handler: async (p) => {
         await svc.commitmentSigned(p.channel_id);
@@ -84,6 +91,9 @@ export function devMethods(svc: ChannelService): MethodSpec[] {
     method({
       name: 'submit_commitment_transaction',
       module: 'dev',
+      description:
+        "Dev: publishes the channel's latest commitment transaction if `commitment_number` is its number.",
+      result: z.strictObject({ tx_hash: R.hash }),
       params: z.object({ channel_id: h256, commitment_number: u64 }),
       handler: async (p) => {
         // The reference sends the commitment it filed under (channel, number) and knows no other
@@ -99,6 +109,8 @@ export function devMethods(svc: ChannelService): MethodSpec[] {
     method({
       name: 'check_channel_shutdown',
       module: 'dev',
+      description: 'Dev: checks whether a shutting-down channel can complete its close now.',
+      result: R.nullResult,
       params: z.object({ channel_id: h256 }),
       handler: async (p) => {
         await svc.checkChannelShutdown(p.channel_id);

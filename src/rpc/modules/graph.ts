@@ -21,6 +21,7 @@ import type {
   UdtDep,
 } from '../../graph/messages.ts';
 import { type MethodSpec, method } from '../method.ts';
+import * as R from '../results.ts';
 import { bytes, u64 } from '../schema.ts';
 
 /** What the module reads (GraphService implements it). */
@@ -157,6 +158,12 @@ export function graphMethods(graph: GraphQueries): MethodSpec[] {
     method({
       name: 'graph_nodes',
       module: 'graph',
+      description:
+        "The nodes of the gossiped network graph, a page at a time (`limit`, default 500; `after` = the previous page's `last_cursor`).",
+      result: R.graphNodesResult,
+      examples: [
+        { name: 'an empty graph', params: { limit: '0x2' }, result: { nodes: [], last_cursor: '0x' } },
+      ],
       params,
       handler: (p) => {
         const { limit, after } = pageArgs(p);
@@ -170,6 +177,9 @@ export function graphMethods(graph: GraphQueries): MethodSpec[] {
     method({
       name: 'graph_channels',
       module: 'graph',
+      description:
+        "The public channels of the gossiped network graph with each direction's forwarding terms, a page at a time.",
+      result: R.graphChannelsResult,
       params,
       handler: (p) => {
         const { limit, after } = pageArgs(p);

@@ -1,6 +1,7 @@
 /** `info` module: `node_info`. */
 import { toHexQuantity } from '../../codec/hex.ts';
 import { type MethodSpec, method } from '../method.ts';
+import * as R from '../results.ts';
 import type { ScriptJson } from '../schema.ts';
 
 export interface UdtArgInfo {
@@ -38,6 +39,9 @@ export function infoMethods(src: NodeInfoSource): MethodSpec[] {
     method({
       name: 'node_info',
       module: 'info',
+      description:
+        "The node's identity, version, addresses, chain, default channel terms, counts of channels and peers, and its UDT whitelist.",
+      result: R.nodeInfoResult,
       params: null,
       handler: () => ({
         version: src.version,

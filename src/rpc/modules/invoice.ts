@@ -12,7 +12,9 @@ import type { InvoiceService, StoredInvoice } from '../../invoice/service.ts';
 import type { HashAlgorithm } from '../../invoice/types.ts';
 import { checkInvoiceExpiry } from '../limits.ts';
 import { type MethodSpec, method } from '../method.ts';
+import * as R from '../results.ts';
 import { echo, h256, type ScriptJson, script, u64, u128 } from '../schema.ts';
+import { PARSE_INVOICE_EXAMPLE } from './invoice-examples.ts';
 
 /** Optional in the reference's serde sense: absent or null. */
 const opt = <T extends z.ZodType>(t: T) => t.nullish().transform((v) => v ?? undefined);
@@ -111,6 +113,7 @@ function withParams<T>(params: unknown, fn: () => T): T {
 
 export function invoiceMethods(svc: InvoiceService, opts: InvoiceMethodsOptions = {}): MethodSpec[] {
   const style = opts.attrStyle ?? 'seed';
+  const INVOICE = R.invoiceResults(style === 'v08' ? R.v08Attr : undefined);
   const stored = (s: StoredInvoice) => ({
     invoice_address: s.invoiceAddress,
     invoice: invoiceToJson(s.invoice, style),
@@ -120,6 +123,9 @@ export function invoiceMethods(svc: InvoiceService, opts: InvoiceMethodsOptions 
     method({
       name: 'new_invoice',
       module: 'invoice',
+      description:
+        "Creates and signs an invoice for `amount` in `currency` (it must match the node's chain). Without `payment_preimage` a random one is made; with `payment_hash` instead, a hold invoice that `settle_invoice` completes.",
+      result: INVOICE.new_invoice,
       params: newInvoiceParams,
       handler: (p) =>
         withParams(echoNewInvoice(p), () => {
@@ -144,24 +150,33 @@ export function invoiceMethods(svc: InvoiceService, opts: InvoiceMethodsOptions 
     method({
       name: 'parse_invoice',
       module: 'invoice',
+      description: 'Decodes an encoded invoice without storing it.',
+      result: INVOICE.parse_invoice,
+      examples: style === 'seed' ? [PARSE_INVOICE_EXAMPLE] : undefined,
       params: parseInvoiceParams,
       handler: (p) => withParams(p, () => ({ invoice: invoiceToJson(svc.parseInvoice(p.invoice), style) })),
     }),
     method({
       name: 'get_invoice',
       module: 'invoice',
+      description: 'An invoice of this node by its payment hash, with its status.',
+      result: INVOICE.get_invoice,
       params: paymentHashParams,
       handler: (p) => withParams(p, () => stored(svc.getInvoice(p.payment_hash))),
     }),
     method({
       name: 'cancel_invoice',
       module: 'invoice',
+      description: 'Cancels an open invoice; held payments to it are failed back.',
+      result: INVOICE.cancel_invoice,
       params: paymentHashParams,
       handler: (p) => withParams(p, () => stored(svc.cancelInvoice(p.payment_hash))),
     }),
     method({
       name: 'settle_invoice',
       module: 'invoice',
+      description: 'Settles a hold invoice with its preimage: the TLCs held for it are fulfilled.',
+      result: z.strictObject({}),
       params: settleInvoiceParams,
       handler: (p) =>
         withParams(p, () => {

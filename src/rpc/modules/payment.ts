@@ -5,6 +5,7 @@ import { toHexQuantity } from '../../codec/hex.ts';
 import { PathFindError, type RouterHop } from '../../graph/pathfind.ts';
 import type { PaymentService } from '../../payment/service.ts';
 import { type MethodSpec, method } from '../method.ts';
+import * as R from '../results.ts';
 import { bytes, h256, pubkey, script, u32, u64, u128 } from '../schema.ts';
 
 const outpointHex = z
@@ -68,6 +69,9 @@ export function paymentMethods(svc: PaymentService, buildRoute?: RouteBuilder): 
     method({
       name: 'build_router',
       module: 'payment',
+      description:
+        'Builds a route through the given hops (each a pubkey and optionally the channel to use) for `amount`, with fees and expiries, for `send_payment_with_router`.',
+      result: R.buildRouterResult,
       params: z.object({
         amount: u128.optional(),
         udt_type_script: script.optional(),
@@ -95,6 +99,8 @@ export function paymentMethods(svc: PaymentService, buildRoute?: RouteBuilder): 
     method({
       name: 'send_payment_with_router',
       module: 'payment',
+      description: 'Pays along an explicit route (from `build_router`); never retried on another route.',
+      result: R.paymentRecord,
       params: z.object({
         payment_hash: h256.optional(),
         router: z.array(routerHop),
@@ -118,6 +124,9 @@ export function paymentMethods(svc: PaymentService, buildRoute?: RouteBuilder): 
     method({
       name: 'send_payment',
       module: 'payment',
+      description:
+        'Pays an invoice, or a `target_pubkey` with `keysend`, over one or more hops (MPP, trampoline and hop hints as asked). Answers once the first attempt is under way; poll `get_payment` for the outcome. `dry_run` only finds a route and its fee.',
+      result: R.paymentRecord,
       params: sendPaymentParams,
       handler: (p) => {
         // Record keys stay as given (`"0x1"`); Number() reads them for the range check.
@@ -127,12 +136,18 @@ export function paymentMethods(svc: PaymentService, buildRoute?: RouteBuilder): 
     method({
       name: 'get_payment',
       module: 'payment',
+      description: 'A payment by its hash: status, fee, failure reason and the routes of its live attempts.',
+      result: R.paymentRecord,
       params: z.object({ payment_hash: h256 }),
       handler: (p) => svc.get(p.payment_hash),
     }),
     method({
       name: 'list_payments',
       module: 'payment',
+      description:
+        "Payments in payment-hash order, optionally of one status; `after` is the previous page's `last_cursor`.",
+      result: R.listPaymentsResult,
+      examples: [{ name: 'no payments yet', params: {}, result: { payments: [], last_cursor: null } }],
       params: z.object({ status: statusEnum.optional(), limit: u32.optional(), after: h256.optional() }),
       handler: (p) => {
         const limit = Number(p.limit ?? 15n);

@@ -10,6 +10,7 @@ import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { z } from 'zod';
 import { DomainError, InvalidParams } from '../../codec/errors.ts';
 import { type MethodSpec, method } from '../method.ts';
+import * as R from '../results.ts';
 import { echo } from '../schema.ts';
 
 /** What the peer module needs from the P2P layer (PeerManager implements it). */
@@ -65,6 +66,16 @@ export function peerMethods(pm: PeerService): MethodSpec[] {
     method({
       name: 'connect_peer',
       module: 'peer',
+      description:
+        'Connects to a peer by multiaddr (`address`, saved to the peer store unless `save` is false) or by `pubkey` (address from the graph). Answers once the Fiber protocol is open; a peer already connected is not an error.',
+      result: R.nullResult,
+      examples: [
+        {
+          name: 'connect to bob of the devnet',
+          params: { address: '/ip4/127.0.0.1/tcp/8238/p2p/QmSRcPqUn4aQrKHXyCDjGn2qBVf43tWBDS2Wj9QDUZXtZp' },
+          result: null,
+        },
+      ],
       params: connectParams,
       handler: async (p) => {
         try {
@@ -88,6 +99,8 @@ export function peerMethods(pm: PeerService): MethodSpec[] {
     method({
       name: 'disconnect_peer',
       module: 'peer',
+      description: 'Disconnects a peer named by `peer_id` (a `Qm…` id or a pubkey) or `pubkey`.',
+      result: R.nullResult,
       params: disconnectParams,
       handler: async (p) => {
         const byPubkey = p.pubkey !== undefined ? checkPubkey(p.pubkey) : undefined;
@@ -110,6 +123,9 @@ export function peerMethods(pm: PeerService): MethodSpec[] {
     method({
       name: 'list_peers',
       module: 'peer',
+      description: 'The connected peers: pubkey, peer id and the address of the session.',
+      result: R.listPeersResult,
+      examples: [{ name: 'no peers', result: { peers: [] } }],
       params: null,
       handler: () => ({
         peers: pm.list().map((p) => ({ pubkey: p.pubkey, peer_id: p.peerId, address: p.address })),

@@ -20,6 +20,9 @@ export function profMethods(outDir: string): MethodSpec[] {
     method({
       name: 'pprof',
       module: 'prof',
+      description:
+        'Records a CPU profile of the node for `duration_secs` (default 10, at most 600) and answers the path of the `.cpuprofile` written.',
+      result: z.strictObject({ path: z.string() }),
       params: z.object({ duration_secs: u64.optional() }),
       handler: async (p) => {
         const secs = p.duration_secs ?? 10n;

@@ -19,6 +19,9 @@ export function pubsubMethods(bus: StoreChangeBus): MethodSpec[] {
     method({
       name: 'subscribe_store_changes',
       module: 'pubsub',
+      description:
+        'WebSocket only: subscribes to store changes; notifications `store_changes` carry `{subscription, result}`. Answers the subscription id.',
+      result: z.number().int(),
       params: null,
       handler: (_params, ctx) => {
         const connection = ctx.connection;
@@ -40,6 +43,9 @@ export function pubsubMethods(bus: StoreChangeBus): MethodSpec[] {
     {
       name: 'unsubscribe_store_changes',
       module: 'pubsub',
+      description:
+        'WebSocket only: cancels a subscription of this connection (`params: [<subscription id>]`); answers whether one was cancelled.',
+      result: z.boolean(),
       params: null,
       positional: z.tuple([z.union([z.number().int(), z.string().regex(/^\d+$/).transform(Number)])], {
         error: 'expected [<subscription id>]',

@@ -18,6 +18,7 @@ import {
 import type { WatchtowerStore } from '../../watchtower/store.ts';
 import type { RevocationData, SettlementData, SettlementTlcData } from '../../watchtower/types.ts';
 import { type CallContext, type MethodSpec, method } from '../method.ts';
+import * as R from '../results.ts';
 import { bytes, echo, h256, script, u64, u128 } from '../schema.ts';
 
 /** Keys travel as hex without `0x` (with it accepted too), as the reference's Privkey/Pubkey. */
@@ -119,6 +120,9 @@ export function watchtowerMethods(store: WatchtowerStore): MethodSpec[] {
     method({
       name: 'create_watch_channel',
       module: 'watchtower',
+      description:
+        'Watchtower: starts watching a channel of the caller, with the keys and settlement data needed to punish a breach or settle while the caller is offline.',
+      result: R.nullResult,
       params: z.object({
         channel_id: h256,
         funding_udt_type_script: script.nullish(),
@@ -154,6 +158,8 @@ export function watchtowerMethods(store: WatchtowerStore): MethodSpec[] {
     method({
       name: 'remove_watch_channel',
       module: 'watchtower',
+      description: 'Watchtower: stops watching a channel of the caller.',
+      result: R.nullResult,
       params: z.object({ channel_id: h256 }),
       handler: (p, ctx) => {
         store.removeChannel(callerOf(ctx), p.channel_id);
@@ -163,6 +169,9 @@ export function watchtowerMethods(store: WatchtowerStore): MethodSpec[] {
     method({
       name: 'update_revocation',
       module: 'watchtower',
+      description:
+        "Watchtower: records the revocation of the peer's previous commitment and the new settlement data.",
+      result: R.nullResult,
       params: z.object({
         channel_id: h256,
         revocation_data: revocationData,
@@ -178,6 +187,8 @@ export function watchtowerMethods(store: WatchtowerStore): MethodSpec[] {
     method({
       name: 'update_pending_remote_settlement',
       module: 'watchtower',
+      description: "Watchtower: records the settlement data of the peer's pending commitment.",
+      result: R.nullResult,
       params: z.object({ channel_id: h256, settlement_data: settlementData }),
       handler: (p, ctx) => {
         const nodeId = callerOf(ctx);
@@ -188,6 +199,8 @@ export function watchtowerMethods(store: WatchtowerStore): MethodSpec[] {
     method({
       name: 'update_local_settlement',
       module: 'watchtower',
+      description: "Watchtower: records the settlement data of the caller's latest commitment.",
+      result: R.nullResult,
       params: z.object({ channel_id: h256, settlement_data: settlementData }),
       handler: (p, ctx) => {
         const nodeId = callerOf(ctx);
@@ -198,6 +211,8 @@ export function watchtowerMethods(store: WatchtowerStore): MethodSpec[] {
     method({
       name: 'create_preimage',
       module: 'watchtower',
+      description: 'Watchtower: stores a payment preimage so that a TLC can be claimed on chain.',
+      result: R.nullResult,
       params: z.object({ payment_hash: h256, preimage: h256 }),
       handler: (p, ctx) => {
         const nodeId = callerOf(ctx);
@@ -213,6 +228,8 @@ export function watchtowerMethods(store: WatchtowerStore): MethodSpec[] {
     method({
       name: 'remove_preimage',
       module: 'watchtower',
+      description: 'Watchtower: forgets a stored preimage.',
+      result: R.nullResult,
       params: z.object({ payment_hash: h256 }),
       handler: (p, ctx) => {
         store.removePreimage(callerOf(ctx), p.payment_hash);
