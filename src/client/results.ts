@@ -43,6 +43,8 @@ export const nodeInfoResult = z.object({
   pending_channel_count: hex,
   peers_count: hex,
   udt_cfg_infos: z.array(udtCfgInfo),
+  /** `ok`, or `unreachable since <ISO time>` while the CKB RPC does not answer (Strand's). */
+  ckb_rpc_status: z.string().nullable(),
 });
 
 const pendingTlc = z.object({

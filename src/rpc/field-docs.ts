@@ -111,6 +111,7 @@ export const RESULT_DOCS: Readonly<Record<string, string>> = {
   channel_count: 'Channels open.',
   pending_channel_count: 'Channels still opening.',
   peers_count: 'Peers connected.',
+  ckb_rpc_status: "Strand's: 'ok', or 'unreachable since <ISO time>' while the CKB RPC does not answer.",
   udt_cfg_infos: 'The UDTs this node accepts (ckb.udt_whitelist).',
   peers: 'Connected peers.',
   'list_peers.pubkey': "The peer's public key.",

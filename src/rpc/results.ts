@@ -58,6 +58,8 @@ export const nodeInfoResult = z.strictObject({
   pending_channel_count: hexQ,
   peers_count: hexQ,
   udt_cfg_infos: z.array(udtCfgInfo),
+  /** Strand's: `ok`, or `unreachable since <ISO time>` while the CKB RPC does not answer. */
+  ckb_rpc_status: z.string().nullable(),
 });
 
 export const listPeersResult = z.strictObject({
