@@ -127,8 +127,10 @@ describe('strand rpc', () => {
       fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
       fs.copyFileSync(path.join(REPO, rel), path.join(root, rel));
     };
-    for (const rel of ['bin/strand.js', 'src/cli/rpc-command.js', 'docs/openrpc.json']) copy(rel);
-    fs.writeFileSync(path.join(root, 'package.json'), '{"type":"module"}');
+    for (const rel of ['bin/strand.js', 'bin/check-node.js', 'src/cli/rpc-command.js', 'docs/openrpc.json'])
+      copy(rel);
+    // The Node.js version check reads `engines` (and passes here).
+    fs.writeFileSync(path.join(root, 'package.json'), '{"type":"module","engines":{"node":">=20.19.0"}}');
     const r = spawnSync(
       process.execPath,
       [path.join(root, 'bin/strand.js'), 'rpc', 'node_info', '--url', node.url],
