@@ -37,6 +37,7 @@ const TYPE_NAMES: Record<string, string> = {
   buildRouterResult: 'Router',
   graphNodesResult: 'GraphNodes',
   graphChannelsResult: 'GraphChannels',
+  channelUpdateInfo: 'ChannelUpdateInfo',
   seedAttr: 'InvoiceAttribute',
   invoiceRecord: 'Invoice',
   storedInvoiceRecord: 'StoredInvoice',
@@ -128,16 +129,23 @@ export function resultTypesSource(): string {
   return formatted(`${lines.join('\n')}\n`, RESULT_TYPES_FILE);
 }
 
-/** The TypeScript of the JSON Schema data the run-time checks read. */
+/** `json` inside a template literal, as is. */
+const templateText = (json: string) => json.replace(/[\\`]/g, '\\$&').replace(/\$\{/g, '\\${');
+
+/**
+ * The TypeScript of the JSON Schema data the run-time checks read: the defs as JSON text, one per
+ * line (data, not code: kept out of the formatter's hands so that it reads and diffs by def).
+ */
 export function resultSchemasSource(): string {
   const { defs, methods } = resultDefs();
+  const lines = Object.entries(defs).map(([id, def]) => `${JSON.stringify(id)}: ${JSON.stringify(def)}`);
   const source = [
     ...GENERATED('their JSON Schema'),
     '',
     "import type { JsonSchema } from './check-json.ts';",
     '',
     '/** Every schema a result refers to, by name (`$ref`: `#/$defs/<name>`). */',
-    `export const RESULT_DEFS: Readonly<Record<string, JsonSchema>> = ${JSON.stringify(defs)};`,
+    `export const RESULT_DEFS: Readonly<Record<string, JsonSchema>> = JSON.parse(\`{\n${templateText(lines.join(',\n'))}\n}\`);`,
     '',
     "/** The def that each method's result must match. */",
     `export const RESULT_DEF_OF_METHOD = ${JSON.stringify(methods)} as const;`,

@@ -76,28 +76,23 @@ export type Channel = {
   };
 };
 
+export type ChannelUpdateInfo = {
+  timestamp: HexQuantity;
+  enabled: boolean;
+  outbound_liquidity: HexQuantity | null;
+  tlc_expiry_delta: HexQuantity;
+  tlc_minimum_value: HexQuantity;
+  fee_rate: HexQuantity;
+} | null;
+
 export type GraphChannels = {
   channels: {
     channel_outpoint: OutPointHex;
     node1: Pubkey;
     node2: Pubkey;
     created_timestamp: HexQuantity;
-    update_info_of_node1: {
-      timestamp: HexQuantity;
-      enabled: boolean;
-      outbound_liquidity: HexQuantity | null;
-      tlc_expiry_delta: HexQuantity;
-      tlc_minimum_value: HexQuantity;
-      fee_rate: HexQuantity;
-    } | null;
-    update_info_of_node2: {
-      timestamp: HexQuantity;
-      enabled: boolean;
-      outbound_liquidity: HexQuantity | null;
-      tlc_expiry_delta: HexQuantity;
-      tlc_minimum_value: HexQuantity;
-      fee_rate: HexQuantity;
-    } | null;
+    update_info_of_node1: ChannelUpdateInfo;
+    update_info_of_node2: ChannelUpdateInfo;
     capacity: HexQuantity;
     chain_hash: Hash256;
     udt_type_script: Script | null;

@@ -265,7 +265,8 @@ export const graphNodesResult = z.strictObject({
   last_cursor: hexBytes,
 });
 
-const channelUpdateInfo = z
+/** One side's latest channel update as the graph holds it; `null` before the first. */
+export const channelUpdateInfo = z
   .strictObject({
     timestamp: hexQ,
     enabled: z.boolean(),
