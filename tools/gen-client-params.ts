@@ -61,7 +61,7 @@ const STRING_ALIASES: Record<string, string> = {
   '^0x([0-9a-fA-F]{2})*$': 'HexBytes',
 };
 
-interface JsonSchema {
+export interface JsonSchema {
   type?: string | string[];
   properties?: Record<string, JsonSchema>;
   required?: string[];
@@ -73,16 +73,29 @@ interface JsonSchema {
   enum?: unknown[];
   const?: unknown;
   pattern?: string;
+  $ref?: string;
 }
 
 const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
-/** The TypeScript type of a JSON Schema, for the subset zod's toJSONSchema writes for these params. */
-export function tsType(s: JsonSchema, indent = ''): string {
-  if (s.anyOf || s.oneOf) return (s.anyOf ?? s.oneOf)!.map((x) => tsType(x, indent)).join(' | ');
+/** The type name a `$ref` stands for (gen-client-results.ts names its `$defs`). */
+export type RefName = (ref: string) => string;
+
+const noRefs: RefName = (ref) => {
+  throw new Error(`unexpected $ref ${ref}`);
+};
+
+/**
+ * The TypeScript type of a JSON Schema, for the subset zod's toJSONSchema writes for these params
+ * and results; `refName` names what a `$ref` points to.
+ */
+export function tsType(s: JsonSchema, indent = '', refName: RefName = noRefs): string {
+  const t = (x: JsonSchema) => tsType(x, indent, refName);
+  if (s.$ref) return refName(s.$ref);
+  if (s.anyOf || s.oneOf) return (s.anyOf ?? s.oneOf)!.map((x) => t(x)).join(' | ');
   if (s.const !== undefined) return literal(s.const);
   if (s.enum) return s.enum.map(literal).join(' | ');
-  if (Array.isArray(s.type)) return s.type.map((t) => tsType({ ...s, type: t }, indent)).join(' | ');
+  if (Array.isArray(s.type)) return s.type.map((type) => t({ ...s, type })).join(' | ');
   switch (s.type) {
     case 'string':
       return (s.pattern && STRING_ALIASES[s.pattern]) ?? 'string';
@@ -94,10 +107,10 @@ export function tsType(s: JsonSchema, indent = ''): string {
     case 'null':
       return 'null';
     case 'array':
-      if (s.prefixItems) return `[${s.prefixItems.map((x) => tsType(x, indent)).join(', ')}]`;
-      return s.items ? `${wrap(tsType(s.items, indent))}[]` : 'unknown[]';
+      if (s.prefixItems) return `[${s.prefixItems.map((x) => t(x)).join(', ')}]`;
+      return s.items ? `${wrap(t(s.items))}[]` : 'unknown[]';
     case 'object':
-      return objectType(s, indent);
+      return objectType(s, indent, refName);
     default:
       return 'unknown';
   }
@@ -108,30 +121,37 @@ function literal(v: unknown): string {
   return typeof v === 'string' ? `'${v.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'` : JSON.stringify(v);
 }
 
+/** `t` in parentheses when it is a union at its top level, so that `[]` applies to the whole. */
 function wrap(t: string): string {
-  return /[|&]/.test(t) && !t.startsWith('{') ? `(${t})` : t;
+  let depth = 0;
+  for (const c of t) {
+    if ('{[(<'.includes(c)) depth++;
+    else if ('}])>'.includes(c)) depth--;
+    else if (c === '|' && depth === 0) return `(${t})`;
+  }
+  return t;
 }
 
-function objectType(s: JsonSchema, indent: string): string {
+function objectType(s: JsonSchema, indent: string, refName: RefName): string {
   const props = Object.entries(s.properties ?? {});
   const extra = s.additionalProperties;
   if (props.length === 0) {
-    if (extra && typeof extra === 'object') return `Record<string, ${tsType(extra, indent)}>`;
+    if (extra && typeof extra === 'object') return `Record<string, ${tsType(extra, indent, refName)}>`;
     return 'Record<string, never>';
   }
   const inner = `${indent}  `;
   const required = new Set(s.required ?? []);
   const lines = props.map(([key, v]) => {
     const name = IDENT.test(key) ? key : literal(key);
-    return `${inner}${name}${required.has(key) ? '' : '?'}: ${tsType(v, inner)};`;
+    return `${inner}${name}${required.has(key) ? '' : '?'}: ${tsType(v, inner, refName)};`;
   });
   return `{\n${lines.join('\n')}\n${indent}}`;
 }
 
-/** `source` laid out by the repository's formatter, so the checked-in file passes `biome check`. */
-function formatted(source: string): string {
+/** `source` laid out by the repository's formatter, so the checked-in `file` passes `biome check`. */
+export function formatted(source: string, file = PARAMS_FILE): string {
   const biome = path.join(import.meta.dirname, '../node_modules/@biomejs/biome/bin/biome');
-  const r = spawnSync(process.execPath, [biome, 'format', `--stdin-file-path=${PARAMS_FILE}`], {
+  const r = spawnSync(process.execPath, [biome, 'format', `--stdin-file-path=${file}`], {
     input: source,
     encoding: 'utf8',
   });

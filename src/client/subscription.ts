@@ -10,7 +10,7 @@
 import type WebSocket from 'ws';
 import { RpcError, RpcTransportError } from './errors.ts';
 import { authHeaders } from './http.ts';
-import type { StoreChange } from './results.ts';
+import type { StoreChange } from './results.gen.ts';
 
 export interface StoreChangeSubscription extends AsyncIterableIterator<StoreChange> {
   /** The node's id for this subscription. */

@@ -164,7 +164,7 @@ export const buildRouterResult = z.strictObject({
 });
 
 /** One invoice attribute: an object with a single key, in the seed's PascalCase. */
-const seedAttr = z.union([
+export const seedAttr = z.union([
   z.strictObject({
     ExpiryTime: z.strictObject({ secs: z.union([z.number().int(), z.string()]), nanos: z.number().int() }),
   }),
@@ -205,8 +205,7 @@ export function invoiceJson(attr: z.ZodType) {
   });
 }
 
-/** Invoice results, given the attribute style (`seedAttr` by default). */
-export function invoiceResults(attr: z.ZodType = seedAttr) {
+function buildInvoiceResults(attr: z.ZodType) {
   const invoice = invoiceJson(attr);
   const stored = z.strictObject({
     invoice_address: z.string(),
@@ -219,6 +218,16 @@ export function invoiceResults(attr: z.ZodType = seedAttr) {
     get_invoice: stored,
     cancel_invoice: stored,
   };
+}
+
+const seedInvoiceResults = buildInvoiceResults(seedAttr);
+/** The seed's invoice and stored invoice, exported once so that the typed client names them. */
+export const invoiceRecord = seedInvoiceResults.parse_invoice.shape.invoice;
+export const storedInvoiceRecord = seedInvoiceResults.get_invoice;
+
+/** Invoice results, given the attribute style (`seedAttr` by default). */
+export function invoiceResults(attr: z.ZodType = seedAttr) {
+  return attr === seedAttr ? seedInvoiceResults : buildInvoiceResults(attr);
 }
 
 /** A UDT as the graph carries it: `args` is the announced text, not hex. */
@@ -256,7 +265,8 @@ export const graphNodesResult = z.strictObject({
   last_cursor: hexBytes,
 });
 
-const channelUpdateInfo = z
+/** One side's latest channel update as the graph holds it; `null` before the first. */
+export const channelUpdateInfo = z
   .strictObject({
     timestamp: hexQ,
     enabled: z.boolean(),
@@ -283,3 +293,16 @@ export const graphChannelsResult = z.strictObject({
   ),
   last_cursor: hexBytes,
 });
+
+/**
+ * A store change as `subscribe_store_changes` notifications carry it (`params.result`), externally
+ * tagged as in fiber-rpc.md §7 (`store/changes.ts`). Not a method's result: the typed client's
+ * `StoreChange` is generated from it (`tools/gen-client-results.ts`).
+ */
+export const storeChange = z.union([
+  z.strictObject({ PutPreimage: z.strictObject({ payment_hash: hash, payment_preimage: hash }) }),
+  z.strictObject({
+    PutCkbInvoiceStatus: z.strictObject({ payment_hash: hash, invoice_status: z.enum(INVOICE_STATUSES) }),
+  }),
+  z.strictObject({ PutPaymentSession: z.strictObject({ payment_hash: hash, payment_session: z.unknown() }) }),
+]);

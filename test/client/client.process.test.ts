@@ -1,7 +1,7 @@
 /**
  * The typed client (`strand/client`) against real `strand node` processes: typed results that
- * match what the node sends (parsed with the client's own result schemas), errors with their
- * codes, a node that wants Biscuit tokens, the store-change iterator and its unsubscribe, and
+ * match what the node sends (checked with the client's result checks, generated from the RPC's),
+ * errors with their codes, a node that wants Biscuit tokens, the store-change iterator and its unsubscribe, and
  * the package export loaded by a consumer outside the repository through tsx.
  */
 import { spawnSync } from 'node:child_process';
@@ -27,10 +27,7 @@ const REPO = path.resolve(import.meta.dirname, '../..');
 const MODULES = [...DEFAULT_MODULES, 'pubsub'];
 const preimage = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
 
-/**
- * `value` is exactly what the client declares for `method`: the schema accepts it and, as zod
- * drops keys it does not declare, parsing gives it back whole only when no field is undeclared.
- */
+/** `value` is exactly what the client declares for `method`: its strict result check accepts it. */
 function declared<M extends keyof typeof RESULT_SCHEMAS>(method: M, value: unknown): void {
   expect(RESULT_SCHEMAS[method].parse(value), method).toEqual(value);
 }

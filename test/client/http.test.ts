@@ -118,7 +118,11 @@ describe('result checks', () => {
     expect(e).toBeInstanceOf(RpcTransportError);
     expect((e as Error).message).toMatch(/^list_peers: the reply does not match the declared result/);
 
-    const peer = { pubkey: `02${'ab'.repeat(32)}`, peer_id: 'Qm', address: '/ip4/127.0.0.1/tcp/1' };
+    const peer = {
+      pubkey: `02${'ab'.repeat(32)}`,
+      peer_id: `Qm${'a'.repeat(44)}`,
+      address: '/ip4/127.0.0.1/tcp/1',
+    };
     answer = { status: 200, body: JSON.stringify({ jsonrpc: '2.0', id: 1, result: { peers: [peer] } }) };
     expect(await checked.list_peers()).toEqual({ peers: [peer] });
     // A method without a schema (unknown to this client) passes as is.
