@@ -100,6 +100,22 @@ export const CONFIG_FIELDS: FieldDef[] = [
     env: ['FIBER_FUNDING_TX_SHELL_BUILDER'],
     flag: ['fiber-funding-tx-shell-builder'],
   }),
+
+  // cch (fnn's `cch-…` flags and `CCH_…` variables)
+  f('cch.base_dir', 'string'),
+  f('cch.lnd_rpc_url', 'string'),
+  f('cch.lnd_cert_path', 'string'),
+  f('cch.lnd_macaroon_path', 'string'),
+  f('cch.wrapped_btc_type_script_args', 'string'),
+  f('cch.wrapped_btc_type_script', 'string'),
+  f('cch.order_expiry_delta_seconds', 'uint'),
+  f('cch.base_fee_sats', 'uint'),
+  f('cch.fee_rate_per_million_sats', 'uint'),
+  f('cch.btc_final_tlc_expiry_delta_blocks', 'uint'),
+  f('cch.ckb_final_tlc_expiry_delta_seconds', 'uint'),
+  f('cch.min_outgoing_invoice_expiry_delta_seconds', 'uint'),
+  f('cch.fiber_rpc_url', 'string'),
+  f('cch.fiber_rpc_token', 'string'),
 ];
 
 /** `rpc.listening_addr` → `RPC_LISTENING_ADDR`. */

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
 import { z } from 'zod';
+import { cchSection, resolveCchConfig } from '../cch/config.ts';
 import { readUdtWhitelist, UdtWhitelistError } from '../chain/udt-whitelist.ts';
 import { MAX_FEE_PROPORTIONAL_MILLIONTHS } from '../rpc/limits.ts';
 import { DEFAULT_MODULES, MODULE_NAMES } from '../rpc/method.ts';
@@ -133,6 +134,8 @@ const schema = z.object({
       funding_tx_shell_builder: z.string().optional(),
     })
     .prefault({}),
+  /** The cross-chain hub; required when `services` lists `cch` (`cch/config.ts`). */
+  cch: cchSection.optional(),
 });
 
 export type Config = z.output<typeof schema> & {
@@ -187,6 +190,13 @@ export function loadConfig(opts: LoadOptions): Config {
     throw e;
   }
   const baseDir = path.resolve(opts.dir);
+  if (cfg.services.includes('cch')) {
+    try {
+      resolveCchConfig(cfg.cch, baseDir);
+    } catch (e) {
+      throw new ConfigError(`invalid configuration: ${(e as Error).message}`);
+    }
+  }
   return {
     ...cfg,
     baseDir,

@@ -3,6 +3,8 @@
  * and tears it down in the reverse order. Nothing else imports `node/`.
  */
 import path from 'node:path';
+import type { CchService } from '../cch/service.ts';
+import { cchSchema } from '../cch/store.ts';
 import {
   type ChainClient,
   createChainClient,
@@ -37,6 +39,7 @@ import { createAuthorizer, OPEN_ACCESS } from '../rpc/auth.ts';
 import { createRpcClient } from '../rpc/client.ts';
 import type { MethodSpec } from '../rpc/method.ts';
 import { adminMethods } from '../rpc/modules/admin.ts';
+import { cchMethods } from '../rpc/modules/cch.ts';
 import { channelMethods } from '../rpc/modules/channel.ts';
 import { channelExternalFundingMethods } from '../rpc/modules/channel-external.ts';
 import { devMethods } from '../rpc/modules/dev.ts';
@@ -64,6 +67,7 @@ import {
 } from '../watchtower/index.ts';
 import { fulfilReceivedTlcs } from '../watchtower/upstream.ts';
 import { COMMIT_HASH, VERSION } from './build-info.ts';
+import { startCch } from './cch.ts';
 import { broadcastOwnPolicy, channelAnnouncementHooks, channelClosingHook } from './channel-announcements.ts';
 import { type Config, currencyOf } from './config.ts';
 import { createLogger, type Logger } from './log.ts';
@@ -129,6 +133,8 @@ export class StrandNode {
   private watchtowerFeed?: WatchtowerFeed;
   /** `ckb.udt_whitelist`, read once for the channels, the gossip and the watchtower. */
   private readonly udtWhitelist: UdtWhitelist;
+  /** The cross-chain hub (with the `cch` service). */
+  cch?: CchService;
 
   private constructor(
     readonly config: Config,
@@ -162,6 +168,7 @@ export class StrandNode {
       paymentSchema,
       paymentLinkSchema,
       watchtowerSchema,
+      cchSchema,
     ]);
     const node = new StrandNode(config, identity, walletKey, db, log);
     const quotaFile = env[STORE_QUOTA_ENV];
@@ -177,6 +184,14 @@ export class StrandNode {
       if (node.peers && node.chain && node.wallet) await node.startChannels();
       if (node.channels) node.startPayments();
       if (node.chain) await node.startWatchtower();
+      if (config.services.includes('cch'))
+        node.cch = startCch({
+          config,
+          db,
+          log,
+          changes: node.changes,
+          localMethods: node.payments ? node.allMethods() : undefined,
+        });
       if (config.services.includes('rpc')) await node.startRpc();
     } catch (e) {
       await node.stop();
@@ -457,6 +472,7 @@ export class StrandNode {
       ...(this.channels ? devMethods(this.channels) : []),
       ...(this.chain ? externalFundingMethods(this.chain) : []),
       ...pubsubMethods(this.changes),
+      ...(this.cch ? cchMethods(this.cch) : []),
       ...watchtowerMethods(new WatchtowerStore(this.db)),
       ...adminMethods({ backup: (dest) => this.backup(dest) }),
       ...profMethods(path.join(this.config.baseDir, 'prof')),
@@ -587,6 +603,7 @@ export class StrandNode {
 
   private async stopServices(): Promise<void> {
     await this.rpc?.close();
+    await this.cch?.stop();
     this.stopPayments?.();
     await this.watchtower?.stop();
     await this.watchtowerFeed?.stop();
