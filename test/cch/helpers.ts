@@ -5,10 +5,12 @@
  * (`services: [..., cch]`) or as a separate `strand cch` process following it.
  */
 
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { sha256 } from '@noble/hashes/sha2.js';
+import YAML from 'yaml';
 import {
   connect,
   type DevchainProcess,
@@ -17,7 +19,7 @@ import {
   testUdtWhitelist,
   until,
 } from '../channel/process-helpers.ts';
-import { type NodeProcess, startNode, tempDir } from '../helpers/node-process.ts';
+import { type NodeProcess, STRAND_BIN, startNode, tempDir } from '../helpers/node-process.ts';
 import { LndDouble } from './lnd-double.ts';
 
 const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/fiber-test-nodes');
@@ -172,3 +174,60 @@ export async function orderStatus(hub: NodeProcess, paymentHash: string, want: s
     (o) => wanted.includes(o.status),
   );
 }
+
+/**
+ * A separate hub: `strand cch -d <dir>` following `fiberRpcUrl` (its RPC on a free port). `dir`
+ * again restarts the same hub on its store.
+ */
+export async function startStandaloneHub(
+  net: SwapNetwork,
+  dir = tempDir('strand-cch-hub-'),
+  extra: Record<string, unknown> = {},
+): Promise<HubProcess> {
+  const config = {
+    fiber: { chain: 'dev' },
+    rpc: { listening_addr: '127.0.0.1:0' },
+    cch: { ...cchSection(net.double, net.udt, extra), fiber_rpc_url: net.hub.url },
+  };
+  fs.writeFileSync(path.join(dir, 'config.yml'), YAML.stringify(config));
+  const proc = spawn(process.execPath, [STRAND_BIN, 'cch', '-d', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    proc.stdout!.on('data', (d) => {
+      out += d;
+      const m = /"url":"(http:\/\/[^"]+)"[^\n]*"msg":"rpc server listening"/.exec(out);
+      if (m) resolve(m[1]!);
+    });
+    proc.stderr!.on('data', (d) => {
+      out += d;
+    });
+    proc.on('exit', (code) => reject(new Error(`strand cch exited with ${code}:\n${out}`)));
+  });
+  const post = async (body: string) => {
+    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    return { status: res.status, text: await res.text(), headers: res.headers };
+  };
+  return {
+    dir,
+    url,
+    proc,
+    output: () => out,
+    post,
+    async call(method, params = []) {
+      const r = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }));
+      return JSON.parse(r.text);
+    },
+    stop(signal: NodeJS.Signals = 'SIGTERM') {
+      return new Promise((resolve) => {
+        if (proc.exitCode !== null || proc.signalCode !== null) return resolve(proc.exitCode);
+        proc.once('exit', (code) => resolve(code));
+        proc.kill(signal);
+      });
+    },
+  } as HubProcess;
+}
+
+/** A separate hub: `stop` takes the signal (SIGKILL for a crash). */
+export type HubProcess = Omit<NodeProcess, 'stop'> & {
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+};
