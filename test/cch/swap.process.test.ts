@@ -168,3 +168,92 @@ describe('Fiber → Lightning (send_btc)', () => {
     }
   }, 120_000);
 });
+
+describe('bad orders are refused with -32602 naming the field, and change nothing', () => {
+  const refused = async (method: string, params: Record<string, unknown>, message: RegExp) => {
+    const r = await net.hub.call(method, [params]);
+    expect(r.error?.code, JSON.stringify(r)).toBe(-32602);
+    expect(r.error?.message).toMatch(message);
+  };
+  const noOrder = async (paymentHash: string) => {
+    const r = await net.hub.call('get_cch_order', [{ payment_hash: paymentHash }]);
+    expect(r.error).toMatchObject({ code: -32000, message: `Store error: Key not found: ${paymentHash}` });
+    expect((await net.hub.call('get_invoice', [{ payment_hash: paymentHash }])).error).toBeDefined();
+  };
+  const now = () => Math.floor(Date.now() / 1000);
+
+  it('send_btc: malformed, wrong network, expired, too short, no amount, unsafe final CLTV, wrong currency', async () => {
+    await refused(
+      'send_btc',
+      { btc_pay_req: 'lnbcrt1garbage', currency: 'Fibd' },
+      /^btc_pay_req: BTC invoice parse error/,
+    );
+    await refused('send_btc', { currency: 'Fibd' }, /btc_pay_req/);
+    const cases: [Parameters<typeof net.double.outsideInvoice>[0], RegExp][] = [
+      [
+        { amountSat: 1000, network: 'bc' },
+        /^btc_pay_req: BTC invoice network mismatch: expected Regtest, got Bitcoin$/,
+      ],
+      [{ amountSat: 1000, network: 'tb' }, /expected Regtest, got BitcoinTestnet$/],
+      [
+        { amountSat: 1000, timestamp: now() - 7200, expirySeconds: 3600 },
+        /^btc_pay_req: BTC invoice expired$/,
+      ],
+      [{ amountSat: 1000, expirySeconds: 3600 }, /^btc_pay_req: Outgoing invoice expiry time is too short$/],
+      [{}, /^btc_pay_req: BTC invoice missing amount$/],
+      [
+        { amountSat: 1000, minFinalCltv: 90 },
+        /^btc_pay_req: BTC invoice final TLC expiry delta exceeds safe limit/,
+      ],
+    ];
+    for (const [o, message] of cases) {
+      const out = net.double.outsideInvoice(o);
+      await refused('send_btc', { btc_pay_req: out.request, currency: 'Fibd' }, message);
+      await noOrder(out.paymentHash);
+    }
+    const out = net.double.outsideInvoice({ amountSat: 1000 });
+    await refused(
+      'send_btc',
+      { btc_pay_req: out.request, currency: 'Fibb' },
+      /^currency: CKB invoice network mismatch: expected Fibd, got Fibb$/,
+    );
+    await refused(
+      'send_btc',
+      { btc_pay_req: out.request, currency: 'BTC' },
+      /currency.*expected one of Fibb, Fibt, Fibd/,
+    );
+    await noOrder(out.paymentHash);
+  }, 60_000);
+
+  it('receive_btc: malformed, not the wrapped BTC, not SHA-256, over the amount limit, unsafe final expiry, too short', async () => {
+    const lndInvoices = net.double.invoices.size;
+    await refused('receive_btc', { fiber_pay_req: 'fibd1nonsense' }, /^fiber_pay_req: CKB invoice error/);
+    const cases: [Record<string, unknown>, RegExp][] = [
+      [{ udt_type_script: null }, /^fiber_pay_req: Wrapped BTC type script mismatch$/],
+      [{ hash_algorithm: 'ckb_hash' }, /^fiber_pay_req: CKB invoice hash algorithm is not SHA256/],
+      [{ amount: hex(1n << 63n) }, /^fiber_pay_req: ReceiveBTC order payment amount is too large$/],
+      [
+        { final_expiry_delta: hex(16 * 3600 * 1000) },
+        /^fiber_pay_req: CKB invoice final TLC expiry delta exceeds safe limit/,
+      ],
+      [{ expiry: hex(3600) }, /^fiber_pay_req: Outgoing invoice expiry time is too short$/],
+    ];
+    for (const [extra, message] of cases) {
+      const { preimage, paymentHash } = newPreimage();
+      const invoice = await userInvoice(1000n, preimage, extra);
+      await refused('receive_btc', { fiber_pay_req: invoice }, message);
+      await noOrder(paymentHash);
+    }
+    // No hold invoice was made at LND for any of them.
+    expect(net.double.invoices.size).toBe(lndInvoices);
+  }, 60_000);
+
+  it('get_cch_order: a malformed hash is -32602; one order per payment hash', async () => {
+    await refused('get_cch_order', { payment_hash: '0x12' }, /payment_hash/);
+    const { preimage } = newPreimage();
+    const invoice = await userInvoice(1000n, preimage);
+    await rpc(net.hub, 'receive_btc', { fiber_pay_req: invoice });
+    const again = await net.hub.call('receive_btc', [{ fiber_pay_req: invoice }]);
+    expect(again.error?.message).toMatch(/^Store error: Inserting duplicated key: 0x/);
+  });
+});
