@@ -35,6 +35,10 @@ export function registerDevnetCommand(program: Command): void {
     )
     .option('--base-port <port>', 'chain RPC port; node i gets RPC port+113+10i and P2P port+114+10i', '8114')
     .option('--reset', 'delete the network directory first')
+    .option(
+      '--cch',
+      'the first node runs the cross-chain hub, with an LND double as its Lightning node (port base+1895; its outside payer and payee at base+1896)',
+    )
     .action(async (opts) => {
       const nodes = Number(opts.nodes);
       if (!Number.isInteger(nodes) || nodes < 1 || nodes > 16) fail('--nodes must be between 1 and 16');
@@ -55,6 +59,7 @@ export function registerDevnetCommand(program: Command): void {
           basePort: Number(opts.basePort),
           topology,
           reset: !!opts.reset,
+          cch: !!opts.cch,
           log: say,
         });
       } catch (e) {

@@ -12,6 +12,7 @@ import { blake160 } from '../crypto/hash.ts';
 import { identityFromSecret, publicKeyOf } from '../crypto/identity.ts';
 import { loadOrCreateNodeKey, loadWalletKey } from '../crypto/keyfile.ts';
 import { createRpcClient, RpcCallError, type RpcClient } from '../rpc/client.ts';
+import { type DevnetLightning, startDevnetLightning, withSwapChannels } from './cch.ts';
 import { type Child, spawnStrand, stopChild } from './supervisor.ts';
 import { checkTopology, defaultTopology, type Topology } from './topology.ts';
 
@@ -33,6 +34,8 @@ export interface DevnetOptions {
   basePort: number;
   topology?: Topology;
   reset: boolean;
+  /** The first node runs the cross-chain hub, with the LND double as its Lightning node. */
+  cch?: boolean;
   log: (line: string) => void;
 }
 
@@ -73,8 +76,13 @@ export async function startDevnet(opts: DevnetOptions): Promise<RunningDevnet> {
   fs.mkdirSync(dir, { recursive: true });
   const fresh = !fs.existsSync(path.join(dir, 'chain'));
   const names = nodeNames(opts.nodes);
-  const topology = opts.topology ?? defaultTopology(names);
+  let topology = opts.topology ?? defaultTopology(names);
+  if (opts.cch) {
+    if (names.length < 2) throw new Error('--cch needs at least 2 nodes');
+    topology = withSwapChannels(topology, names[0]!, names[1]!);
+  }
   checkTopology(topology, names);
+  let lightning: DevnetLightning | undefined;
 
   const children: Child[] = [];
   let onCrash: (what: string) => void = () => {};
@@ -96,6 +104,7 @@ export async function startDevnet(opts: DevnetOptions): Promise<RunningDevnet> {
     // a crash. Nodes first, the chain last: nodes may still talk to it while shutting down.
     for (const c of children) c.stopping = true;
     for (const c of [...children].reverse()) await stopChild(c);
+    await lightning?.stop();
   };
 
   try {
@@ -181,8 +190,14 @@ export async function startDevnet(opts: DevnetOptions): Promise<RunningDevnet> {
       children.splice(children.indexOf(child), 1);
       await startNode(n);
     };
-    for (const n of nodes) {
-      writeNodeConfig(n.nodeDir, { ...n, chainUrl, scripts });
+    if (opts.cch) {
+      lightning = await startDevnetLightning(dir, opts.basePort);
+      log(`lightning: LND double at ${lightning.lndUrl}; outside payer and payee at ${lightning.controlUrl}`);
+    }
+    for (const [i, n] of nodes.entries()) {
+      const cch = i === 0 ? lightning?.cchSection(testUdtScript(scripts)) : undefined;
+      writeNodeConfig(n.nodeDir, { ...n, chainUrl, scripts, cch });
+      if (cch) log(`cch: ${n.name} runs the cross-chain hub (wrapped BTC: the test UDT)`);
       const rpcUrl = await startNode(n);
       clients.set(n.name, createRpcClient(rpcUrl));
       described.push({
@@ -252,9 +267,10 @@ export function testTokenWhitelist(scripts: NodeSetup['scripts']) {
   return [entry('test-udt', scripts.test_udt), entry('test-xudt', scripts.test_xudt)];
 }
 
-function writeNodeConfig(nodeDir: string, n: NodeSetup): void {
+function writeNodeConfig(nodeDir: string, n: NodeSetup & { cch?: Record<string, unknown> }): void {
   const config = {
-    services: ['fiber', 'rpc', 'ckb'],
+    services: n.cch ? ['fiber', 'rpc', 'ckb', 'cch'] : ['fiber', 'rpc', 'ckb'],
+    ...(n.cch ? { cch: n.cch } : {}),
     fiber: {
       listening_addr: `/ip4/127.0.0.1/tcp/${n.p2pPort}`,
       chain: 'dev',
@@ -313,7 +329,15 @@ async function openChannels(
       }
       throw new Error(`list_channels on ${c.from}: ${existing.message}`);
     }
-    if ((existing.channels as unknown[]).length > 0) {
+    // One channel per pair and asset (a CKB channel does not stand for a token one).
+    const sameAsset = (
+      existing.channels as { funding_udt_type_script?: { code_hash: string } | null }[]
+    ).filter(
+      (ch) =>
+        (ch.funding_udt_type_script?.code_hash ?? null) ===
+        (c.udt ? testUdtScript(scripts, c.udt).code_hash : null),
+    );
+    if (sameAsset.length > 0) {
       log(`channel: ${c.from} → ${c.to} exists`);
       continue;
     }
@@ -337,7 +361,7 @@ async function openChannels(
     for (;;) {
       const { channels } = await client.call('list_channels', { peer_id: peer.peer_id });
       if (
-        (channels as { state: { state_name: string } }[]).some(
+        (channels as { state: { state_name: string } }[]).every(
           (ch) => ch.state.state_name === 'CHANNEL_READY',
         )
       )

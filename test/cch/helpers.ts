@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { sha256 } from '@noble/hashes/sha2.js';
 import YAML from 'yaml';
+import { LndDouble } from '../../src/devnet/lnd-double.ts';
 import {
   connect,
   type DevchainProcess,
@@ -20,7 +21,6 @@ import {
   until,
 } from '../channel/process-helpers.ts';
 import { type NodeProcess, STRAND_BIN, startNode, tempDir } from '../helpers/node-process.ts';
-import { LndDouble } from './lnd-double.ts';
 
 const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/fiber-test-nodes');
 export const hex = (v: bigint | number) => `0x${v.toString(16)}`;

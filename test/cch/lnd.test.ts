@@ -18,7 +18,7 @@ import {
   type PaymentUpdate,
 } from '../../src/cch/lnd.ts';
 import type { InvoiceStatus } from '../../src/cch/order.ts';
-import { LndDouble } from './lnd-double.ts';
+import { LndDouble } from '../../src/devnet/lnd-double.ts';
 
 let double: LndDouble;
 let lnd: LightningBackend;

@@ -1,5 +1,6 @@
 /**
- * A Lightning double at the hub's boundary: a gRPC server speaking LND's API from the very proto
+ * A Lightning double at the hub's boundary, for tests and for `strand devnet --cch` (no LND runs
+ * on a development machine): a gRPC server speaking LND's API from the very proto
  * files the `lightning` client package bundles (invoicesrpc.Invoices, routerrpc.Router and
  * lnrpc.Lightning's GetInfo / DecodePayReq), over TLS with a certificate made for it, checking the
  * macaroon of every call. Invoices are real BOLT 11 requests (regtest), signed with the double's
@@ -16,6 +17,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
@@ -23,9 +25,13 @@ import { loadSync } from '@grpc/proto-loader';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import bolt11 from 'bolt11';
-import { BTC_NETWORKS } from '../../src/cch/bolt11.ts';
+import { BTC_NETWORKS } from '../cch/bolt11.ts';
 
-const PROTOS = path.resolve(import.meta.dirname, '../../node_modules/lightning/grpc/protos');
+/** The proto files the `lightning` client package ships: both ends read the same definitions. */
+const PROTOS = path.join(
+  path.dirname(createRequire(import.meta.url).resolve('lightning/package.json')),
+  'grpc/protos',
+);
 /** The `lightning` package's loader options, so both ends read the protos alike. */
 const LOADER = { defaults: true, enums: String, keepCase: true, longs: String, oneofs: true };
 
@@ -263,11 +269,18 @@ export class LndDouble {
       ['lightning.proto', 'invoices.proto', 'router.proto'].map((f) => path.join(PROTOS, f)),
       { ...LOADER, includeDirs: [PROTOS] },
     );
-    const pkg = grpc.loadPackageDefinition(def) as any;
-    type Unary = (call: grpc.ServerUnaryCall<any, any>, cb: grpc.sendUnaryData<any>) => void;
-    type Stream = (call: grpc.ServerWritableStream<any, any>) => void;
+    type Service = { service: grpc.ServiceDefinition };
+    const pkg = grpc.loadPackageDefinition(def) as unknown as {
+      lnrpc: { Lightning: Service };
+      invoicesrpc: { Invoices: Service };
+      routerrpc: { Router: Service };
+    };
+    // Messages as the proto loader gives them (keepCase, longs as strings, bytes as Buffers).
+    type Msg = Record<string, never>;
+    type Unary = (call: grpc.ServerUnaryCall<Msg, object>, cb: grpc.sendUnaryData<object>) => void;
+    type Stream = (call: grpc.ServerWritableStream<Msg, object>) => void;
     const unary =
-      (fn: (req: any) => object): Unary =>
+      (fn: (req: Msg) => object): Unary =>
       (call, cb) => {
         const refused = this.refuse(call);
         if (refused) return cb(refused);
