@@ -329,13 +329,14 @@ async function openChannels(
       }
       throw new Error(`list_channels on ${c.from}: ${existing.message}`);
     }
-    // One channel per pair and asset (a CKB channel does not stand for a token one).
-    const sameAsset = (
-      existing.channels as { funding_udt_type_script?: { code_hash: string } | null }[]
-    ).filter(
+    // One channel per direction and asset: a CKB channel does not stand for a token one, nor one
+    // the peer opened for one this node opens.
+    type Listed = { is_acceptor: boolean; funding_udt_type_script?: { code_hash: string } | null };
+    const sameAsset = (existing.channels as Listed[]).filter(
       (ch) =>
+        !ch.is_acceptor &&
         (ch.funding_udt_type_script?.code_hash ?? null) ===
-        (c.udt ? testUdtScript(scripts, c.udt).code_hash : null),
+          (c.udt ? testUdtScript(scripts, c.udt).code_hash : null),
     );
     if (sameAsset.length > 0) {
       log(`channel: ${c.from} → ${c.to} exists`);
