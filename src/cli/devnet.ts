@@ -37,8 +37,9 @@ export function registerDevnetCommand(program: Command): void {
     .option('--reset', 'delete the network directory first')
     .option(
       '--cch',
-      'the first node runs the cross-chain hub, with an LND double as its Lightning node (port base+1895; its outside payer and payee at base+1896)',
+      'the first node runs the cross-chain hub, with an LND double as its Lightning node (its outside payer and payee one port up)',
     )
+    .option('--lnd-port <port>', 'with --cch: the LND double’s gRPC port', '10009')
     .action(async (opts) => {
       const nodes = Number(opts.nodes);
       if (!Number.isInteger(nodes) || nodes < 1 || nodes > 16) fail('--nodes must be between 1 and 16');
@@ -60,6 +61,7 @@ export function registerDevnetCommand(program: Command): void {
           topology,
           reset: !!opts.reset,
           cch: !!opts.cch,
+          lndPort: Number(opts.lndPort),
           log: say,
         });
       } catch (e) {

@@ -1,7 +1,7 @@
 /**
  * `strand devnet --cch`: the cross-chain hub on a devnet. The first node runs the hub
  * (`services: [..., cch]`); its Lightning node is the LND double, served where LND listens by
- * default (127.0.0.1:10009 with the default base port), with its certificate and macaroon in
+ * default (127.0.0.1:10009 unless `--lnd-port` says otherwise), with its certificate and macaroon in
  * `<dir>/lnd/`; its control endpoint (one port up) lets a person play the outside Lightning
  * payer and payee. The first two nodes get a test-UDT channel each way: the wrapped BTC.
  */
@@ -19,19 +19,19 @@ export interface DevnetLightning {
   stop(): Promise<void>;
 }
 
-/** LND's default port is the chain's default (8114) + 1895. */
-export async function startDevnetLightning(dir: string, basePort: number): Promise<DevnetLightning> {
-  const double = await LndDouble.start(basePort + 1895, ensureDir(path.join(dir, 'lnd')));
+/** The double listens on `lndPort` (LND's default: 10009), its control endpoint on the next port. */
+export async function startDevnetLightning(dir: string, lndPort: number): Promise<DevnetLightning> {
+  const double = await LndDouble.start(lndPort, ensureDir(path.join(dir, 'lnd')));
   let control: http.Server;
   try {
-    control = await startLndDoubleControl(double, basePort + 1896);
+    control = await startLndDoubleControl(double, lndPort + 1);
   } catch (e) {
     await double.stop();
     throw e;
   }
   return {
     lndUrl: double.url,
-    controlUrl: `http://127.0.0.1:${basePort + 1896}`,
+    controlUrl: `http://127.0.0.1:${lndPort + 1}`,
     cchSection: (wrappedBtc) => ({
       lnd_rpc_url: double.url,
       lnd_cert_path: double.certPath,

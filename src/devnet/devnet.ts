@@ -36,6 +36,8 @@ export interface DevnetOptions {
   reset: boolean;
   /** The first node runs the cross-chain hub, with the LND double as its Lightning node. */
   cch?: boolean;
+  /** The LND double's port with `cch` (its control endpoint: the next one); default 10009. */
+  lndPort?: number;
   log: (line: string) => void;
 }
 
@@ -191,7 +193,7 @@ export async function startDevnet(opts: DevnetOptions): Promise<RunningDevnet> {
       await startNode(n);
     };
     if (opts.cch) {
-      lightning = await startDevnetLightning(dir, opts.basePort);
+      lightning = await startDevnetLightning(dir, opts.lndPort ?? 10009);
       log(`lightning: LND double at ${lightning.lndUrl}; outside payer and payee at ${lightning.controlUrl}`);
     }
     for (const [i, n] of nodes.entries()) {
