@@ -18,6 +18,12 @@ export interface FiberAgent {
    * (re)starts: changes made while it was down are not replayed, so the hub re-reads its orders then.
    */
   subscribe(listener: (c: StoreChange) => void, onConnected: () => void): () => void;
+  /**
+   * The preimage a successful payment learned, when the agent can read it (in-process only: no
+   * RPC answers it). A hub that missed the payment's `PutPreimage` (it started after the node
+   * resumed and finished the payment) reads it here.
+   */
+  paymentPreimage?(paymentHash: string): string | undefined;
 }
 
 /** The reason text of a failed call, as the node answered it. */
@@ -91,6 +97,7 @@ export function rpcFiberAgent(
 export function inProcessFiberAgent(
   methods: MethodSpec[],
   changes: { subscribe(listener: (c: StoreChange) => void): () => void },
+  paymentPreimage?: (paymentHash: string) => string | undefined,
 ): FiberAgent {
   const byName = new Map(methods.map((m) => [m.name, m]));
   return {
@@ -106,5 +113,6 @@ export function inProcessFiberAgent(
       queueMicrotask(onConnected);
       return unsubscribe;
     },
+    paymentPreimage,
   };
 }

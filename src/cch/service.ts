@@ -572,18 +572,26 @@ export class CchService {
   private async pollFiberInvoice(order: CchOrder): Promise<void> {
     try {
       const r = await this.o.fiber.call('get_invoice', { payment_hash: order.paymentHash });
-      if (r.status !== 'Open') await this.apply(order.paymentHash, { kind: 'incoming', status: r.status });
+      // Received once the order moved on is old news, not a step back.
+      const stale = r.status === 'Received' && order.status !== 'Pending';
+      if (r.status !== 'Open' && !stale)
+        await this.apply(order.paymentHash, { kind: 'incoming', status: r.status });
     } catch (e) {
       this.o.log.warn({ payment_hash: order.paymentHash, err: errorText(e) }, 'get_invoice failed');
     }
   }
 
-  /** A Fiber payment that failed while unobserved; a success needs its preimage from the feed. */
+  /**
+   * A Fiber payment that ended while unobserved. A success needs its preimage: from the feed, or
+   * read from the node's store when the hub runs inside it.
+   */
   private async pollFiberPayment(order: CchOrder): Promise<void> {
     if (order.status !== 'OutgoingInFlight' && order.status !== 'IncomingAccepted') return;
     try {
       const r = await this.o.fiber.call('get_payment', { payment_hash: order.paymentHash });
-      if (r.status === 'Failed' || r.status === 'Inflight')
+      const preimage = r.status === 'Success' ? this.o.fiber.paymentPreimage?.(order.paymentHash) : undefined;
+      if (preimage) await this.apply(order.paymentHash, { kind: 'outgoing', status: 'Success', preimage });
+      else if (r.status === 'Failed' || r.status === 'Inflight')
         await this.apply(order.paymentHash, {
           kind: 'outgoing',
           status: r.status,

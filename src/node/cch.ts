@@ -8,6 +8,7 @@ import { type FiberAgent, inProcessFiberAgent, rpcFiberAgent } from '../cch/fibe
 import { connectLnd } from '../cch/lnd.ts';
 import { CchService } from '../cch/service.ts';
 import { CchOrderStore } from '../cch/store.ts';
+import { PaymentStore } from '../payment/store.ts';
 import type { MethodSpec } from '../rpc/method.ts';
 import type { StoreChangeBus } from '../store/changes.ts';
 import type { Db } from '../store/db.ts';
@@ -27,8 +28,14 @@ export function startCch(parts: CchParts): CchService {
   const cfg = resolveCchConfig(parts.config.cch, parts.config.baseDir);
   const log = parts.log.child({ service: 'cch' });
   let fiber: FiberAgent;
-  if (parts.localMethods) fiber = inProcessFiberAgent(parts.localMethods, parts.changes);
-  else if (cfg.fiberRpcUrl)
+  if (parts.localMethods) {
+    const payments = new PaymentStore(parts.db);
+    fiber = inProcessFiberAgent(
+      parts.localMethods,
+      parts.changes,
+      (hash) => payments.get(hash)?.preimage ?? undefined,
+    );
+  } else if (cfg.fiberRpcUrl)
     fiber = rpcFiberAgent(cfg.fiberRpcUrl, {
       token: cfg.fiberRpcToken,
       onLog: (msg, err) => log.warn({ err }, msg),

@@ -132,7 +132,7 @@ export async function startSwapNetwork(opts: {
   const { aInfo: hubInfo, bInfo: userInfo } = await connect(hub, user);
   await openTokenChannel(user, hub, hubInfo.pubkey, udt, 1_000_000n);
   await openTokenChannel(hub, user, userInfo.pubkey, udt, 1_000_000n);
-  return {
+  const net: SwapNetwork = {
     chain,
     double,
     hub,
@@ -140,12 +140,13 @@ export async function startSwapNetwork(opts: {
     udt,
     whitelist,
     async stop() {
-      await hub.stop();
-      await user.stop();
+      // `net.hub`: a test may have restarted the hub's node.
+      await Promise.all([net.hub.stop(), net.user.stop()]);
       await double.stop();
       await chain.stop();
     },
   };
+  return net;
 }
 
 export function newPreimage(): { preimage: string; paymentHash: string } {

@@ -13,10 +13,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodePayReq } from '../../src/cch/bolt11.ts';
 import { rpc, until } from '../channel/process-helpers.ts';
 import {
+  cchSection,
   hex,
   newPreimage,
   orderStatus,
   type SwapNetwork,
+  startFiberNode,
   startSwapNetwork,
   tokenBalance,
 } from './helpers.ts';
@@ -256,4 +258,39 @@ describe('bad orders are refused with -32602 naming the field, and change nothin
     const again = await net.hub.call('receive_btc', [{ fiber_pay_req: invoice }]);
     expect(again.error?.message).toMatch(/^Store error: Inserting duplicated key: 0x/);
   });
+});
+
+describe('a hub inside its node, the node killed mid-swap', () => {
+  it('resumes an in-flight Lightning payment after the node restarts, and settles the held Fiber TLC', async () => {
+    net.double.payeeBehaviour = 'hold';
+    const out = net.double.outsideInvoice({ amountSat: 6_000 });
+    const order = await rpc(net.hub, 'send_btc', { btc_pay_req: out.request, currency: 'Fibd' });
+    const userBefore = await tokenBalance(net.user);
+    await until(
+      'a route to the hub',
+      () => net.user.call('send_payment', [{ invoice: order.incoming_invoice.Fiber }]),
+      (r) => !r.error,
+    );
+    await orderStatus(net.hub, out.paymentHash, 'OutgoingInFlight');
+    net.hub.proc.kill('SIGKILL');
+    await new Promise((r) => net.hub.proc.once('exit', r));
+    net.double.payeeBehaviour = 'succeed';
+    net.double.releasePayment(out.paymentHash, 'succeed');
+
+    net.hub = await startFiberNode(1, net.chain.url, net.whitelist, {
+      dir: net.hub.dir,
+      services: ['fiber', 'rpc', 'ckb', 'cch'],
+      cch: cchSection(net.double, net.udt, { base_fee_sats: 3, fee_rate_per_million_sats: 1000 }),
+    });
+    const userInfo = await rpc(net.user, 'node_info', undefined);
+    await net.hub.call('connect_peer', [{ address: userInfo.addresses[0] }]);
+    expect((await orderStatus(net.hub, out.paymentHash, ['Success', 'Failed'])).status).toBe('Success');
+    const paid = await until(
+      'the user’s payment to end',
+      () => rpc(net.user, 'get_payment', { payment_hash: out.paymentHash }),
+      (p) => p.status === 'Success' || p.status === 'Failed',
+    );
+    expect(paid.status).toBe('Success');
+    expect(await tokenBalance(net.user)).toBe(userBefore - BigInt(order.amount_sats));
+  }, 180_000);
 });
