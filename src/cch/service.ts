@@ -6,13 +6,8 @@
  * its status are run again on start, so an order resumes where a stop left it.
  */
 
-import { DomainError, InvalidParams } from '../codec/errors.ts';
-import { bytesToHex } from '../codec/hex.ts';
-import { decodeInvoice } from '../invoice/codec.ts';
-import { scriptFromMolecule } from '../invoice/script.ts';
-import { expiresAtMs, findAttr, hashAlgorithmOf } from '../invoice/types.ts';
+import { DomainError } from '../codec/errors.ts';
 import type { StoreChange } from '../store/changes.ts';
-import { decodePayReq, LN_NETWORK_OF_CURRENCY, PayReqError } from './bolt11.ts';
 import type { CchConfig } from './config.ts';
 import { errorText, type FiberAgent } from './fiber-agent.ts';
 import {
@@ -33,9 +28,16 @@ import {
   isExpiredAt,
   isFinal,
 } from './order.ts';
+import {
+  BTC_BLOCK_SECONDS,
+  type Currency,
+  checkReceiveBtc,
+  checkSendBtc,
+  maxOutgoingSeconds,
+} from './rules.ts';
 import { type CchOrderStore, CchStoreError } from './store.ts';
 
-export type Currency = 'Fibb' | 'Fibt' | 'Fibd';
+export type { Currency } from './rules.ts';
 
 export interface CchLogger {
   info(obj: object, msg: string): void;
@@ -62,10 +64,7 @@ export interface CchServiceOptions {
 const RETRY_MAX_MS = 600_000;
 /** fnn's SendPaymentV2 `timeout_seconds`. */
 const BTC_PAYMENT_TIMEOUT_SECONDS = 60;
-const BTC_BLOCK_SECONDS = 600;
 const MAX_PAYMENT_TLC_EXPIRY_LIMIT = 1_209_600_000;
-const U128_MAX = (1n << 128n) - 1n;
-const I64_MAX = (1n << 63n) - 1n;
 
 const hasLightningIncoming = (o: CchOrder) => 'Lightning' in o.incomingInvoice;
 
@@ -81,6 +80,8 @@ export class CchService {
   private readonly invoiceTrackers = new Map<string, () => void>();
   private readonly paymentTrackers = new Map<string, () => void>();
   private readonly timers = new Set<NodeJS.Timeout>();
+  /** Consecutive failures of an order's LND streams, for the retries' backoff. */
+  private readonly streamFailures = new Map<string, number>();
   private unsubscribe?: () => void;
   private expiryTimer?: NodeJS.Timeout;
   private stopped = false;
@@ -130,32 +131,10 @@ export class CchService {
   // ------------------------------------------------------------------ send_btc: Fiber → Lightning
 
   async sendBtc(btcPayReq: string, currency: Currency): Promise<CchOrder> {
-    const { config } = this.o;
-    if (currency !== this.o.currency)
-      throw new InvalidParams(
-        `currency: CKB invoice network mismatch: expected ${this.o.currency}, got ${currency}`,
-      );
-    const bad = (msg: string) => new InvalidParams(`btc_pay_req: ${msg}`);
-    let inv: ReturnType<typeof decodePayReq>;
-    try {
-      inv = decodePayReq(btcPayReq);
-    } catch (e) {
-      throw bad(e instanceof PayReqError ? e.message : 'BTC invoice parse error');
-    }
-    const expected = LN_NETWORK_OF_CURRENCY[this.o.currency].name;
-    if (inv.network !== expected)
-      throw bad(`BTC invoice network mismatch: expected ${expected}, got ${inv.network}`);
-    if (inv.minFinalCltvExpiryDelta * BTC_BLOCK_SECONDS >= config.ckbFinalTlcExpiryDeltaSeconds / 2)
-      throw bad('BTC invoice final TLC expiry delta exceeds safe limit for cross-chain swap');
     const nowS = this.nowSeconds();
-    if (inv.expiresAt <= nowS) throw bad('BTC invoice expired');
-    const expirySeconds = inv.expiresAt - nowS;
-    if (expirySeconds < config.minOutgoingInvoiceExpiryDeltaSeconds)
-      throw bad('Outgoing invoice expiry time is too short');
-    if (inv.amountMsat === undefined || inv.amountMsat === 0n) throw bad('BTC invoice missing amount');
-    const feeSats = (inv.amountMsat * config.feeRatePerMillionSats) / 1_000_000_000n + config.baseFeeSats;
-    const amountSats = (inv.amountMsat + 999n) / 1000n + feeSats;
-    if (amountSats > U128_MAX) throw bad('SendBTC order payment amount is too large');
+    const { config } = this.o;
+    const inv = checkSendBtc(btcPayReq, currency, this.o.currency, config, nowS);
+    const { amountSats, feeSats, expirySeconds } = inv;
     this.refuseDuplicate(inv.paymentHash);
 
     let created: { invoice_address: string };
@@ -190,45 +169,15 @@ export class CchService {
   // --------------------------------------------------------------- receive_btc: Lightning → Fiber
 
   async receiveBtc(fiberPayReq: string): Promise<CchOrder> {
-    const { config } = this.o;
-    const bad = (msg: string) => new InvalidParams(`fiber_pay_req: ${msg}`);
-    let inv: ReturnType<typeof decodeInvoice>;
-    try {
-      inv = decodeInvoice(fiberPayReq);
-    } catch (e) {
-      throw bad(`CKB invoice error: ${(e as Error).message}`);
-    }
-    if (inv.currency !== this.o.currency)
-      throw bad(`CKB invoice network mismatch: expected ${this.o.currency}, got ${inv.currency}`);
-    const paymentHash = bytesToHex(inv.data.paymentHash);
-    if (inv.amount === undefined || inv.amount === 0n) throw bad('CKB invoice missing amount');
-    const amountSats = inv.amount;
-    const feeSats = (amountSats * config.feeRatePerMillionSats) / 1_000_000n + config.baseFeeSats;
-    const totalMsat = (amountSats + feeSats) * 1000n;
-    if (totalMsat > I64_MAX) throw bad('ReceiveBTC order payment amount is too large');
-    const finalMs = findAttr(inv, 'FinalHtlcMinimumExpiryDelta')?.value ?? 0n;
-    if (finalMs >= (BigInt(config.btcFinalTlcExpiryDeltaBlocks) * BigInt(BTC_BLOCK_SECONDS) * 1000n) / 2n)
-      throw bad('CKB invoice final TLC expiry delta exceeds safe limit for cross-chain swap');
     const nowS = this.nowSeconds();
-    const expiresMs = expiresAtMs(inv);
-    const expirySeconds =
-      expiresMs === undefined
-        ? config.minOutgoingInvoiceExpiryDeltaSeconds * 2
-        : Number(expiresMs / 1000n) - nowS;
-    if (expirySeconds < config.minOutgoingInvoiceExpiryDeltaSeconds)
-      throw bad('Outgoing invoice expiry time is too short');
-    const udt = findAttr(inv, 'UdtScript');
-    const script = udt ? scriptFromMolecule(udt.script) : undefined;
+    const { config } = this.o;
     const want = config.wrappedBtcTypeScript;
-    if (
-      !script ||
-      script.code_hash !== want.code_hash.toLowerCase() ||
-      script.hash_type !== want.hash_type ||
-      script.args !== want.args.toLowerCase()
-    )
-      throw bad('Wrapped BTC type script mismatch');
-    if (hashAlgorithmOf(inv) !== 'sha256')
-      throw bad('CKB invoice hash algorithm is not SHA256, which is required for LND compatibility');
+    const { paymentHash, amountSats, feeSats, expirySeconds, totalMsat } = checkReceiveBtc(
+      fiberPayReq,
+      this.o.currency,
+      config,
+      nowS,
+    );
     this.refuseDuplicate(paymentHash);
 
     let payReq: string;
@@ -318,6 +267,7 @@ export class CchService {
   }
 
   private untrack(hash: string): void {
+    this.streamFailures.delete(hash);
     this.invoiceTrackers.get(hash)?.();
     this.invoiceTrackers.delete(hash);
     this.paymentTrackers.get(hash)?.();
@@ -363,8 +313,13 @@ export class CchService {
       case 'TrackOutgoingPayment':
         if (isFinal(order)) return;
         if (hasLightningIncoming(order)) await this.pollFiberPayment(order);
-        else if (order.status === 'OutgoingInFlight' && !this.paymentTrackers.has(hash))
-          this.followLightningPayment(hash, (u, onErr) => this.o.lightning.trackPayment(hash, u, onErr));
+        else if (!this.paymentTrackers.has(hash)) {
+          // Also the retry of a Lightning payment whose stream broke: sent again if LND never took
+          // it (AlreadyExists turns into tracking), tracked if it is in flight.
+          if (order.status === 'IncomingAccepted') await this.sendOutgoing(order);
+          else if (order.status === 'OutgoingInFlight')
+            this.followLightningPayment(hash, (u, onErr) => this.o.lightning.trackPayment(hash, u, onErr));
+        }
         return;
       case 'SettleIncomingInvoice':
         if (order.status !== 'OutgoingSuccess' || !order.paymentPreimage) return;
@@ -374,31 +329,8 @@ export class CchService {
     }
   }
 
-  /**
-   * fnn's route expiry check: the outgoing route may take at most half of what is left of the
-   * incoming TLC's time (counted from the order's creation), and no less than the outgoing
-   * invoice's own final expiry delta. Seconds, or a failure reason.
-   */
   private maxOutgoingSeconds(order: CchOrder): number | string {
-    const elapsed = Math.max(0, this.nowSeconds() - order.createdAt);
-    let incoming: number;
-    let outgoingMin: number;
-    if ('Fiber' in order.incomingInvoice) {
-      const inv = decodeInvoice(order.incomingInvoice.Fiber, { trusted: true });
-      const ms = findAttr(inv, 'FinalHtlcMinimumExpiryDelta')?.value;
-      incoming = ms === undefined ? this.o.config.ckbFinalTlcExpiryDeltaSeconds : Number(ms / 1000n);
-      outgoingMin = decodePayReq(order.outgoingPayReq).minFinalCltvExpiryDelta * BTC_BLOCK_SECONDS;
-    } else {
-      incoming = decodePayReq(order.incomingInvoice.Lightning).minFinalCltvExpiryDelta * BTC_BLOCK_SECONDS;
-      const out = decodeInvoice(order.outgoingPayReq, { trusted: true });
-      outgoingMin = Number((findAttr(out, 'FinalHtlcMinimumExpiryDelta')?.value ?? 0n) / 1000n);
-    }
-    const max = incoming > elapsed ? Math.floor((incoming - elapsed) / 2) : 0;
-    if (max <= 0)
-      return 'Insufficient HTLC expiry delta: incoming payment has expired or has no remaining time for outgoing payment';
-    if (max < outgoingMin)
-      return `Insufficient HTLC expiry delta: max outgoing route expiry (${max} seconds) is less than the outgoing invoice's minimum final expiry (${outgoingMin} seconds). Not enough time remaining on the incoming payment to safely handle outgoing payment settlement.`;
-    return max;
+    return maxOutgoingSeconds(order, this.o.config, this.nowSeconds());
   }
 
   private async sendOutgoing(order: CchOrder): Promise<void> {
@@ -453,7 +385,10 @@ export class CchService {
   ): void {
     this.paymentTrackers.get(hash)?.();
     const stop = start(
-      (u) => this.dispatch(hash, { kind: 'outgoing', ...u }),
+      (u) => {
+        this.streamFailures.delete(hash);
+        this.dispatch(hash, { kind: 'outgoing', ...u });
+      },
       (e) => {
         this.paymentTrackers.delete(hash);
         // LND already has a payment for this hash: follow it instead (fnn: AlreadyExists → in flight).
@@ -466,20 +401,29 @@ export class CchService {
             status: 'Failed',
             failureReason: `SendLightningOutgoingPaymentExecutor failure: ${e.message}`,
           });
-        else this.retryLater(hash, 'SendOutgoingPayment', 0, e.message);
+        else this.retryLater(hash, 'TrackOutgoingPayment', this.failedAgain(hash), e.message);
       },
     );
     this.paymentTrackers.set(hash, stop);
+  }
+
+  private failedAgain(hash: string): number {
+    const n = this.streamFailures.get(hash) ?? 0;
+    this.streamFailures.set(hash, n + 1);
+    return n;
   }
 
   private trackLightningInvoice(hash: string): void {
     if (this.invoiceTrackers.has(hash)) return;
     const stop = this.o.lightning.trackInvoice(
       hash,
-      (status) => this.dispatch(hash, { kind: 'incoming', status }),
+      (status) => {
+        this.streamFailures.delete(hash);
+        this.dispatch(hash, { kind: 'incoming', status });
+      },
       (e) => {
         this.invoiceTrackers.delete(hash);
-        this.retryLater(hash, 'TrackIncomingInvoice', 0, e.message);
+        this.retryLater(hash, 'TrackIncomingInvoice', this.failedAgain(hash), e.message);
       },
     );
     this.invoiceTrackers.set(hash, stop);

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { resolveCchConfig } from '../../src/cch/config.ts';
 import type { FiberAgent } from '../../src/cch/fiber-agent.ts';
-import { connectLnd, type LightningBackend } from '../../src/cch/lnd.ts';
+import { connectLnd } from '../../src/cch/lnd.ts';
 import { CchService } from '../../src/cch/service.ts';
 import { CchOrderStore, cchSchema } from '../../src/cch/store.ts';
 import { hexToBytes } from '../../src/codec/hex.ts';
@@ -23,15 +23,19 @@ import { openDatabase } from '../../src/store/db.ts';
 import { tempDir } from '../helpers/node-process.ts';
 
 const UDT = { code_hash: `0x${'22'.repeat(32)}`, hash_type: 'type' as const, args: '0x01' };
-const silent = { info() {}, warn() {}, error() {} };
+const silent = process.env.DEBUG_CCH
+  ? {
+      info: (_o: object, m: string) => console.log(Date.now() % 100000, m),
+      warn: (_o: object, m: string) => console.log(Date.now() % 100000, m),
+      error: (_o: object, m: string) => console.log(Date.now() % 100000, m),
+    }
+  : { info() {}, warn() {}, error() {} };
 
 let double: LndDouble;
-let lightning: LightningBackend;
 let service: CchService | undefined;
 
 beforeAll(async () => {
   double = await LndDouble.start();
-  lightning = connectLnd({ url: double.url, certPath: double.certPath, macaroonPath: double.macaroonPath });
 });
 afterEach(async () => {
   await service?.stop();
@@ -89,6 +93,12 @@ function startService(node: ReturnType<typeof recordingNode>, clock: { ms: numbe
     dir,
   );
   const store = new CchOrderStore(openDatabase(path.join(dir, 'cch.db'), [cchSchema]));
+  // Its own client: a service closes its client when it stops.
+  const lightning = connectLnd({
+    url: double.url,
+    certPath: double.certPath,
+    macaroonPath: double.macaroonPath,
+  });
   service = new CchService({
     config,
     store,
@@ -98,6 +108,7 @@ function startService(node: ReturnType<typeof recordingNode>, clock: { ms: numbe
     log: silent,
     now: () => clock.ms,
     expiryCheckMs: 50,
+    retryBaseMs: 100,
   });
   service.start();
   return { service, store };
@@ -173,5 +184,36 @@ describe('order expiry', () => {
     );
     expect(order.failureReason).toBe('Order expired');
     expect(node.calls.some((c) => c.method === 'cancel_invoice')).toBe(true);
+  });
+});
+
+describe('a Lightning node that does not answer', () => {
+  it('retries the payment with backoff until LND answers, then completes the swap', async () => {
+    const clock = { ms: Date.now() };
+    const node = recordingNode();
+    const { service: hub, store } = startService(node, clock);
+    const out = double.outsideInvoice({ amountSat: 1000 });
+    await hub.sendBtc(out.request, 'Fibd');
+    double.unavailable = true;
+    try {
+      node.push({ PutCkbInvoiceStatus: { payment_hash: out.paymentHash, invoice_status: 'Received' } });
+      await until(
+        () => store.get(out.paymentHash)!,
+        (o) => o.status === 'IncomingAccepted',
+      );
+      await new Promise((r) => setTimeout(r, 300));
+      // Refused while down: nothing sent, the order waits (UNAVAILABLE is not a permanent failure).
+      expect(double.payments.has(out.paymentHash.slice(2))).toBe(false);
+      expect(store.get(out.paymentHash)?.status).toBe('IncomingAccepted');
+    } finally {
+      double.unavailable = false;
+      if (process.env.DEBUG_CCH) console.log(Date.now() % 100000, 'lnd back');
+    }
+    const order = await until(
+      () => store.get(out.paymentHash)!,
+      (o) => o.status === 'OutgoingSuccess' || o.status === 'Failed',
+    );
+    expect(order.status).toBe('OutgoingSuccess');
+    expect(order.paymentPreimage).toBe(out.preimage);
   });
 });
