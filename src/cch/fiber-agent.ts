@@ -48,6 +48,7 @@ export function rpcFiberAgent(
       let stopped = false;
       let socket: WebSocket | undefined;
       let timer: NodeJS.Timeout | undefined;
+      let failures = 0;
       const connect = () => {
         if (stopped) return;
         const ws = new WebSocket(wsUrl, {
@@ -71,6 +72,7 @@ export function rpcFiberAgent(
             return;
           }
           if (msg.id === 1) {
+            if (!msg.error) failures = 0;
             if (msg.error) {
               opts.onLog?.('subscribe_store_changes refused', msg.error.message);
               ws.close();
@@ -80,7 +82,8 @@ export function rpcFiberAgent(
         ws.on('error', (e) => opts.onLog?.('store changes socket failed', e.message));
         ws.on('close', () => {
           if (stopped) return;
-          timer = setTimeout(connect, opts.reconnectMs ?? 1000);
+          // Backs off to 30 s while the node is away or refuses (no `pubsub` module, no permission).
+          timer = setTimeout(connect, Math.min((opts.reconnectMs ?? 1000) * 2 ** failures++, 30_000));
         });
       };
       connect();

@@ -126,8 +126,19 @@ function paymentUpdate(p: {
 }
 
 export function connectLnd(conn: LndConnection): LightningBackend {
-  const cert = conn.certPath ? fs.readFileSync(conn.certPath).toString('base64') : undefined;
-  const macaroon = conn.macaroonPath ? fs.readFileSync(conn.macaroonPath).toString('hex') : undefined;
+  const read = (file: string, field: string) => {
+    try {
+      return fs.readFileSync(file);
+    } catch (e) {
+      throw new Error(
+        `cch.${field}: cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+      );
+    }
+  };
+  const cert = conn.certPath ? read(conn.certPath, 'lnd_cert_path').toString('base64') : undefined;
+  const macaroon = conn.macaroonPath
+    ? read(conn.macaroonPath, 'lnd_macaroon_path').toString('hex')
+    : undefined;
   const socket = conn.url.replace(/^https?:\/\//, '').replace(/\/+$/, '');
   const { lnd } = authenticatedLndGrpc({ cert, macaroon, socket });
   type Callback = (err: { code?: number; details?: string } | null, res: unknown) => void;

@@ -66,6 +66,19 @@ describe('cch configuration', () => {
     expect(r.stderr).toMatch(/needs a `cch:` section/);
   });
 
+  it('a hub whose LND certificate cannot be read does not start, naming the field and the file', async () => {
+    const dir = tempDir('strand-cch-config-');
+    const cch = {
+      wrapped_btc_type_script: SCRIPT,
+      lnd_cert_path: 'missing.cert',
+      fiber_rpc_url: 'http://127.0.0.1:1',
+    };
+    fs.writeFileSync(path.join(dir, 'config.yml'), YAML.stringify({ services: ['rpc', 'cch'], cch }));
+    const r = await runStrand(['cch', '-d', dir]);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain(`cch.lnd_cert_path: cannot read ${dir}/cch/missing.cert: ENOENT`);
+  });
+
   it('a node without the cch service answers send_btc as an unknown method', async () => {
     const node = await startNode({ config: { services: ['rpc'], rpc: { listening_addr: '127.0.0.1:0' } } });
     try {
