@@ -48,6 +48,12 @@ export interface CchOrder {
    * leaves a failed order's incoming invoice to expire; the hub here cancels it at once.
    */
   incomingCancelled?: boolean;
+  /**
+   * Strand: the order failed (expired) while its outgoing payment may still be in flight: the
+   * incoming side is not cancelled (a late success would have been paid for nothing) but left to
+   * its own timeout, as fnn does for every failed order.
+   */
+  keepIncoming?: boolean;
 }
 
 /** The incoming invoice's status, in Fiber's terms (LND's states map onto them). */
@@ -140,7 +146,7 @@ export function actionsOnEntering(order: CchOrder): CchAction[] {
     case 'Success':
       return [];
     case 'Failed':
-      return order.incomingCancelled ? [] : ['CancelIncomingInvoice'];
+      return order.incomingCancelled || order.keepIncoming ? [] : ['CancelIncomingInvoice'];
   }
 }
 

@@ -560,7 +560,14 @@ export class CchService {
   private async expire(hash: string, reason: string): Promise<void> {
     const order = this.o.store.get(hash);
     if (!order || isFinal(order)) return;
-    const failed: CchOrder = { ...order, status: 'Failed', failureReason: reason };
+    // Past Pending, an outgoing payment may be in flight: cancelling the incoming side could
+    // refund a payment the hub ends up paying out.
+    const failed: CchOrder = {
+      ...order,
+      status: 'Failed',
+      failureReason: reason,
+      ...(order.status === 'Pending' ? {} : { keepIncoming: true }),
+    };
     this.o.store.update(failed);
     this.untrack(hash);
     this.o.log.info({ payment_hash: hash }, 'cch order expired');

@@ -62,6 +62,8 @@ export class CchOrderStore {
     const rows = this.db
       .prepare("SELECT body FROM cch_orders WHERE status NOT IN ('Success') ORDER BY created_at")
       .all() as { body: string }[];
-    return rows.map((r) => fromRow(r.body)).filter((o) => o.status !== 'Failed' || !o.incomingCancelled);
+    return rows
+      .map((r) => fromRow(r.body))
+      .filter((o) => o.status !== 'Failed' || !(o.incomingCancelled || o.keepIncoming));
   }
 }

@@ -95,6 +95,7 @@ describe('cch order machine', () => {
     expect(actionsOnEntering(order('Success'))).toEqual([]);
     expect(actionsOnEntering(order('Failed'))).toEqual(['CancelIncomingInvoice']);
     expect(actionsOnEntering(order('Failed', { incomingCancelled: true }))).toEqual([]);
+    expect(actionsOnEntering(order('Failed', { keepIncoming: true }))).toEqual([]);
     expect(actionsOnStarting(order('OutgoingInFlight'))).toEqual([
       'TrackOutgoingPayment',
       'TrackIncomingInvoice',

@@ -187,6 +187,35 @@ describe('order expiry', () => {
   });
 });
 
+describe('order expiry with the Lightning payment in flight', () => {
+  it('fails the order but does not cancel the held Fiber payment: the outgoing one may still succeed', async () => {
+    const clock = { ms: Date.now() };
+    const node = recordingNode();
+    const { service: hub, store } = startService(node, clock);
+    double.payeeBehaviour = 'hold';
+    try {
+      const out = double.outsideInvoice({ amountSat: 1000 });
+      await hub.sendBtc(out.request, 'Fibd');
+      node.push({ PutCkbInvoiceStatus: { payment_hash: out.paymentHash, invoice_status: 'Received' } });
+      await until(
+        () => store.get(out.paymentHash)!,
+        (o) => o.status === 'OutgoingInFlight',
+      );
+      clock.ms += (36 * 3600 + 2) * 1000;
+      const order = await until(
+        () => store.get(out.paymentHash)!,
+        (o) => o.status === 'Failed',
+      );
+      expect(order).toMatchObject({ failureReason: 'Order expired', keepIncoming: true });
+      await new Promise((r) => setTimeout(r, 200));
+      expect(node.calls.some((c) => c.method === 'cancel_invoice')).toBe(false);
+      double.releasePayment(out.paymentHash, 'fail');
+    } finally {
+      double.payeeBehaviour = 'succeed';
+    }
+  });
+});
+
 describe('a Lightning node that does not answer', () => {
   it('retries the payment with backoff until LND answers, then completes the swap', async () => {
     const clock = { ms: Date.now() };
