@@ -9,6 +9,7 @@
  *   outside BOLT 11 invoice through LND, then settles the Fiber side.
  * - Failures: the outgoing side fails → the incoming side is cancelled and its payer refunded.
  */
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodePayReq } from '../../src/cch/bolt11.ts';
 import { rpc, until } from '../channel/process-helpers.ts';
@@ -249,6 +250,32 @@ describe('bad orders are refused with -32602 naming the field, and change nothin
     // No hold invoice was made at LND for any of them.
     expect(net.double.invoices.size).toBe(lndInvoices);
   }, 60_000);
+
+  it('random strings and mutated or cut invoices: always -32602, never an internal error', async () => {
+    const valid = net.double.outsideInvoice({ amountSat: 1000 }).request;
+    const mutate = (text: string, at: number, c: string) => text.slice(0, at) + c + text.slice(at + 1);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          fc.string({ maxLength: 300 }),
+          fc
+            .tuple(fc.nat(valid.length - 1), fc.constantFrom(...'qpzry9x8gf2tvdw0s3jn54khce6mua7l'))
+            .map(([at, c]) => mutate(valid, at, c)),
+          fc.nat(valid.length).map((n) => valid.slice(0, n)),
+        ),
+        fc.constantFrom('send_btc', 'receive_btc'),
+        async (text, method) => {
+          const params =
+            method === 'send_btc' ? { btc_pay_req: text, currency: 'Fibd' } : { fiber_pay_req: text };
+          const r = await net.hub.call(method, [params]);
+          // A one-character change may still be a valid invoice (the bech32 checksum catches most).
+          if (text === valid || !r.error) return;
+          expect(r.error.code, JSON.stringify(r.error)).toBe(-32602);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  }, 120_000);
 
   it('get_cch_order: a malformed hash is -32602; one order per payment hash', async () => {
     await refused('get_cch_order', { payment_hash: '0x12' }, /payment_hash/);
