@@ -36,6 +36,11 @@ export function registerDevnetCommand(program: Command): void {
     )
     .option('--base-port <port>', 'chain RPC port; node i gets RPC port+113+10i and P2P port+114+10i', '8114')
     .option('--reset', 'delete the network directory first')
+    .option(
+      '--cch',
+      'the first node runs the cross-chain hub, with an LND double as its Lightning node (its outside payer and payee one port up)',
+    )
+    .option('--lnd-port <port>', 'with --cch: the LND double’s gRPC port', '10009')
     .action(async (opts) => {
       const nodes = Number(opts.nodes);
       if (!Number.isInteger(nodes) || nodes < 1 || nodes > 16) fail('--nodes must be between 1 and 16');
@@ -56,6 +61,8 @@ export function registerDevnetCommand(program: Command): void {
           basePort: Number(opts.basePort),
           topology,
           reset: !!opts.reset,
+          cch: !!opts.cch,
+          lndPort: Number(opts.lndPort),
           log: say,
         });
       } catch (e) {

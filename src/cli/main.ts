@@ -3,6 +3,7 @@
  * with a `register…Command(program)` function.
  */
 import { Command } from 'commander';
+import { registerCchCommand } from './cch.ts';
 import { registerDevchainCommand } from './devchain.ts';
 import { registerDevnetCommand } from './devnet.ts';
 import { registerKeysCommand } from './keys.ts';
@@ -22,5 +23,6 @@ export async function main(argv: string[]): Promise<void> {
   registerDevnetCommand(program);
   registerRpcCommand(program);
   registerWatchtowerCommand(program);
+  registerCchCommand(program);
   await program.parseAsync(argv);
 }

@@ -12,6 +12,7 @@ import { blake160 } from '../crypto/hash.ts';
 import { identityFromSecret, publicKeyOf } from '../crypto/identity.ts';
 import { loadOrCreateNodeKey, loadWalletKey } from '../crypto/keyfile.ts';
 import { createRpcClient, RpcCallError, type RpcClient } from '../rpc/client.ts';
+import { type DevnetLightning, startDevnetLightning, withSwapChannels } from './cch.ts';
 import { type Child, spawnStrand, stopChild } from './supervisor.ts';
 import { checkTopology, defaultTopology, type Topology } from './topology.ts';
 
@@ -36,6 +37,10 @@ export interface DevnetOptions {
   basePort: number;
   topology?: Topology;
   reset: boolean;
+  /** The first node runs the cross-chain hub, with the LND double as its Lightning node. */
+  cch?: boolean;
+  /** The LND double's port with `cch` (its control endpoint: the next one); default 10009. */
+  lndPort?: number;
   log: (line: string) => void;
 }
 
@@ -78,8 +83,13 @@ export async function startDevnet(opts: DevnetOptions): Promise<RunningDevnet> {
   fs.mkdirSync(dir, { recursive: true });
   const fresh = !fs.existsSync(path.join(dir, 'chain'));
   const names = nodeNames(opts.nodes);
-  const topology = opts.topology ?? defaultTopology(names);
+  let topology = opts.topology ?? defaultTopology(names);
+  if (opts.cch) {
+    if (names.length < 2) throw new Error('--cch needs at least 2 nodes');
+    topology = withSwapChannels(topology, names[0]!, names[1]!);
+  }
   checkTopology(topology, names);
+  let lightning: DevnetLightning | undefined;
 
   const children: Child[] = [];
   let onCrash: (what: string) => void = () => {};
@@ -101,6 +111,7 @@ export async function startDevnet(opts: DevnetOptions): Promise<RunningDevnet> {
     // a crash. Nodes first, the chain last: nodes may still talk to it while shutting down.
     for (const c of children) c.stopping = true;
     for (const c of [...children].reverse()) await stopChild(c);
+    await lightning?.stop();
   };
 
   try {
@@ -187,8 +198,14 @@ export async function startDevnet(opts: DevnetOptions): Promise<RunningDevnet> {
       children.splice(children.indexOf(child), 1);
       await startNode(n);
     };
-    for (const n of nodes) {
-      writeNodeConfig(n.nodeDir, { ...n, chainUrl, scripts });
+    if (opts.cch) {
+      lightning = await startDevnetLightning(dir, opts.lndPort ?? 10009);
+      log(`lightning: LND double at ${lightning.lndUrl}; outside payer and payee at ${lightning.controlUrl}`);
+    }
+    for (const [i, n] of nodes.entries()) {
+      const cch = i === 0 ? lightning?.cchSection(testUdtScript(scripts)) : undefined;
+      writeNodeConfig(n.nodeDir, { ...n, chainUrl, scripts, cch });
+      if (cch) log(`cch: ${n.name} runs the cross-chain hub (wrapped BTC: the test UDT)`);
       const rpcUrl = await startNode(n);
       clients.set(n.name, createRpcClient(rpcUrl));
       described.push({
@@ -260,9 +277,10 @@ export function testTokenWhitelist(scripts: NodeSetup['scripts']) {
   return [entry('test-udt', scripts.test_udt), entry('test-xudt', scripts.test_xudt)];
 }
 
-function writeNodeConfig(nodeDir: string, n: NodeSetup): void {
+function writeNodeConfig(nodeDir: string, n: NodeSetup & { cch?: Record<string, unknown> }): void {
   const config = {
-    services: ['fiber', 'rpc', 'ckb'],
+    services: n.cch ? ['fiber', 'rpc', 'ckb', 'cch'] : ['fiber', 'rpc', 'ckb'],
+    ...(n.cch ? { cch: n.cch } : {}),
     fiber: {
       listening_addr: `/ip4/127.0.0.1/tcp/${n.p2pPort}`,
       chain: 'dev',
@@ -323,7 +341,16 @@ async function openChannels(
       }
       throw new Error(`list_channels on ${c.from}: ${existing.message}`);
     }
-    if ((existing.channels as unknown[]).length > 0) {
+    // One channel per direction and asset: a CKB channel does not stand for a token one, nor one
+    // the peer opened for one this node opens.
+    type Listed = { is_acceptor: boolean; funding_udt_type_script?: { code_hash: string } | null };
+    const sameAsset = (existing.channels as Listed[]).filter(
+      (ch) =>
+        !ch.is_acceptor &&
+        (ch.funding_udt_type_script?.code_hash ?? null) ===
+          (c.udt ? testUdtScript(scripts, c.udt).code_hash : null),
+    );
+    if (sameAsset.length > 0) {
       log(`channel: ${c.from} → ${c.to} exists`);
       continue;
     }
@@ -349,12 +376,15 @@ async function openChannels(
     for (;;) {
       const { channels } = await client.call('list_channels', { peer_id: peer.peer_id });
       const states = (channels as { state: { state_name: string } }[]).map((ch) => ch.state.state_name);
-      if (states.includes('CHANNEL_READY')) break;
+      // Every channel with that peer (one per asset and direction) ready.
+      if (states.length > 0 && states.every((st) => st === 'CHANNEL_READY')) break;
       if (Date.now() > deadline) throw new Error(`channel ${p.from} → ${p.to} not ready after 120 s`);
       // Funding waits for blocks: say where it stands every few seconds.
       if (Date.now() >= nextProgress) {
         const waited = Math.round((Date.now() - started) / 1000);
-        log(`channel: ${p.from} → ${p.to} ${states[0] ?? 'not listed yet'} (${waited} s)…`);
+        log(
+          `channel: ${p.from} → ${p.to} ${states.find((st) => st !== 'CHANNEL_READY') ?? 'not listed yet'} (${waited} s)…`,
+        );
         nextProgress += 5000;
       }
       await new Promise((r) => setTimeout(r, 500));

@@ -172,6 +172,26 @@ export const CONFIG_FIELDS: FieldDef[] = [
       flag: ['fiber-funding-tx-shell-builder'],
     }),
   ]),
+  ...section('Cross-chain hub (cch service)', [
+    f('cch.base_dir', 'string', 'directory of the hub (default <dir>/cch)'),
+    f('cch.lnd_rpc_url', 'string', "LND's gRPC address, host:port"),
+    f('cch.lnd_cert_path', 'string', "LND's TLS certificate (tls.cert)"),
+    f('cch.lnd_macaroon_path', 'string', 'LND macaroon (admin.macaroon or one with invoices and router)'),
+    f(
+      'cch.wrapped_btc_type_script_args',
+      'string',
+      "wrapped BTC UDT args (fnn's; Strand needs the full script)",
+    ),
+    f('cch.wrapped_btc_type_script', 'string', 'wrapped BTC UDT type script, JSON'),
+    f('cch.order_expiry_delta_seconds', 'uint', 'how long an order waits for its incoming payment'),
+    f('cch.base_fee_sats', 'uint', 'hub fee per swap, sats'),
+    f('cch.fee_rate_per_million_sats', 'uint', 'hub fee rate, per million'),
+    f('cch.btc_final_tlc_expiry_delta_blocks', 'uint', 'final CLTV delta of the Lightning side, blocks'),
+    f('cch.ckb_final_tlc_expiry_delta_seconds', 'uint', 'final TLC expiry delta of the Fiber side, seconds'),
+    f('cch.min_outgoing_invoice_expiry_delta_seconds', 'uint', 'least time left on an invoice the hub pays'),
+    f('cch.fiber_rpc_url', 'string', 'standalone hub: the Fiber node it follows'),
+    f('cch.fiber_rpc_token', 'string', 'standalone hub: bearer token for that node'),
+  ]),
 ];
 
 /** `rpc.listening_addr` → `RPC_LISTENING_ADDR`. */

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
 import { z } from 'zod';
+import { cchSection, resolveCchConfig } from '../cch/config.ts';
 import { NETWORK_NAMES, NETWORKS, type NetworkName, networkOfChain } from '../chain/networks.ts';
 import { readScriptsConfig, ScriptsConfigError } from '../chain/scripts.ts';
 import { readUdtWhitelist, UdtWhitelistError } from '../chain/udt-whitelist.ts';
@@ -144,6 +145,8 @@ const schema = z.object({
       funding_tx_shell_builder: z.string().optional(),
     })
     .prefault({}),
+  /** The cross-chain hub; required when `services` lists `cch` (`cch/config.ts`). */
+  cch: cchSection.optional(),
 });
 
 export type Config = Omit<z.output<typeof schema>, 'network'> & {
@@ -203,6 +206,13 @@ export function loadConfig(opts: LoadOptions): Config {
     throw e;
   }
   const baseDir = path.resolve(opts.dir);
+  if (cfg.services.includes('cch')) {
+    try {
+      resolveCchConfig(cfg.cch, baseDir);
+    } catch (e) {
+      throw new ConfigError(`invalid configuration: ${(e as Error).message}`);
+    }
+  }
   return {
     ...cfg,
     network,

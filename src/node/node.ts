@@ -3,6 +3,8 @@
  * and tears it down in the reverse order. Nothing else imports `node/`.
  */
 import path from 'node:path';
+import type { CchService } from '../cch/service.ts';
+import { cchSchema } from '../cch/store.ts';
 import {
   type ChainClient,
   channelScriptsSource,
@@ -44,6 +46,7 @@ import { createRpcClient } from '../rpc/client.ts';
 import { applyCompat } from '../rpc/compat.ts';
 import type { MethodSpec } from '../rpc/method.ts';
 import { adminMethods } from '../rpc/modules/admin.ts';
+import { cchMethods } from '../rpc/modules/cch.ts';
 import { channelMethods } from '../rpc/modules/channel.ts';
 import { channelExternalFundingMethods } from '../rpc/modules/channel-external.ts';
 import { devMethods } from '../rpc/modules/dev.ts';
@@ -72,6 +75,7 @@ import {
 } from '../watchtower/index.ts';
 import { fulfilReceivedTlcs } from '../watchtower/upstream.ts';
 import { COMMIT_HASH, VERSION } from './build-info.ts';
+import { startCch } from './cch.ts';
 import { broadcastOwnPolicy, channelAnnouncementHooks, channelClosingHook } from './channel-announcements.ts';
 import { type Config, currencyOf } from './config.ts';
 import { createLogger, type Logger } from './log.ts';
@@ -135,6 +139,8 @@ export class StrandNode {
   private udtWhitelist: UdtWhitelist;
   /** The event log and, with `fiber.metrics_addr`, the Prometheus metrics. */
   readonly observers: NodeObservers;
+  /** The cross-chain hub (with the `cch` service). */
+  cch?: CchService;
 
   private constructor(
     readonly config: Config,
@@ -170,6 +176,7 @@ export class StrandNode {
       paymentSchema,
       paymentLinkSchema,
       watchtowerSchema,
+      cchSchema,
     ]);
     const node = new StrandNode(config, identity, walletKey, db, log);
     const quotaFile = env[STORE_QUOTA_ENV];
@@ -185,6 +192,14 @@ export class StrandNode {
       if (node.peers && node.chain && node.wallet) await node.startChannels();
       if (node.channels) node.startPayments();
       if (node.chain) await node.startWatchtower();
+      if (config.services.includes('cch'))
+        node.cch = startCch({
+          config,
+          db,
+          log,
+          changes: node.changes,
+          localMethods: node.payments ? node.allMethods() : undefined,
+        });
       if (config.services.includes('rpc')) await node.startRpc();
       await node.observers.start({ peers: node.peers, channels: node.channels });
     } catch (e) {
@@ -491,6 +506,7 @@ export class StrandNode {
       ...(this.channels ? devMethods(this.channels) : []),
       ...(this.chain ? externalFundingMethods(this.chain) : []),
       ...pubsubMethods(this.changes),
+      ...(this.cch ? cchMethods(this.cch) : []),
       ...watchtowerMethods(new WatchtowerStore(this.db)),
       ...adminMethods({ backup: (dest) => this.backup(dest) }),
       ...profMethods(path.join(this.config.baseDir, 'prof')),

@@ -18,7 +18,7 @@ import { tempDir } from '../helpers/node-process.ts';
 import { wsClient } from '../helpers/ws-client.ts';
 import { bodies, methodCatalogue } from './fuzz-inputs.ts';
 
-// Every module but prof (its valid calls sleep for minutes) and cch (not built in).
+// Every module but prof (its valid calls sleep for minutes) and cch (mounted only with the cch service and an LND).
 const MODULES = MODULE_NAMES.filter((m) => m !== 'prof' && m !== 'cch');
 const CODES = new Set([-32700, -32600, -32601, -32602, -32000, -32999]);
 

@@ -1,0 +1,62 @@
+/**
+ * Builds the cross-chain hub of a node that runs the `cch` service. As fnn v0.8: inside a node
+ * that also runs `fiber`, the hub uses that node directly; otherwise it follows the node at
+ * `cch.fiber_rpc_url` over RPC and `subscribe_store_changes` (the standalone `strand cch`).
+ */
+import { resolveCchConfig } from '../cch/config.ts';
+import { type FiberAgent, inProcessFiberAgent, rpcFiberAgent } from '../cch/fiber-agent.ts';
+import { connectLnd } from '../cch/lnd.ts';
+import { CchService } from '../cch/service.ts';
+import { CchOrderStore } from '../cch/store.ts';
+import { PaymentStore } from '../payment/store.ts';
+import type { MethodSpec } from '../rpc/method.ts';
+import type { StoreChangeBus } from '../store/changes.ts';
+import type { Db } from '../store/db.ts';
+import { type Config, currencyOf } from './config.ts';
+import type { Logger } from './log.ts';
+
+export interface CchParts {
+  config: Config;
+  db: Db;
+  log: Logger;
+  /** The node's own methods, when it runs the `fiber` service (in-process hub). */
+  localMethods?: MethodSpec[];
+  changes: StoreChangeBus;
+}
+
+export function startCch(parts: CchParts): CchService {
+  const cfg = resolveCchConfig(parts.config.cch, parts.config.baseDir);
+  const log = parts.log.child({ service: 'cch' });
+  let fiber: FiberAgent;
+  if (parts.localMethods) {
+    const payments = new PaymentStore(parts.db);
+    fiber = inProcessFiberAgent(
+      parts.localMethods,
+      parts.changes,
+      (hash) => payments.get(hash)?.preimage ?? undefined,
+    );
+  } else if (cfg.fiberRpcUrl)
+    fiber = rpcFiberAgent(cfg.fiberRpcUrl, {
+      token: cfg.fiberRpcToken,
+      onLog: (msg, err) => log.warn({ err }, msg),
+    });
+  else
+    throw new Error(
+      'the cch service needs the fiber service in the same node, or cch.fiber_rpc_url naming the node to follow',
+    );
+  const service = new CchService({
+    config: cfg,
+    store: new CchOrderStore(parts.db),
+    lightning: connectLnd({
+      url: cfg.lndRpcUrl,
+      certPath: cfg.lndCertPath,
+      macaroonPath: cfg.lndMacaroonPath,
+    }),
+    fiber,
+    currency: currencyOf(parts.config.fiber.chain),
+    log,
+  });
+  service.start();
+  log.info({ lnd: cfg.lndRpcUrl, fiber: cfg.fiberRpcUrl ?? 'in-process' }, 'cross-chain hub started');
+  return service;
+}
