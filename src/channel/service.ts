@@ -8,21 +8,14 @@ import { secp256k1 } from '@noble/curves/secp256k1.js';
 import type { ChainClient } from '../chain/client.ts';
 import { txConfirmation } from '../chain/tracker.ts';
 import { UdtWhitelist, type UdtWhitelistEntry } from '../chain/udt-whitelist.ts';
-import type { Wallet } from '../chain/wallet.ts';
-import { MAX_TLC_EXPIRY_LIMIT, MIN_TLC_EXPIRY_DELTA } from '../codec/epoch-rules.ts';
 import { DomainError, StorageError } from '../codec/errors.ts';
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
-import {
-  type FiberMessage,
-  type FiberMessageKind,
-  hasFeatureBit,
-  STRAND_CHANNEL_RULES_BIT,
-} from '../p2p/fiber-message.ts';
+import { type FiberMessage, hasFeatureBit, STRAND_CHANNEL_RULES_BIT } from '../p2p/fiber-message.ts';
 import { AckTimeout } from './ack-timeout.ts';
 import { ChainWatch, type ChannelLogger } from './chain-watch.ts';
 import { fundingTxOf } from './commitment.ts';
 import { ChannelError } from './errors.ts';
-import { CHECK_CHANNELS_INTERVAL_MS, type ExpiryPolicy, MS_PER_EPOCH_MAINNET } from './expiry.ts';
+import { CHECK_CHANNELS_INTERVAL_MS, MS_PER_EPOCH_MAINNET } from './expiry.ts';
 import { ExpiryMonitor } from './expiry-monitor.ts';
 import { ExternalFundingWatch } from './external-funder.ts';
 import { EXTERNAL_TIMEOUT_REASON, withFunderWitnesses } from './external-funding.ts';
@@ -32,8 +25,17 @@ import { step } from './machine.ts';
 import { aggregateXOnly, sorted2 } from './musig.ts';
 import { acceptChannel, checkOpenChannel, openChannel, receiveOpen } from './open.ts';
 import { abortable, reestablishMessage } from './reestablish.ts';
+import {
+  type AcceptRequest,
+  acceptTerms,
+  autoAcceptFunding,
+  checkExpiryDelta,
+  type OpenRequest,
+  openTerms,
+} from './requests.ts';
 import { type ChannelRules, reserveFor } from './reserve.ts';
-import { cellDepData, scriptData, toScript } from './script-data.ts';
+import { scriptData, toScript } from './script-data.ts';
+import type { AnnouncementInfo, ChannelServiceOptions } from './service-options.ts';
 import { StagedChannelStore } from './staged-store.ts';
 import { type Channel, hasFlag, PENDING_STATES, type ScriptData } from './state.ts';
 import { type Effect, type Event, fail, type MachineEnv, type Step } from './step.ts';
@@ -46,7 +48,7 @@ import {
   WAITING_ACK,
 } from './tlc.ts';
 import { settleOutcomes, TlcQueue, type WaitingTlc } from './tlc-queue.ts';
-import { type ScriptInfo, SIDE_FLOOR } from './tx.ts';
+import type { ScriptInfo } from './tx.ts';
 import { WalletFunding } from './wallet-funding.ts';
 import {
   CHANNEL_CODECS,
@@ -56,120 +58,7 @@ import {
   toFiberMessage,
 } from './wire.ts';
 
-/** What the service needs from the P2P layer (PeerManager implements it). */
-export interface PeerLink {
-  onMessage(
-    kind: FiberMessageKind,
-    handler: (pubkey: string, msg: FiberMessage) => void | Promise<void>,
-  ): () => void;
-  send(pubkey: string, message: FiberMessage): void;
-  isConnected(pubkey: string): boolean;
-  on(event: 'connected', listener: (peer: { pubkey: string }) => void): unknown;
-  off(event: 'connected', listener: (peer: { pubkey: string }) => void): unknown;
-  /** Closes the peer's session but keeps reconnecting to it (peer response timeout). */
-  drop?(pubkey: string, reason: string): void;
-  /** The peer's `Init` once received: its feature bits choose the channel rules. */
-  peerInit(pubkey: string): { features: Uint8Array } | undefined;
-}
-
-export interface ChannelServiceOptions {
-  db: import('../store/db.ts').Db;
-  peers: PeerLink;
-  wallet: Wallet;
-  chain: ChainClient;
-  chainHash: string;
-  scripts: { fundingLock: ScriptInfo; commitmentLock: ScriptInfo };
-  /** The node's secret key: one input of every channel seed. */
-  nodeSecret: Uint8Array;
-  /** The wallet's secret key: signs our funding inputs (UDT ones too, and after a restart). */
-  walletSecretKey?: Uint8Array;
-  /** Where our balance goes at close unless a script is given (the wallet lock). */
-  defaultShutdownScript: ccc.ScriptLike;
-  autoAccept: { minCkbFundingAmount: bigint; ckbFundingAmount: bigint };
-  /** `ckb.udt_whitelist`, read once (`chain/udt-whitelist.ts`). */
-  udtWhitelist?: UdtWhitelist;
-  tlc: { expiryDelta: bigint; minValue: bigint; feeProportionalMillionths: bigint };
-  /** Funding confirmations before ChannelReady (4, as the reference). */
-  confirmations?: number;
-  pollMs?: number;
-  logger?: ChannelLogger;
-  now?: () => number;
-  /** Public channels: how to build and where to publish the channel announcement. */
-  announcements?: AnnouncementHooks;
-  /** Called after every committed change of a channel. */
-  onChange?: (ch: Channel) => void;
-  /** TLC expiry checks (`expiry.ts`): an epoch's milliseconds on this chain, the check interval. */
-  expiry?: ExpiryPolicy;
-  /** The least `tlc_expiry_delta` (`codec/epoch-rules.ts`, 2/3 of an epoch); 9,600,000 ms when absent. */
-  minTlcExpiryDelta?: bigint;
-  /** A TLC round unanswered this long drops the peer's session (`ack-timeout.ts`); 30 s by default. */
-  peerResponseTimeoutMs?: number;
-  /** `update_channel` changed a ready public channel's policy: broadcast a new ChannelUpdate. */
-  onPolicyUpdated?: (ch: Channel) => void | Promise<void>;
-  /** External funding: how long a channel waits for the signed funding tx (default 300 s). */
-  externalFundingTimeoutSeconds?: number;
-  /** An opening not ready this long after its creation is aborted while that is safe (1 day). */
-  fundingTimeoutSeconds?: number;
-}
-
-/** What a public channel's announcement is made of (the graph layer builds the message). */
-export interface AnnouncementInfo {
-  chainHash: Uint8Array;
-  channelOutpoint: { txHash: Uint8Array; index: number };
-  /** Node public keys (33 bytes). */
-  localPubkey: Uint8Array;
-  remotePubkey: Uint8Array;
-  /** The funding lock's x-only MuSig2 aggregate key. */
-  fundingXOnlyKey: Uint8Array;
-  /** Liquid capacity: both fundings without the reserves (CKB) or the token total (UDT). */
-  capacity: bigint;
-  udtTypeScript: ScriptData | null;
-}
-
-export interface AnnouncementHooks {
-  /** The digest both sides sign (the ChannelAnnouncement with zeroed signatures, hashed). */
-  digest(info: AnnouncementInfo): Uint8Array;
-  /** The complete signatures: build the ChannelAnnouncement and hand it to the graph. */
-  publish(
-    info: AnnouncementInfo,
-    sigs: { localNodeSignature: Uint8Array; remoteNodeSignature: Uint8Array; ckbSignature: Uint8Array },
-  ): void | Promise<void>;
-}
-
-export interface OpenRequest {
-  pubkey: string;
-  /** Including our reserve (the seed: 500 CKB → local balance 438). */
-  fundingAmount: bigint;
-  isPublic?: boolean;
-  fundingUdtTypeScript?: ccc.ScriptLike | null;
-  shutdownScript?: ccc.ScriptLike;
-  commitmentDelayEpoch?: bigint;
-  commitmentFeeRate?: bigint;
-  fundingFeeRate?: bigint;
-  tlcExpiryDelta?: bigint;
-  tlcMinValue?: bigint;
-  tlcFeeProportionalMillionths?: bigint;
-  maxTlcValueInFlight?: bigint;
-  maxTlcNumberInFlight?: bigint;
-  /** External funding: our part is paid from cells of this lock, signed off-node by the user. */
-  external?: { lock: ccc.ScriptLike; cellDeps?: ccc.CellDepLike[] };
-}
-
-export interface AcceptRequest {
-  temporaryChannelId: string;
-  /** Including our reserve. */
-  fundingAmount: bigint;
-  shutdownScript?: ccc.ScriptLike;
-  maxTlcValueInFlight?: bigint;
-  maxTlcNumberInFlight?: bigint;
-  tlcExpiryDelta?: bigint;
-  tlcMinValue?: bigint;
-  tlcFeeProportionalMillionths?: bigint;
-}
-
 const NOOP_LOG: ChannelLogger = { info() {}, warn() {}, error() {} };
-const DEFAULT_DELAY = 0x0000010000000001n;
-const MAX_TLC_EXPIRY_DELTA = MAX_TLC_EXPIRY_LIMIT;
 /** The reference's PEER_CHANNEL_RESPONSE_TIMEOUT. */
 const PEER_RESPONSE_TIMEOUT_MS = 30_000;
 /** Polls of a watched tx the chain does not know between two sends of it. */
@@ -331,71 +220,18 @@ export class ChannelService {
     }
     const udt = r.fundingUdtTypeScript ? this.whitelisted(r.fundingUdtTypeScript) : null;
     if (r.fundingUdtTypeScript && !udt) throw new DomainError('Invalid parameter: Invalid UDT type script');
-    const shutdown = ccc.Script.from(r.shutdownScript ?? this.o.defaultShutdownScript);
-    const reserve = reserveFor(shutdown, udt, this.rulesOf(pk));
-    // A UDT channel's funding amount is in tokens; our reserve comes in CKB beside it.
-    if (udt && r.fundingAmount <= 0n)
-      throw new DomainError('Invalid parameter: The funding amount (0) should be greater than 0');
-    const minimum = reserve > SIDE_FLOOR ? reserve : SIDE_FLOOR;
-    if (!udt && r.fundingAmount < minimum) {
-      throw new DomainError(
-        `Invalid parameter: The funding amount (${r.fundingAmount}) should be greater than or equal to ${minimum}`,
-      );
-    }
-    const fundingFeeRate = r.fundingFeeRate ?? 1000n;
-    const commitmentFeeRate = r.commitmentFeeRate ?? 1000n;
-    if (fundingFeeRate < 1000n)
-      throw new DomainError('Invalid parameter: Funding fee rate is less than 1000');
-    if (commitmentFeeRate < 1000n)
-      throw new DomainError('Invalid parameter: Commitment fee rate is less than 1000');
-    const delay = r.commitmentDelayEpoch ?? DEFAULT_DELAY;
-    const epochs = delay & 0xff_ffffn;
-    if (epochs < 1n)
-      throw new DomainError(
-        `Invalid parameter: Commitment delay epoch ${delay} is less than the minimal value 1`,
-      );
-    if (epochs > 84n)
-      throw new DomainError(
-        `Invalid parameter: Commitment delay epoch ${delay} is greater than the maximal value 84`,
-      );
-    const maxTlcNumber = r.maxTlcNumberInFlight ?? 125n;
-    if (maxTlcNumber > 253n)
-      throw new DomainError(
-        `Invalid parameter: Max TLC number in flight ${maxTlcNumber} is greater than the system maximal value 253`,
-      );
-    const delta = r.tlcExpiryDelta ?? this.o.tlc.expiryDelta;
-    checkExpiryDelta(delta, this.o.minTlcExpiryDelta);
+    const t = openTerms(r, {
+      udt,
+      rules: this.rulesOf(pk),
+      defaultShutdownScript: this.o.defaultShutdownScript,
+      tlc: this.o.tlc,
+      minTlcExpiryDelta: this.o.minTlcExpiryDelta,
+    });
     const seed = newChannelSeed(this.o.nodeSecret, this.store.nextCount());
     const tempId = bytesToHex(tempChannelId(deriveChannelKeys(seed).tlcBasepoint));
-    const s = openChannel(
-      {
-        peer: pk,
-        rules: this.rulesOf(pk),
-        seed,
-        tempId,
-        isPublic: r.isPublic ?? true,
-        fundingAmount: udt ? r.fundingAmount : r.fundingAmount - reserve,
-        reserve,
-        shutdownScript: scriptData(shutdown),
-        udt,
-        udtCellDeps: udt ? this.udtDeps(udt) : [],
-        fundingFeeRate,
-        commitmentFeeRate,
-        delayEpoch: delay,
-        maxTlcValueInFlight: r.maxTlcValueInFlight ?? (1n << 128n) - 1n,
-        maxTlcNumberInFlight: maxTlcNumber,
-        tlcExpiryDelta: delta,
-        tlcMinValue: r.tlcMinValue ?? this.o.tlc.minValue,
-        tlcFeeProportionalMillionths: r.tlcFeeProportionalMillionths ?? this.o.tlc.feeProportionalMillionths,
-        external: r.external
-          ? {
-              lock: scriptData(r.external.lock),
-              cellDeps: (r.external.cellDeps ?? []).map(cellDepData),
-            }
-          : undefined,
-      },
-      this.env,
-    );
+    const rules = this.rulesOf(pk);
+    const udtCellDeps = udt ? this.udtDeps(udt) : [];
+    const s = openChannel({ ...t, peer: pk, rules, seed, tempId, udtCellDeps }, this.env);
     await this.enqueue(tempId, () => this.commit(s));
     return { temporaryChannelId: tempId };
   }
@@ -457,31 +293,15 @@ export class ChannelService {
     const ch0 = this.store.get(tempId);
     if (!ch0 || ch0.tempId !== tempId || !ch0.isAcceptor || ch0.state !== 'NEGOTIATING_FUNDING')
       throw notFound();
-    const shutdown = ccc.Script.from(r.shutdownScript ?? this.o.defaultShutdownScript);
-    const reserve = reserveFor(shutdown, ch0.udt ? toScript(ch0.udt) : null, ch0.rules ?? 'strand');
-    const minimum = reserve > SIDE_FLOOR ? reserve : SIDE_FLOOR;
-    if (!ch0.udt && r.fundingAmount < minimum) {
-      throw new DomainError(
-        `Invalid parameter: The funding amount (${r.fundingAmount}) should be greater than or equal to ${minimum}`,
-      );
-    }
-    if (r.tlcExpiryDelta !== undefined) checkExpiryDelta(r.tlcExpiryDelta, this.o.minTlcExpiryDelta);
+    const t = acceptTerms(ch0, r, {
+      defaultShutdownScript: this.o.defaultShutdownScript,
+      minTlcExpiryDelta: this.o.minTlcExpiryDelta,
+    });
     let id = '';
     await this.enqueue(tempId, () => {
       const ch = this.store.get(tempId);
       if (ch?.state !== 'NEGOTIATING_FUNDING') throw notFound();
-      const s = acceptChannel(
-        { ...ch, local: { ...ch.local, reserve, shutdownScript: scriptData(shutdown) } },
-        {
-          fundingAmount: ch.udt ? r.fundingAmount : r.fundingAmount - reserve,
-          maxTlcValueInFlight: r.maxTlcValueInFlight,
-          maxTlcNumberInFlight: r.maxTlcNumberInFlight,
-          tlcExpiryDelta: r.tlcExpiryDelta,
-          tlcMinValue: r.tlcMinValue,
-          tlcFeeProportionalMillionths: r.tlcFeeProportionalMillionths,
-        },
-        this.env,
-      );
+      const s = acceptChannel({ ...ch, local: { ...ch.local, ...t.local } }, t.params(ch), this.env);
       id = s.ch.id;
       return this.commit(s);
     });
@@ -1115,24 +935,12 @@ export class ChannelService {
         tlcFeeProportionalMillionths: this.o.tlc.feeProportionalMillionths,
       },
     );
-    const { minCkbFundingAmount, ckbFundingAmount } = this.o.autoAccept;
-    if (udt) {
-      // A whitelisted token with `auto_accept_amount`: accepted with our reserve and no tokens.
-      const min = this.whitelistEntry(udt)?.autoAcceptAmount;
-      if (min !== undefined && min !== null && m.fundingAmount >= min) {
-        this.commit(acceptChannel(ch, { fundingAmount: 0n }, this.env));
-      } else {
-        this.commit({ ch, effects: [] });
-      }
-      return;
-    }
-    // As fnn: the opener's funding amount alone (its reserve aside) meets the minimum, and we
-    // have an amount to add that covers our reserve.
-    if (m.fundingAmount >= minCkbFundingAmount && ckbFundingAmount > 0n && ckbFundingAmount >= reserve) {
-      this.commit(acceptChannel(ch, { fundingAmount: ckbFundingAmount - reserve }, this.env));
-    } else {
-      this.commit({ ch, effects: [] });
-    }
+    const auto = autoAcceptFunding(m.fundingAmount, {
+      ...this.o.autoAccept,
+      reserve,
+      udtMinimum: udt ? (this.whitelistEntry(udt)?.autoAcceptAmount ?? null) : undefined,
+    });
+    this.commit(auto === null ? { ch, effects: [] } : acceptChannel(ch, { fundingAmount: auto }, this.env));
   }
 
   private whitelistEntry(s: ScriptData): UdtWhitelistEntry | undefined {
@@ -1148,17 +956,6 @@ export class ChannelService {
   private whitelisted(s: ccc.ScriptLike): ScriptData | null {
     return this.o.udtWhitelist?.match(s) ? scriptData(s) : null;
   }
-}
-
-function checkExpiryDelta(delta: bigint, min = MIN_TLC_EXPIRY_DELTA): void {
-  if (delta < min)
-    throw new DomainError(
-      `Invalid parameter: TLC expiry delta is too small, expect larger than ${min}, got ${delta}`,
-    );
-  if (delta > MAX_TLC_EXPIRY_DELTA)
-    throw new DomainError(
-      `Invalid parameter: TLC expiry delta is too large, expected to be smaller than ${MAX_TLC_EXPIRY_DELTA}, got ${delta}`,
-    );
 }
 
 /** Fiber v0.8's state names, for the error texts that quote them. */

@@ -3,7 +3,7 @@
  * defines the ChannelAnnouncement message and takes the completed one into the network graph
  * (and gossips it). Kept here because channel/ may not import graph/.
  */
-import type { AnnouncementHooks, AnnouncementInfo } from '../channel/service.ts';
+import type { AnnouncementHooks, AnnouncementInfo } from '../channel/service-options.ts';
 import type { Channel } from '../channel/state.ts';
 import { bytesToHex, hexToBytes } from '../codec/hex.ts';
 import { HASH_TYPE_BYTE } from '../codec/molecule.ts';

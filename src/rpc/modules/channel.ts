@@ -6,7 +6,8 @@
  */
 import { ccc } from '@ckb-ccc/core';
 import { z } from 'zod';
-import type { ChannelService, OpenRequest } from '../../channel/service.ts';
+import type { OpenRequest } from '../../channel/requests.ts';
+import type { ChannelService } from '../../channel/service.ts';
 import type { Channel, ScriptData } from '../../channel/state.ts';
 import { DomainError, InvalidParams } from '../../codec/errors.ts';
 import { hexToBytes, toHexQuantity as q } from '../../codec/hex.ts';
