@@ -88,11 +88,9 @@ export class ChainWatch {
           );
           return this.o.chain.sendTransaction(tx).then(
             () => undefined,
-            (err) => {
-              const msg = (err as Error).message;
-              if (!/Duplicated|already exists/.test(msg))
-                this.o.log.warn({ channel: ch.id, tx: hash, err: msg }, 'resend refused');
-            },
+            // A duplicate counts as sent in the chain client (CKB's -1107).
+            (err) =>
+              this.o.log.warn({ channel: ch.id, tx: hash, err: (err as Error).message }, 'resend refused'),
           );
         })
         .catch((e) =>

@@ -742,11 +742,10 @@ export class ChannelService {
         const tx = e.tx.clone();
         if (e.withFundingDeps)
           tx.cellDeps = this.o.scripts.fundingLock.cellDeps.map((d) => ccc.CellDep.from(d));
+        // Both sides broadcast the same close: the chain client takes the second one, a
+        // duplicate, as sent (CKB's -1107); anything else is a refusal worth logging.
         this.o.chain.sendTransaction(tx).catch((err) => {
-          // Both sides broadcast the same close: the second one is a duplicate, not a failure.
-          const msg = (err as Error).message;
-          if (/Duplicated|already exists/.test(msg)) return;
-          this.log.warn({ channel: ch.id, tx: tx.hash(), err: msg }, 'broadcast refused');
+          this.log.warn({ channel: ch.id, tx: tx.hash(), err: (err as Error).message }, 'broadcast refused');
         });
         return;
       }

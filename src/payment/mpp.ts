@@ -1,19 +1,7 @@
-/**
- * Basic multi-part payments, the sender's pure core (`docs/reference/fiber-internals.md`
- * §MPP; the reference's `build_payment_routes` and `PaymentSession` accounting):
- * - a payment to an invoice that allows MPP (and `max_parts` > 1, not keysend) may be split into
- *   parts, each a TLC with its own onion whose final payload carries the MPP record
- *   (`payment_secret ‖ total_amount`);
- * - parts are planned from the widest route's capacity: the whole remaining amount first, then,
- *   when no route carries it, the largest amount one route can carry (binary search), while the
- *   channels already planned count as used;
- * - the session is Success once the fulfilled parts sum to the amount, Failed when its parts
- *   failed and no more may be tried (`max_parts × 3` tries in all).
- */
-import { DomainError } from '../codec/errors.ts';
 import { bytesToHex } from '../codec/hex.ts';
 import type { ChannelStats, RouterHop } from '../graph/pathfind.ts';
 import { PathFindError } from '../graph/pathfind.ts';
+import { SendPaymentError } from './errors.ts';
 import { encodeMppRecord, MPP_RECORD_KEY } from './onion/hop-data.ts';
 import type { PaymentRequest } from './request.ts';
 import type { Attempt, PaymentSession, PaymentStatus } from './session.ts';
@@ -165,8 +153,8 @@ export interface PlannedPart {
   fee: bigint;
 }
 
-function sendError(what: string): DomainError {
-  return new DomainError(`Send payment error: ${what}`);
+function sendError(what: string): SendPaymentError {
+  return new SendPaymentError(`Send payment error: ${what}`);
 }
 
 export const NOT_ENOUGH_ROUTES = 'Send payment error: Failed to build enough routes for MPP payment';
@@ -192,7 +180,7 @@ export function planParts(router: PartRouter, p: PlanInput): PlannedPart[] {
     } catch (e) {
       routeError(e);
     }
-    if (widest * BigInt(maxParts) < p.remain) throw new DomainError(NOT_ENOUGH_ROUTES);
+    if (widest * BigInt(maxParts) < p.remain) throw new SendPaymentError(NOT_ENOUGH_ROUTES);
     singleMax = widest;
   }
   const parts: PlannedPart[] = [];
@@ -219,6 +207,6 @@ export function planParts(router: PartRouter, p: PlanInput): PlannedPart[] {
     // The reference gives up early when the parts left could not carry the rest at this size.
     if (remain > 0n && remain > amount * BigInt(maxParts - parts.length)) break;
   }
-  if (remain > 0n) throw new DomainError(NOT_ENOUGH_ROUTES);
+  if (remain > 0n) throw new SendPaymentError(NOT_ENOUGH_ROUTES);
   return parts;
 }

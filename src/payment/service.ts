@@ -14,6 +14,7 @@ import { type FindRouteRequest, PathFindError, type RouterHop } from '../graph/p
 import type { PaymentFailure } from '../graph/service.ts';
 import type { Invoice } from '../invoice/types.ts';
 import type { StoreChange } from '../store/changes.ts';
+import { SendPaymentError } from './errors.ts';
 import { activeAttempts, partAmount, usesMpp } from './mpp.ts';
 import { MppSessions } from './mpp-session.ts';
 import { TRAMPOLINE_RECORD_KEY } from './onion/hop-data.ts';
@@ -207,7 +208,7 @@ export class PaymentService {
   send(params: SendPaymentParams): PaymentRecord {
     const request = this.validate(params);
     if (request.targetPubkey === this.o.nodePubkey && !request.allowSelfPayment) {
-      throw new DomainError(
+      throw new SendPaymentError(
         'Send payment error: Failed to build route, Feature not enabled: allow_self_payment is not enable, can not pay self',
       );
     }
@@ -221,7 +222,7 @@ export class PaymentService {
     } catch (e) {
       // As the reference, which stores the session before building its routes: a payment no
       // route can carry stays on record as Failed with the reason (and may be sent again).
-      if (!request.dryRun && e instanceof DomainError && e.message.startsWith('Send payment error: ')) {
+      if (!request.dryRun && e instanceof SendPaymentError) {
         const now = this.now();
         this.save(sessionFailed(newSession(request, now), e.message, now));
       }
@@ -294,7 +295,7 @@ export class PaymentService {
       if (usesMpp(request)) return this.record(this.mpp.start(request).session);
       return this.start(request, this.route(request, this.now()));
     } catch (e) {
-      if (!(e instanceof DomainError && e.message.startsWith('Send payment error: '))) throw e;
+      if (!(e instanceof SendPaymentError)) throw e;
       // As the reference's trampoline, whose payment session starts and then fails.
       const now = this.now();
       const failed = sessionFailed(newSession(request, now), e.message, now);
@@ -571,9 +572,11 @@ export class PaymentService {
       return route;
     } catch (e) {
       if (e instanceof PathFindError)
-        throw new DomainError(`Send payment error: Failed to build route, ${e.message}`);
+        throw new SendPaymentError(`Send payment error: Failed to build route, ${e.message}`);
       if (e instanceof TrampolinePlanError)
-        throw new DomainError(`Send payment error: Failed to build route, Graph other error: ${e.message}`);
+        throw new SendPaymentError(
+          `Send payment error: Failed to build route, Graph other error: ${e.message}`,
+        );
       throw e;
     }
   }

@@ -20,9 +20,9 @@
  *   are not gathered, and one paying less than the amount and budget is refused.
  */
 
-import { DomainError } from '../codec/errors.ts';
 import { hexToBytes } from '../codec/hex.ts';
 import { DEFAULT_TLC_EXPIRY_DELTA } from '../graph/pathfind.ts';
+import { SendPaymentError } from './errors.ts';
 // A cycle (request.ts checks trampoline_hops here), harmless: only used inside functions.
 import { MAX_TLC_EXPIRY_LIMIT, MIN_TLC_EXPIRY_DELTA } from './expiry-limits.ts';
 import { MAX_PARTS_LIMIT } from './mpp.ts';
@@ -189,7 +189,7 @@ export function localForwardingFee(amount: bigint, rate: bigint): bigint {
 }
 
 /** A trampoline's budget does not cover its route (message: the reference's text). */
-export class TrampolineBudgetError extends DomainError {}
+export class TrampolineBudgetError extends SendPaymentError {}
 
 /**
  * The session's `last_error_code` as the reference keeps it: the code of a failure no route could
