@@ -11,6 +11,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import type { MethodSpec } from '../src/rpc/method.ts';
 import { adminMethods } from '../src/rpc/modules/admin.ts';
+import { cchMethods } from '../src/rpc/modules/cch.ts';
 import { channelMethods } from '../src/rpc/modules/channel.ts';
 import { channelExternalFundingMethods } from '../src/rpc/modules/channel-external.ts';
 import { devMethods } from '../src/rpc/modules/dev.ts';
@@ -50,6 +51,7 @@ export function allMethodSpecs(): MethodSpec[] {
     adminMethods(stub),
     profMethods('unused'),
     pubsubMethods(stub),
+    cchMethods(stub),
   ].flat();
 }
 

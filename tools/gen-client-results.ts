@@ -41,6 +41,8 @@ const TYPE_NAMES: Record<string, string> = {
   seedAttr: 'InvoiceAttribute',
   invoiceRecord: 'Invoice',
   storedInvoiceRecord: 'StoredInvoice',
+  cchInvoice: 'CchInvoice',
+  cchOrderRecord: 'CchOrder',
   storeChange: 'StoreChange',
 };
 const FROM_PARAMS = ['Hash256', 'HexBytes', 'HexQuantity', 'Pubkey']; // in biome's import order

@@ -21,10 +21,17 @@ const uint64 = z
       .max((1n << 64n) - 1n),
   );
 
+/** Hex in lower case: orders echo the script, and the RPC writes hex in lower case only. */
 const script = z.object({
-  code_hash: z.string().regex(/^0x[0-9a-fA-F]{64}$/, { error: 'expected 0x + 32-byte hex' }),
+  code_hash: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{64}$/, { error: 'expected 0x + 32-byte hex' })
+    .transform((s) => s.toLowerCase()),
   hash_type: z.enum(['type', 'data', 'data1', 'data2']),
-  args: z.string().regex(/^0x([0-9a-fA-F]{2})*$/, { error: 'expected 0x + hex bytes' }),
+  args: z
+    .string()
+    .regex(/^0x([0-9a-fA-F]{2})*$/, { error: 'expected 0x + hex bytes' })
+    .transform((s) => s.toLowerCase()),
 });
 
 export const cchSection = z.object({

@@ -105,6 +105,9 @@ export interface RpcParams {
     peer_id?: string;
     pubkey?: string;
   };
+  get_cch_order: {
+    payment_hash: Hash256;
+  };
   get_invoice: {
     payment_hash: Hash256;
   };
@@ -218,6 +221,9 @@ export interface RpcParams {
   pprof: {
     duration_secs?: HexQuantity;
   };
+  receive_btc: {
+    fiber_pay_req: string;
+  };
   remove_preimage: {
     payment_hash: Hash256;
   };
@@ -234,6 +240,10 @@ export interface RpcParams {
   };
   remove_watch_channel: {
     channel_id: Hash256;
+  };
+  send_btc: {
+    btc_pay_req: string;
+    currency: 'Fibb' | 'Fibt' | 'Fibd';
   };
   send_payment: {
     target_pubkey?: Pubkey;
@@ -412,6 +422,7 @@ export const RPC_METHOD_MODULES = {
   create_preimage: 'watchtower',
   create_watch_channel: 'watchtower',
   disconnect_peer: 'peer',
+  get_cch_order: 'cch',
   get_invoice: 'invoice',
   get_payment: 'payment',
   graph_channels: 'graph',
@@ -425,9 +436,11 @@ export const RPC_METHOD_MODULES = {
   open_channel_with_external_funding: 'channel',
   parse_invoice: 'invoice',
   pprof: 'prof',
+  receive_btc: 'cch',
   remove_preimage: 'watchtower',
   remove_tlc: 'dev',
   remove_watch_channel: 'watchtower',
+  send_btc: 'cch',
   send_payment: 'payment',
   send_payment_with_router: 'payment',
   settle_invoice: 'invoice',

@@ -15,6 +15,27 @@ export type Router = {
   }[];
 };
 
+export type CchInvoice =
+  | {
+      Fiber: string;
+    }
+  | {
+      Lightning: string;
+    };
+
+export type CchOrder = {
+  timestamp: HexQuantity;
+  expiry_delta_seconds: HexQuantity;
+  wrapped_btc_type_script: Script;
+  incoming_invoice: CchInvoice;
+  outgoing_pay_req: string;
+  payment_hash: Hash256;
+  amount_sats: HexQuantity;
+  fee_sats: HexQuantity;
+  status: 'Pending' | 'IncomingAccepted' | 'OutgoingInFlight' | 'OutgoingSuccess' | 'Success' | 'Failed';
+  failure_reason: string | null;
+};
+
 export type Channel = {
   channel_id: Hash256;
   is_public: boolean;
@@ -313,6 +334,7 @@ export interface RpcResults {
   create_preimage: null;
   create_watch_channel: null;
   disconnect_peer: null;
+  get_cch_order: CchOrder;
   get_invoice: StoredInvoice;
   get_payment: Payment;
   graph_channels: GraphChannels;
@@ -338,9 +360,11 @@ export interface RpcResults {
   pprof: {
     path: string;
   };
+  receive_btc: CchOrder;
   remove_preimage: null;
   remove_tlc: null;
   remove_watch_channel: null;
+  send_btc: CchOrder;
   send_payment: Payment;
   send_payment_with_router: Payment;
   settle_invoice: Record<string, never>;

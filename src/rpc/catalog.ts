@@ -6,6 +6,7 @@
 import { applyCompat } from './compat.ts';
 import type { MethodSpec } from './method.ts';
 import { adminMethods } from './modules/admin.ts';
+import { cchMethods } from './modules/cch.ts';
 import { channelMethods } from './modules/channel.ts';
 import { channelExternalFundingMethods } from './modules/channel-external.ts';
 import { devMethods } from './modules/dev.ts';
@@ -36,6 +37,7 @@ export function catalogMethods(version: string, compat: RpcCompat = 'seed'): Met
       ...devMethods(unused),
       ...externalFundingMethods(unused),
       ...pubsubMethods(unused),
+      ...cchMethods(unused),
       ...watchtowerMethods(unused),
       ...adminMethods(unused),
       ...profMethods(''),

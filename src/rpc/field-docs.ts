@@ -86,6 +86,11 @@ export const PARAM_DOCS: Readonly<Record<string, string>> = {
   unsigned_funding_tx: 'The unsigned funding transaction (CKB JSON).',
   private_key: 'Secret key of the sighash-all lock to sign with (hex).',
   duration_secs: 'Seconds to profile (default 10, 1 to 600).',
+  btc_pay_req:
+    'The BOLT 11 invoice the hub pays on Lightning, with an amount, on the network of `currency` (Fibb: lnbc, Fibt: lntb, Fibd: lnbcrt).',
+  'send_btc.currency': "Network of the Fiber invoice the hub issues: Fibb, Fibt or Fibd, the node's chain.",
+  fiber_pay_req: 'The Fiber invoice the hub pays, in wrapped BTC with a sha256 payment hash.',
+  'get_cch_order.payment_hash': 'Payment hash of the order (the same on both networks).',
 };
 
 export function paramDoc(method: string, field: string): string | undefined {
@@ -179,7 +184,29 @@ export const RESULT_DOCS: Readonly<Record<string, string>> = {
   tlc_id: 'Id of the TLC added.',
   path: 'Where it was written.',
   size: 'Bytes written.',
+  ...forEachMethod(['send_btc', 'receive_btc', 'get_cch_order'], {
+    timestamp: 'When the order was created, seconds since the epoch.',
+    expiry_delta_seconds: 'Seconds after `timestamp` at which an unpaid order fails.',
+    wrapped_btc_type_script: 'Type script of the wrapped-BTC UDT (1 unit = 1 satoshi).',
+    incoming_invoice: 'The hold invoice to pay: `Fiber` (send_btc) or `Lightning` (receive_btc).',
+    outgoing_pay_req: 'The invoice the hub pays on the other network once the incoming payment is held.',
+    payment_hash: 'Payment hash of both invoices.',
+    amount_sats: 'What the incoming invoice asks, fee included, in satoshis (wrapped-BTC units).',
+    fee_sats: "The hub's fee, in satoshis.",
+    status:
+      'Pending (waiting for the incoming payment), IncomingAccepted (it is held), OutgoingInFlight, OutgoingSuccess (preimage learned), Success (both sides settled) or Failed.',
+    failure_reason: "Strand's: why a Failed order failed; null otherwise.",
+    Fiber: "A Fiber invoice of the hub's node.",
+    Lightning: "A BOLT 11 invoice of the hub's LND.",
+  }),
 };
+
+/** The same docs as `method.field` keys for each of `methods` (methods answering one record). */
+function forEachMethod(methods: string[], docs: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(
+    methods.flatMap((m) => Object.entries(docs).map(([field, doc]) => [`${m}.${field}`, doc])),
+  );
+}
 
 export function resultDoc(method: string, field: string): string | undefined {
   return RESULT_DOCS[`${method}.${field}`] ?? RESULT_DOCS[field];

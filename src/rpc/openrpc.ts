@@ -47,7 +47,7 @@ const MODULE_DESCRIPTIONS: Record<string, string> = {
   payment: 'Sending payments and reading their outcome.',
   invoice: 'Creating, decoding and settling invoices.',
   graph: 'The gossiped network graph.',
-  cch: 'Cross-chain hub (not implemented by Strand).',
+  cch: 'Cross-chain hub: swaps between Fiber (wrapped BTC) and Lightning through LND (with the `cch` service).',
   watchtower: 'Feeding a watchtower with another node\'s channel data (`node("…")` token identity).',
   admin: 'Node administration (Strand; off by default).',
   pubsub: 'WebSocket subscriptions (off by default).',

@@ -5,6 +5,7 @@
  * Objects are strict: an undeclared field is a mismatch, not a silent extra.
  */
 import { z } from 'zod';
+import { ORDER_STATUSES } from '../cch/order.ts';
 import { STATE_NAMES } from '../channel/state.ts';
 import { INVOICE_STATUSES } from '../invoice/status.ts';
 
@@ -292,6 +293,26 @@ export const graphChannelsResult = z.strictObject({
     }),
   ),
   last_cursor: hexBytes,
+});
+
+/** The invoice a cross-chain order asks to be paid: the hub's Fiber or Lightning hold invoice. */
+export const cchInvoice = z.union([
+  z.strictObject({ Fiber: z.string() }),
+  z.strictObject({ Lightning: z.string() }),
+]);
+
+/** A cross-chain order as send_btc, receive_btc and get_cch_order write it (`cch/order.ts` orderToJson). */
+export const cchOrderRecord = z.strictObject({
+  timestamp: hexQ,
+  expiry_delta_seconds: hexQ,
+  wrapped_btc_type_script: scriptOut,
+  incoming_invoice: cchInvoice,
+  outgoing_pay_req: z.string(),
+  payment_hash: hash,
+  amount_sats: hexQ,
+  fee_sats: hexQ,
+  status: z.enum(ORDER_STATUSES),
+  failure_reason: z.string().nullable(),
 });
 
 /**

@@ -46,6 +46,16 @@ describe('cch configuration', () => {
     expect(cfg.cch?.wrapped_btc_type_script).toEqual(SCRIPT);
   });
 
+  it('writes the wrapped BTC script in lower case, as orders answer it (rpc/results.ts cchOrderRecord)', () => {
+    const upper = { ...SCRIPT, code_hash: `0x${'AB'.repeat(32)}`, args: '0xC0FFEE' };
+    const cfg = load({ services: ['cch', 'rpc'], cch: { wrapped_btc_type_script: upper } });
+    expect(cfg.cch?.wrapped_btc_type_script).toEqual({
+      code_hash: `0x${'ab'.repeat(32)}`,
+      hash_type: 'type',
+      args: '0xc0ffee',
+    });
+  });
+
   it('refuses the cch service without the section, or without the wrapped BTC script', () => {
     expect(() => load({ services: ['fiber', 'rpc', 'cch'] })).toThrow(
       /the cch service needs a `cch:` section: cch.lnd_rpc_url/,

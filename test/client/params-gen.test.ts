@@ -1,7 +1,7 @@
 /**
  * The client's declarations against the node's: the checked-in params types are what the RPC
- * schemas generate today, and every method the permission table knows is either in the client or
- * not implemented by this build (results: results-gen.test.ts).
+ * schemas generate today, and every method the permission table knows is in the client, the
+ * server's own `rpc.discover` aside (results: results-gen.test.ts).
  */
 import fs from 'node:fs';
 import { describe, expect, expectTypeOf, it } from 'vitest';
@@ -16,8 +16,6 @@ import type {
 import { PERMISSIONS } from '../../src/rpc/permissions.ts';
 import { allMethodSpecs, clientParamsSource, PARAMS_FILE, tsType } from '../../tools/gen-client-params.ts';
 
-/** In the permission table (so that tokens issued for fnn keep working) but not served by Strand. */
-const NOT_IMPLEMENTED = ['send_btc', 'receive_btc', 'get_cch_order'];
 /** Served by the server itself, not a module: the client reaches it with `request('rpc.discover')`. */
 const NOT_IN_CLIENT = ['rpc.discover'];
 
@@ -34,7 +32,7 @@ describe('generated client params', () => {
 
   it('covers the permission table', () => {
     const missing = Object.keys(PERMISSIONS).filter((m) => !(m in RPC_METHOD_MODULES));
-    expect(missing.sort()).toEqual([...NOT_IMPLEMENTED, ...NOT_IN_CLIENT].sort());
+    expect(missing.sort()).toEqual([...NOT_IN_CLIENT].sort());
   });
 });
 

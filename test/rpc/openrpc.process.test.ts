@@ -1,14 +1,19 @@
 /**
- * `rpc.discover` on a real node with every module enabled, and the OpenRPC driver against it:
- * every method called with `[]` and with params built from its schema, plus calls that succeed
- * without setup (an invoice's life, a backup, a profile, a watched channel); every result must
- * match the method's result schema and every error be one the method declares.
+ * `rpc.discover` on a real node with every module enabled (the cross-chain hub too, on the LND
+ * double), and the OpenRPC driver against it: every method called with `[]` and with params built
+ * from its schema, plus calls that succeed without setup (an invoice's life, a backup, a profile,
+ * a watched channel, cch orders both ways); every result must match the method's result schema
+ * and every error be one the method declares.
  */
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LndDouble } from '../../src/devnet/lnd-double.ts';
+import { decodeInvoice, encodeInvoice, signInvoice } from '../../src/invoice/codec.ts';
 import { MODULE_NAMES } from '../../src/rpc/method.ts';
 import { OPENRPC_JSON } from '../../tools/docs-rpc.ts';
-import { type DevchainProcess, startChannelNode, startDevchain } from '../channel/process-helpers.ts';
+import { cchSection, type Script, startFiberNode } from '../cch/helpers.ts';
+import { type DevchainProcess, startDevchain, testUdtWhitelist, until } from '../channel/process-helpers.ts';
 import type { NodeProcess } from '../helpers/node-process.ts';
 import {
   checkAnswer,
@@ -19,20 +24,47 @@ import {
 } from './openrpc-driver.ts';
 
 let chain: DevchainProcess;
+let double: LndDouble;
 let node: NodeProcess;
 let doc: OpenRpcDoc;
+/** The dev chain's test UDT, standing for the wrapped BTC. */
+let wrappedBtc: Script;
 
 beforeAll(async () => {
   chain = await startDevchain([1]);
-  node = await startChannelNode(1, chain.url, {}, undefined, {}, [...MODULE_NAMES]);
+  const { udt, whitelist } = await testUdtWhitelist(chain.url);
+  wrappedBtc = udt;
+  double = await LndDouble.start();
+  node = await startFiberNode(1, chain.url, whitelist, {
+    services: ['fiber', 'rpc', 'ckb', 'cch'],
+    cch: cchSection(double, udt),
+    modules: [...MODULE_NAMES],
+  });
   const r = await node.call('rpc.discover', []);
   doc = r.result;
 }, 120_000);
 
 afterAll(async () => {
   await node?.stop();
+  await double?.stop();
   await chain?.stop();
 });
+
+/** `invoice` as a node that is in no graph would issue it: signed by a random key. */
+function resigned(invoice: string): string {
+  const inv = decodeInvoice(invoice);
+  inv.data.attrs = inv.data.attrs.filter((a) => a.kind !== 'PayeePublicKey');
+  return encodeInvoice(signInvoice(inv, randomBytes(32)));
+}
+
+/** A Fiber invoice of the node in wrapped BTC with a SHA-256 hash: what receive_btc pays. */
+async function wrappedBtcInvoice(amount: string): Promise<string> {
+  const r = await node.call('new_invoice', [
+    { amount, currency: 'Fibd', udt_type_script: wrappedBtc, hash_algorithm: 'sha256' },
+  ]);
+  expect(r.error).toBeUndefined();
+  return r.result.invoice_address;
+}
 
 const call = async (method: string, params: unknown[]) => (await node.call(method, params)) as never;
 
@@ -48,6 +80,7 @@ describe('rpc.discover', () => {
     expect(names).toContain('pprof');
     expect(names).toContain('backup_now');
     expect(names).toContain('rpc.discover');
+    expect(names).toContain('send_btc');
   });
 });
 
@@ -57,6 +90,8 @@ describe('the OpenRPC driver', () => {
       overrides: {
         pprof: [{ duration_secs: '0x1' }],
         new_invoice: [{ amount: '0x64', currency: 'Fibd', description: 'openrpc' }],
+        send_btc: [{ btc_pay_req: double.outsideInvoice({ amountSat: 1000 }).request, currency: 'Fibd' }],
+        receive_btc: [{ fiber_pay_req: await wrappedBtcInvoice('0x3e8') }],
       },
     });
     expect(violations).toEqual([]);
@@ -76,20 +111,26 @@ describe('the OpenRPC driver', () => {
       'backup_now',
       'pprof',
       'unsubscribe_store_changes',
+      'send_btc',
+      'receive_btc',
     ])
       expect(succeeded, m).toContain(m);
   }, 120_000);
 
-  it('checks the results of an invoice through its life and of a watched channel', async () => {
+  /** Calls `method`, which must succeed with a result that matches its published schema. */
+  async function expectValid(method: string, params: unknown[]) {
     const ajv = newAjv();
-    const validate = (s: object) => ajv.compile(s);
-    const byName = (n: string) => doc.methods.find((m) => m.name === n)!;
-    const expectValid = async (method: string, params: unknown[]) => {
-      const reply = await node.call(method, params);
-      expect(reply.error, method).toBeUndefined();
-      expect(checkAnswer(doc, byName(method), reply, validate), method).toBeUndefined();
-      return reply.result;
-    };
+    const reply = await node.call(method, params);
+    expect(reply.error, method).toBeUndefined();
+    const spec = doc.methods.find((m) => m.name === method)!;
+    expect(
+      checkAnswer(doc, spec, reply, (s) => ajv.compile(s)),
+      method,
+    ).toBeUndefined();
+    return reply.result;
+  }
+
+  it('checks the results of an invoice through its life and of a watched channel', async () => {
     const created = await expectValid('new_invoice', [
       { amount: '0x5f5e100', currency: 'Fibd', description: 'coffee', expiry: '0xe10', allow_mpp: true },
     ]);
@@ -107,5 +148,30 @@ describe('the OpenRPC driver', () => {
     };
     await expectValid('create_watch_channel', [watched]);
     await expectValid('remove_watch_channel', [{ channel_id: watched.channel_id }]);
+  }, 60_000);
+
+  it('checks the results of cch orders both ways, and of one that failed', async () => {
+    // Fiber → Lightning: an order waiting for the user's payment to the hub's Fiber hold invoice.
+    const out = double.outsideInvoice({ amountSat: 2000 });
+    const sent = await expectValid('send_btc', [{ btc_pay_req: out.request, currency: 'Fibd' }]);
+    expect(sent).toMatchObject({ payment_hash: out.paymentHash, status: 'Pending', failure_reason: null });
+    expect(sent.incoming_invoice.Fiber).toMatch(/^fibd/);
+    expect(await expectValid('get_cch_order', [{ payment_hash: out.paymentHash }])).toEqual(sent);
+
+    // Lightning → Fiber: the Lightning payer pays the hub's hold invoice; the Fiber invoice the
+    // hub must then pay is a stranger's, and the hub has no channel to pay it with: the order
+    // fails with the node's reason and the Lightning payer is refunded.
+    const stranger = resigned(await wrappedBtcInvoice('0x7d0'));
+    const received = await expectValid('receive_btc', [{ fiber_pay_req: stranger }]);
+    expect(received.incoming_invoice.Lightning).toMatch(/^lnbcrt/);
+    await expect(double.payHoldInvoice(received.incoming_invoice.Lightning)).rejects.toThrow(/canceled/);
+    const hash = received.payment_hash;
+    await until(
+      'the order to fail',
+      () => node.call('get_cch_order', [{ payment_hash: hash }]),
+      (r) => r.result?.status === 'Failed',
+    );
+    const failed = await expectValid('get_cch_order', [{ payment_hash: hash }]);
+    expect(failed.failure_reason).toMatch(/^outgoing payment failed: .*Failed to build route/);
   }, 60_000);
 });
