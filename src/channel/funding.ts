@@ -16,10 +16,10 @@ import { ChannelError } from './errors.ts';
 import { awaitExternalFunding, recordFunderInputs } from './external-funding.ts';
 import { advertiseCommitment, fnnOf, isFnn, promote } from './fnn-nonces.ts';
 import { finalChannelId, keysOf } from './keys.ts';
-import { nonceData, scriptData, toScript } from './script-data.ts';
+import { peerParams } from './open.ts';
+import { nonceData, toScript } from './script-data.ts';
 import { type Channel, hasFlag, type PartyParams, withFlag } from './state.ts';
 import { type Effect, freshNonce, type MachineEnv, type Step } from './step.ts';
-import { firstRemotePoints } from './tlc-keys.ts';
 import { le128 } from './tx.ts';
 import type { AcceptChannel } from './wire.ts';
 
@@ -92,16 +92,7 @@ export function onAccept(ch0: Channel, m: AcceptChannel, env: MachineEnv): Step 
     id: finalId,
     state: 'COLLABORATING_FUNDING_TX',
     flags: ['PREPARING_LOCAL_TX_COLLABORATION_MSG'],
-    remote: {
-      fundingPubkey: h(m.fundingPubkey),
-      tlcBasepoint: h(m.tlcBasepoint),
-      fundingAmount: m.fundingAmount,
-      reserve: m.reservedCkbAmount,
-      shutdownScript: scriptData(m.shutdownScript),
-      maxTlcValueInFlight: m.maxTlcValueInFlight,
-      maxTlcNumberInFlight: m.maxTlcNumberInFlight,
-      commitmentPoints: firstRemotePoints(m.firstPerCommitmentPoint, m.secondPerCommitmentPoint),
-    },
+    remote: peerParams(m),
     remoteBalance: m.fundingAmount,
     announcement: ch0.isPublic
       ? { ...ch0.announcement, theirNonce: m.channelAnnouncementNonce ? h(m.channelAnnouncementNonce) : null }

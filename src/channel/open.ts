@@ -39,6 +39,33 @@ export interface OpenParams {
   rules?: ChannelRules;
 }
 
+/** A new channel's lifecycle fields: no TLC, no commitment, no funding tx yet. */
+const NOTHING_YET = {
+  tlcs: [],
+  nextTlcId: { offered: 0n, received: 0n },
+  commitmentNumbers: { local: 0n, remote: 0n },
+  fundingTx: null,
+  fundingTxHash: null,
+  latestCommitmentTx: null,
+  latestCommitmentTxHash: null,
+  shutdownTxHash: null,
+  failureDetail: null,
+} as const satisfies Partial<Channel>;
+
+/** The peer's side of a channel, from its OpenChannel or AcceptChannel. */
+export function peerParams(m: OpenChannel | AcceptChannel): NonNullable<Channel['remote']> {
+  return {
+    fundingPubkey: h(m.fundingPubkey),
+    tlcBasepoint: h(m.tlcBasepoint),
+    fundingAmount: m.fundingAmount,
+    reserve: m.reservedCkbAmount,
+    shutdownScript: scriptData(m.shutdownScript),
+    maxTlcValueInFlight: m.maxTlcValueInFlight,
+    maxTlcNumberInFlight: m.maxTlcNumberInFlight,
+    commitmentPoints: firstRemotePoints(m.firstPerCommitmentPoint, m.secondPerCommitmentPoint),
+  };
+}
+
 /** Our first commitment and revocation nonces (Open/Accept), kept as the channel's rules say. */
 function firstNonces(ch: Channel, env: MachineEnv): { ch: Channel; commit: Uint8Array; revoke: Uint8Array } {
   if (isFnn(ch)) {
@@ -96,15 +123,7 @@ export function openChannel(p: OpenParams, env: MachineEnv): Step {
     nonces: { mine: [], theirs: [] },
     localBalance: p.fundingAmount,
     remoteBalance: 0n,
-    tlcs: [],
-    nextTlcId: { offered: 0n, received: 0n },
-    commitmentNumbers: { local: 0n, remote: 0n },
-    fundingTx: null,
-    fundingTxHash: null,
-    latestCommitmentTx: null,
-    latestCommitmentTxHash: null,
-    shutdownTxHash: null,
-    failureDetail: null,
+    ...NOTHING_YET,
     external: p.external ? { ...p.external, submitted: false } : undefined,
   };
   const { ch, commit, revoke } = firstNonces(ch0, env);
@@ -196,16 +215,7 @@ export function receiveOpen(
       maxTlcValueInFlight: (1n << 128n) - 1n,
       maxTlcNumberInFlight: 125n,
     },
-    remote: {
-      fundingPubkey: h(m.fundingPubkey),
-      tlcBasepoint: h(m.tlcBasepoint),
-      fundingAmount: m.fundingAmount,
-      reserve: m.reservedCkbAmount,
-      shutdownScript: scriptData(m.shutdownScript),
-      maxTlcValueInFlight: m.maxTlcValueInFlight,
-      maxTlcNumberInFlight: m.maxTlcNumberInFlight,
-      commitmentPoints: firstRemotePoints(m.firstPerCommitmentPoint, m.secondPerCommitmentPoint),
-    },
+    remote: peerParams(m),
     nonces: fnn
       ? { mine: [], theirs: [] }
       : {
@@ -215,15 +225,7 @@ export function receiveOpen(
         },
     localBalance: 0n,
     remoteBalance: m.fundingAmount,
-    tlcs: [],
-    nextTlcId: { offered: 0n, received: 0n },
-    commitmentNumbers: { local: 0n, remote: 0n },
-    fundingTx: null,
-    fundingTxHash: null,
-    latestCommitmentTx: null,
-    latestCommitmentTxHash: null,
-    shutdownTxHash: null,
-    failureDetail: null,
+    ...NOTHING_YET,
     external: (m.channelFlags & 4) !== 0 ? { submitted: false } : undefined,
   };
 }
