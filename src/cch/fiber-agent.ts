@@ -6,8 +6,7 @@
  * `subscribe_store_changes` (`cch.fiber_rpc_url`), reconnecting when the socket drops.
  */
 import WebSocket from 'ws';
-import { createRpcClient, RpcCallError } from '../rpc/client.ts';
-import type { MethodSpec } from '../rpc/method.ts';
+import { createClient, RpcError } from '../client/index.ts';
 import type { StoreChange } from '../store/changes.ts';
 
 export interface FiberAgent {
@@ -28,7 +27,7 @@ export interface FiberAgent {
 
 /** The reason text of a failed call, as the node answered it. */
 export const errorText = (e: unknown): string =>
-  e instanceof RpcCallError ? e.message : e instanceof Error ? e.message : String(e);
+  e instanceof RpcError ? e.message : e instanceof Error ? e.message : String(e);
 
 /** fnn's rule: a `fiber_rpc_url` is `http(s)://host:port`; the WebSocket is the same with `ws(s)`. */
 export function checkFiberRpcUrl(url: string): string {
@@ -41,9 +40,9 @@ export function rpcFiberAgent(
   opts: { token?: string; reconnectMs?: number; onLog?: (msg: string, err?: string) => void } = {},
 ): FiberAgent {
   const wsUrl = checkFiberRpcUrl(url);
-  const client = createRpcClient(url, opts.token, 30_000);
+  const client = createClient({ url, token: opts.token, timeoutMs: 30_000 });
   return {
-    call: (method, params) => client.call(method, params),
+    call: (method, params) => client.request(method, params),
     subscribe(listener, onConnected) {
       let stopped = false;
       let socket: WebSocket | undefined;
@@ -96,9 +95,20 @@ export function rpcFiberAgent(
   };
 }
 
+/** What the in-process agent needs of a method spec (`rpc/method.ts` MethodSpec fits). */
+export interface LocalMethod {
+  name: string;
+  params: {
+    safeParse(
+      v: unknown,
+    ): { success: true; data: unknown } | { success: false; error: { issues: { message: string }[] } };
+  } | null;
+  handler(params: never, ctx: { transport: 'http' }): unknown;
+}
+
 /** The in-process agent: the node's own method handlers, params validated as the RPC server does. */
 export function inProcessFiberAgent(
-  methods: MethodSpec[],
+  methods: LocalMethod[],
   changes: { subscribe(listener: (c: StoreChange) => void): () => void },
   paymentPreimage?: (paymentHash: string) => string | undefined,
 ): FiberAgent {
@@ -109,7 +119,7 @@ export function inProcessFiberAgent(
       if (!spec?.params) throw new Error(`the node has no method ${name} (is its module enabled?)`);
       const parsed = spec.params.safeParse(params);
       if (!parsed.success) throw new Error(`Invalid params: ${parsed.error.issues[0]?.message ?? ''}`);
-      return await spec.handler(parsed.data, { transport: 'http' });
+      return await spec.handler(parsed.data as never, { transport: 'http' });
     },
     subscribe(listener, onConnected) {
       const unsubscribe = changes.subscribe(listener);
