@@ -1,7 +1,8 @@
 /**
  * `npm run lint` (with biome): the layer rule of docs/architecture.md, checked on every import
  * under src/. A folder imports only the folders its row allows; no file takes part in an import
- * cycle (type-only imports aside: they vanish at run time). No allow-list: a breach is fixed by
+ * cycle (type-only imports aside: they vanish at run time), and another folder is imported through
+ * its entry point (`index.ts`) only. No allow-list: a breach is fixed by
  * moving the shared piece down a layer, never by listing it.
  */
 import fs from 'node:fs';
@@ -112,6 +113,9 @@ for (const e of edges) {
   if (!allowed)
     problems.push(`src/${a}/ is not in the layer table (docs/architecture.md, tools/check-layers.ts)`);
   else if (!allowed.includes(b)) problems.push(`layer breach: ${a} -> ${b}: ${e.from}`);
+  // Another folder is used through its entry point only: what it offers is what its index.ts exports.
+  if (allowed?.includes(b) && e.to !== path.join(b, 'index.ts'))
+    problems.push(`not through ${b}/index.ts: ${e.from} imports ${e.to}`);
 }
 
 for (const c of cycles(edges)) problems.push(`import cycle: ${c.join(' ')}`);

@@ -7,7 +7,7 @@
  */
 import WebSocket from 'ws';
 import { createClient, RpcError } from '../client/index.ts';
-import type { StoreChange } from '../store/changes.ts';
+import type { StoreChange } from '../store/index.ts';
 
 export interface FiberAgent {
   // biome-ignore lint/suspicious/noExplicitAny: results are the node's JSON, read by the caller

@@ -6,7 +6,7 @@
  * it, and only then settles the incoming side with that preimage.
  */
 import { sha256 } from '@noble/hashes/sha2.js';
-import { bytesToHex, hexToBytes } from '../codec/hex.ts';
+import { bytesToHex, hexToBytes } from '../codec/index.ts';
 
 export const ORDER_STATUSES = [
   'Pending',

@@ -4,11 +4,14 @@
  * outgoing payment is sent (docs/specs/cch-expiry-dependency.md in fnn).
  */
 
-import { InvalidParams } from '../codec/errors.ts';
-import { bytesToHex } from '../codec/hex.ts';
-import { decodeInvoice } from '../invoice/codec.ts';
-import { scriptFromMolecule } from '../invoice/script.ts';
-import { expiresAtMs, findAttr, hashAlgorithmOf } from '../invoice/types.ts';
+import { bytesToHex, InvalidParams } from '../codec/index.ts';
+import {
+  decodeInvoice,
+  expiresAtMs,
+  findAttr,
+  hashAlgorithmOf,
+  scriptFromMolecule,
+} from '../invoice/index.ts';
 import { decodePayReq, LN_NETWORK_OF_CURRENCY, PayReqError } from './bolt11.ts';
 import type { CchConfig } from './config.ts';
 import type { CchOrder } from './order.ts';

@@ -6,8 +6,8 @@
  * its status are run again on start, so an order resumes where a stop left it.
  */
 
-import { DomainError } from '../codec/errors.ts';
-import type { StoreChange } from '../store/changes.ts';
+import { DomainError } from '../codec/index.ts';
+import type { StoreChange } from '../store/index.ts';
 import type { CchConfig } from './config.ts';
 import { errorText, type FiberAgent } from './fiber-agent.ts';
 import {

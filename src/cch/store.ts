@@ -2,7 +2,7 @@
  * Cross-chain orders in SQLite, one row per payment hash (the `cch` domain of the store). The
  * order is kept as JSON beside its status, so the hub resumes every unfinished order on start.
  */
-import type { Db, DomainSchema } from '../store/db.ts';
+import type { Db, DomainSchema } from '../store/index.ts';
 import type { CchOrder } from './order.ts';
 
 export const cchSchema: DomainSchema = {

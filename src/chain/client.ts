@@ -10,8 +10,7 @@
 import { ccc } from '@ckb-ccc/core';
 import { cccA } from '@ckb-ccc/core/advanced';
 import { z } from 'zod';
-import { DomainError } from '../codec/errors.ts';
-import { toHexQuantity as q } from '../codec/hex.ts';
+import { DomainError, toHexQuantity as q } from '../codec/index.ts';
 import { type ChannelScripts, devChannelScripts } from './scripts.ts';
 
 export interface ChainLogger {

@@ -1,5 +1,11 @@
 /** The node's chain layer: CKB JSON-RPC client, network presets and scripts, wallet, confirmation tracking, addresses. */
-export { addressToScript, SIGHASH_ALL_TYPE_HASH, scriptToAddress, sighashLock } from './address.ts';
+export {
+  AddressError,
+  addressToScript,
+  SIGHASH_ALL_TYPE_HASH,
+  scriptToAddress,
+  sighashLock,
+} from './address.ts';
 export {
   type ChainClient,
   type ChainClientOptions,
@@ -11,17 +17,20 @@ export {
   createChainClient,
   describeChainStatus,
   scriptToJson,
+  txToJson,
 } from './client.ts';
 export { startChainProbe } from './health.ts';
-export { NETWORKS, type NetworkName } from './networks.ts';
+export { NETWORK_NAMES, NETWORKS, type NetworkName, networkOfChain } from './networks.ts';
 export {
   type ChannelScripts,
   ChannelScriptsUnavailable,
   channelScriptsSource,
   readScriptsConfig,
   resolveUdtWhitelist,
+  ScriptsConfigError,
 } from './scripts.ts';
 export { DEFAULT_CONFIRMATIONS, txConfirmation, waitForConfirmations } from './tracker.ts';
+export type { HashType, UdtScriptRef } from './udt-whitelist.ts';
 export {
   readUdtWhitelist,
   type UdtDepEntry,

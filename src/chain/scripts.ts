@@ -7,7 +7,7 @@
  * (`get_dev_scripts`).
  */
 import type { ccc } from '@ckb-ccc/core';
-import { DomainError } from '../codec/errors.ts';
+import { DomainError } from '../codec/index.ts';
 import type { ChainClient } from './client.ts';
 import { NETWORKS, type NetworkName } from './networks.ts';
 import {

@@ -6,7 +6,7 @@
  * longer knows (or knows in another block) was reorganised out: the wait starts over, and the
  * caller may send it again (`onReorg`).
  */
-import { DomainError } from '../codec/errors.ts';
+import { DomainError } from '../codec/index.ts';
 import type { ChainClient } from './client.ts';
 
 export const DEFAULT_CONFIRMATIONS = 4;

@@ -9,10 +9,8 @@
  */
 import { ccc } from '@ckb-ccc/core';
 import { cccA } from '@ckb-ccc/core/advanced';
-import { DomainError } from '../codec/errors.ts';
-import { bytesToHex } from '../codec/hex.ts';
-import { lockArgsOf } from '../crypto/secp256k1.ts';
-import { signSighashAll } from '../crypto/sighash.ts';
+import { bytesToHex, DomainError } from '../codec/index.ts';
+import { lockArgsOf, signSighashAll } from '../crypto/index.ts';
 import { scriptToAddress, sighashLock } from './address.ts';
 import { type ChainClient, CkbRpcError, type IndexerCell, scriptToJson } from './client.ts';
 

@@ -7,7 +7,7 @@
  * signature completes the ChannelAnnouncement, which the shell hands to the graph.
  * The digest itself comes from the shell (the graph layer defines the message).
  */
-import { bytesToHex, hexToBytes } from '../codec/hex.ts';
+import { bytesToHex, hexToBytes } from '../codec/index.ts';
 import { ChannelError } from './errors.ts';
 import { keysOf } from './keys.ts';
 import { aggregateTwo, SignatureError, signWithNonce, sorted2 } from './musig.ts';

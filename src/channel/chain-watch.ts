@@ -5,10 +5,9 @@
  * a ready channel's funding cell spent by the peer's commitment.
  */
 import { ccc } from '@ckb-ccc/core';
-import { type ChainClient, scriptToJson } from '../chain/client.ts';
-import { txConfirmation } from '../chain/tracker.ts';
-import { hexToBytes } from '../codec/hex.ts';
-import { blake160 } from '../crypto/hash.ts';
+import { type ChainClient, scriptToJson, txConfirmation } from '../chain/index.ts';
+import { hexToBytes } from '../codec/index.ts';
+import { blake160 } from '../crypto/index.ts';
 import { buildCommitment, fundingTxOf } from './commitment.ts';
 import { deriveChannelKeys } from './keys.ts';
 import { resendable } from './rebroadcast.ts';

@@ -9,7 +9,7 @@
  * reestablish in sync clears the mark; numbers proving the copy outdated turn it into
  * `LOCAL_STATE_OUTDATED` (`outdated.ts`).
  */
-import type { Db } from '../store/db.ts';
+import type { Db } from '../store/index.ts';
 import { spendAllNonces } from './fnn-nonces.ts';
 import { withFlag } from './state.ts';
 import { ChannelStore } from './store.ts';

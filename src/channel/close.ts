@@ -4,7 +4,7 @@
  * the peer answers with fee rate 0, as the reference) and forced (our latest commitment on chain).
  */
 import { ccc } from '@ckb-ccc/core';
-import { bytesToHex, hexToBytes } from '../codec/hex.ts';
+import { bytesToHex, hexToBytes } from '../codec/index.ts';
 import { channelDeps, completeForBroadcast, signFunding } from './commitment.ts';
 import { ChannelError } from './errors.ts';
 import { fnnOf, isFnn } from './fnn-nonces.ts';

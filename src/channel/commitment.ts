@@ -3,8 +3,8 @@
  * peer's and completing ours (Strand's nonce rules or fnn's), the funding tx kept in the state.
  */
 import { ccc } from '@ckb-ccc/core';
-import { bytesToHex, hexToBytes } from '../codec/hex.ts';
-import { blake160 } from '../crypto/hash.ts';
+import { bytesToHex, hexToBytes } from '../codec/index.ts';
+import { blake160 } from '../crypto/index.ts';
 import { ChannelError } from './errors.ts';
 import { advertiseCommitment, fnnOf, isFnn, useCommitmentNonce } from './fnn-nonces.ts';
 import { keysOf } from './keys.ts';

@@ -16,7 +16,7 @@
  */
 import { type Channel, resolvingPending, type Tlc } from './state.ts';
 
-export { MS_PER_EPOCH_DEV, MS_PER_EPOCH_MAINNET } from '../codec/epoch-rules.ts';
+export { MS_PER_EPOCH_DEV, MS_PER_EPOCH_MAINNET } from '../codec/index.ts';
 /** The reference's CHECK_CHANNELS_INTERVAL (3 s in its debug builds). */
 export const CHECK_CHANNELS_INTERVAL_MS = 60_000;
 

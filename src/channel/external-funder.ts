@@ -6,9 +6,8 @@
  *   tx, and the `external_funding_timeout_seconds` deadlines of channels waiting for the signed tx.
  */
 import { ccc } from '@ckb-ccc/core';
-import { type ChainClient, scriptToJson } from '../chain/client.ts';
-import { feeFor } from '../chain/wallet.ts';
-import { DomainError } from '../codec/errors.ts';
+import { type ChainClient, feeFor, scriptToJson } from '../chain/index.ts';
+import { DomainError } from '../codec/index.ts';
 import { fundingTxOf } from './commitment.ts';
 import { EXTERNAL_TIMEOUT_REASON, externalDeadline, isAwaitingExternalFunding } from './external-funding.ts';
 import type { Channel } from './state.ts';

@@ -25,10 +25,8 @@
  * disconnect) before it loses nothing: the funder's cells were never spent.
  */
 import { ccc } from '@ckb-ccc/core';
-import { hexToBytes } from '../codec/hex.ts';
-import { blake160 } from '../crypto/hash.ts';
-import { recoverCompressed } from '../crypto/secp256k1.ts';
-import { sighashAllMessage } from '../crypto/sighash.ts';
+import { hexToBytes } from '../codec/index.ts';
+import { blake160, recoverCompressed, sighashAllMessage } from '../crypto/index.ts';
 import { startCommitmentSigning } from './commitment.ts';
 import { ChannelError } from './errors.ts';
 import { type Channel, hasFlag } from './state.ts';

@@ -9,7 +9,7 @@
  * and refuses a third: the use is counted in the channel state the shell persists before the
  * signature leaves, and the secret is erased with its second use.
  */
-import { bytesToHex, hexToBytes } from '../codec/hex.ts';
+import { bytesToHex, hexToBytes } from '../codec/index.ts';
 import { ChannelError } from './errors.ts';
 import type { NoncePair } from './musig.ts';
 import type { Channel, Hex } from './state.ts';

@@ -4,7 +4,7 @@
  * advertised before (Open/Accept, then each RevokeAndAck), and each of ours serves one revocation
  * each way: at most two partial signatures, counted in the ledger (`fnn-nonces.ts`).
  */
-import { bytesToHex, hexToBytes } from '../codec/hex.ts';
+import { bytesToHex, hexToBytes } from '../codec/index.ts';
 import { fnnOf, freshUse, isFnn, promote, theirRevokeNonce, useRevokeNonce } from './fnn-nonces.ts';
 import { keysOf } from './keys.ts';
 import { type NoncePair, signWithNonce } from './musig.ts';

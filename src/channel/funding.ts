@@ -3,7 +3,7 @@
  * signatures, TxSignatures, confirmations and ChannelReady (`fiber-channel-protocol.md` §1).
  */
 import { ccc } from '@ckb-ccc/core';
-import { bytesToHex, hexToBytes } from '../codec/hex.ts';
+import { bytesToHex, hexToBytes } from '../codec/index.ts';
 import {
   fundingLock,
   fundingTxOf,

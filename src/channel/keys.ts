@@ -5,9 +5,8 @@
  * Peers never reproduce the seed, so only the resulting public values matter for interop.
  */
 import { secp256k1 } from '@noble/curves/secp256k1.js';
-import { hexToBytes } from '../codec/hex.ts';
-import { curve } from '../crypto/curve.ts';
-import { ckbHash } from '../crypto/hash.ts';
+import { hexToBytes } from '../codec/index.ts';
+import { ckbHash, curve } from '../crypto/index.ts';
 
 const te = new TextEncoder();
 const N = secp256k1.Point.CURVE().n;

@@ -7,8 +7,7 @@
  * nonce and the message, and travels with its partial signature — so it never needs storing and
  * can never sign two different messages. Keys are given in aggregation order; nonces follow it.
  */
-import { schnorrVerify } from '../crypto/curve.ts';
-import * as fast from '../crypto/musig2-fast.ts';
+import { musig2Fast as fast, schnorrVerify } from '../crypto/index.ts';
 
 export interface NoncePair {
   /** 97 bytes (k1 ‖ k2 ‖ pubkey), secret: persisted, never sent, used once. */

@@ -1,6 +1,6 @@
 /** Opening a channel: our OpenChannel, checking and taking the peer's, and our AcceptChannel. */
 import type { ccc } from '@ckb-ccc/core';
-import { bytesToHex, hexToBytes } from '../codec/hex.ts';
+import { bytesToHex, hexToBytes } from '../codec/index.ts';
 import { ChannelError } from './errors.ts';
 import { emptyFnn, fnnOf, freshUse, isFnn } from './fnn-nonces.ts';
 import { commitmentPoint, deriveChannelKeys, finalChannelId, keysOf } from './keys.ts';

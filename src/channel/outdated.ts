@@ -26,7 +26,7 @@
  * A peer claiming we are behind cannot be checked (the message carries no proof); believing it
  * costs at most waiting for the peer's close, disbelieving it could cost the whole channel.
  */
-import { hexToBytes } from '../codec/hex.ts';
+import { hexToBytes } from '../codec/index.ts';
 import { forceClose } from './close.ts';
 import { ChannelError } from './errors.ts';
 import { type Channel, coopCloseBroadcast, type Flag, hasFlag, withFlag } from './state.ts';

@@ -11,7 +11,7 @@
  *   ClosingSigned.
  */
 import { ccc } from '@ckb-ccc/core';
-import { hexToBytes } from '../codec/hex.ts';
+import { hexToBytes } from '../codec/index.ts';
 import { fundingTxOf } from './commitment.ts';
 import { awaitingRevoke, markOutdated, onPeerBehind, syncVerdict, withoutFlag } from './outdated.ts';
 import { toScript } from './script-data.ts';

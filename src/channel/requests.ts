@@ -3,8 +3,7 @@
  * filled in and every bound checked with fnn's error texts, before anything is stored or sent.
  */
 import { ccc } from '@ckb-ccc/core';
-import { MAX_TLC_EXPIRY_LIMIT, MIN_TLC_EXPIRY_DELTA } from '../codec/epoch-rules.ts';
-import { DomainError } from '../codec/errors.ts';
+import { DomainError, MAX_TLC_EXPIRY_LIMIT, MIN_TLC_EXPIRY_DELTA } from '../codec/index.ts';
 import type { AcceptParams, OpenParams } from './open.ts';
 import { type ChannelRules, reserveFor } from './reserve.ts';
 import { cellDepData, scriptData, toScript } from './script-data.ts';

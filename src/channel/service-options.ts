@@ -3,10 +3,9 @@
  * policies, and the hooks through which it tells the rest of the node what happened.
  */
 import type { ccc } from '@ckb-ccc/core';
-import type { ChainClient } from '../chain/client.ts';
-import type { UdtWhitelist } from '../chain/udt-whitelist.ts';
-import type { Wallet } from '../chain/wallet.ts';
-import type { FiberMessage, FiberMessageKind } from '../p2p/fiber-message.ts';
+import type { ChainClient, UdtWhitelist, Wallet } from '../chain/index.ts';
+import type { FiberMessage, FiberMessageKind } from '../p2p/index.ts';
+import type { Db } from '../store/index.ts';
 import type { ChannelLogger } from './chain-watch.ts';
 import type { ExpiryPolicy } from './expiry.ts';
 import type { Channel, ScriptData } from './state.ts';
@@ -29,7 +28,7 @@ export interface PeerLink {
 }
 
 export interface ChannelServiceOptions {
-  db: import('../store/db.ts').Db;
+  db: Db;
   peers: PeerLink;
   wallet: Wallet;
   chain: ChainClient;

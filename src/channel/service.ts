@@ -5,12 +5,10 @@
  */
 import { ccc } from '@ckb-ccc/core';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
-import type { ChainClient } from '../chain/client.ts';
-import { txConfirmation } from '../chain/tracker.ts';
-import { UdtWhitelist, type UdtWhitelistEntry } from '../chain/udt-whitelist.ts';
-import { DomainError, StorageError } from '../codec/errors.ts';
-import { bytesToHex, hexToBytes } from '../codec/hex.ts';
-import { type FiberMessage, hasFeatureBit, STRAND_CHANNEL_RULES_BIT } from '../p2p/fiber-message.ts';
+import type { ChainClient } from '../chain/index.ts';
+import { txConfirmation, UdtWhitelist, type UdtWhitelistEntry } from '../chain/index.ts';
+import { bytesToHex, DomainError, hexToBytes, StorageError } from '../codec/index.ts';
+import { type FiberMessage, hasFeatureBit, STRAND_CHANNEL_RULES_BIT } from '../p2p/index.ts';
 import { AckTimeout } from './ack-timeout.ts';
 import { ChainWatch, type ChannelLogger } from './chain-watch.ts';
 import { fundingTxOf } from './commitment.ts';

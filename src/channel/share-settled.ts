@@ -8,8 +8,7 @@
  */
 import { ccc } from '@ckb-ccc/core';
 import { cccA } from '@ckb-ccc/core/advanced';
-import { type ChainClient, scriptToJson } from '../chain/client.ts';
-import { txConfirmation } from '../chain/tracker.ts';
+import { type ChainClient, scriptToJson, txConfirmation } from '../chain/index.ts';
 import { parseSettlementScript, scriptAfterWitness } from './settlement-script.ts';
 import type { ScriptInfo } from './tx.ts';
 

@@ -12,7 +12,7 @@
  * drops the entry (the transaction may still roll back), and reads inside a transaction go to
  * the database and are not cached.
  */
-import type { Db, DomainSchema } from '../store/db.ts';
+import type { Db, DomainSchema } from '../store/index.ts';
 import { type Channel, deserializeChannel, serializeChannelLean, tlcKey, withOnions } from './state.ts';
 
 export const channelSchema: DomainSchema = {

@@ -15,7 +15,7 @@
  * Channels stored before Strand tweaked TLC keys have no numbered point list: their TLCs keep
  * the untweaked base keys (both sides of such a channel run the same rule).
  */
-import { bytesToHex, hexToBytes } from '../codec/hex.ts';
+import { bytesToHex, hexToBytes } from '../codec/index.ts';
 import { type ChannelKeys, commitmentPoint, tweakPubkey, tweakSecret } from './keys.ts';
 import type { Channel, Hex, PartyParams, Tlc } from './state.ts';
 

@@ -5,7 +5,7 @@
  * Nothing here is persisted: a waiting command has not been promised to anyone yet (its caller
  * learns its TLC id only once the update is committed and on its way).
  */
-import { DomainError } from '../codec/errors.ts';
+import { DomainError } from '../codec/index.ts';
 import { type TlcCommand, type TlcOutcome, WAITING_ACK } from './tlc.ts';
 
 export interface WaitingTlc {

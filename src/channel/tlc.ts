@@ -13,9 +13,9 @@
  * fnn's schedule under the two-use ledger (docs/nonces.md).
  */
 import { ccc } from '@ckb-ccc/core';
-import { bytesToHex, hexToBytes } from '../codec/hex.ts';
-import { ckbHash, sha256 } from '../crypto/hash.ts';
-import { decodeFiberMessage, encodeFiberMessage } from '../p2p/fiber-message.ts';
+import { bytesToHex, hexToBytes } from '../codec/index.ts';
+import { ckbHash, sha256 } from '../crypto/index.ts';
+import { decodeFiberMessage, encodeFiberMessage } from '../p2p/index.ts';
 import {
   buildCommitment,
   channelDeps,

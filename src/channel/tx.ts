@@ -4,8 +4,7 @@
  * script, the messages MuSig2 signs, revocation, settlement after the delay, cooperative close.
  */
 import { ccc } from '@ckb-ccc/core';
-import { blake160, ckbHash } from '../crypto/hash.ts';
-import { signRecoverable } from '../crypto/secp256k1.ts';
+import { blake160, ckbHash, signRecoverable } from '../crypto/index.ts';
 import { aggregateXOnly, sorted2 } from './musig.ts';
 
 export const CKB = 100_000_000n;

@@ -6,10 +6,10 @@
  * same cell.
  */
 import { ccc } from '@ckb-ccc/core';
-import { type ChainClient, scriptToJson } from '../chain/client.ts';
-import type { Wallet } from '../chain/wallet.ts';
-import { DomainError } from '../codec/errors.ts';
-import { signSighashAll } from '../crypto/sighash.ts';
+import type { Wallet } from '../chain/index.ts';
+import { type ChainClient, scriptToJson } from '../chain/index.ts';
+import { DomainError } from '../codec/index.ts';
+import { signSighashAll } from '../crypto/index.ts';
 import { ChannelError } from './errors.ts';
 import { fundFromLock } from './external-funder.ts';
 import { toScript } from './script-data.ts';

@@ -18,9 +18,9 @@ import {
   table,
   u32le,
   uintLe,
-} from '../codec/molecule.ts';
-import { malformed, P2pError } from '../p2p/errors.ts';
-import type { FiberMessage, FiberMessageKind } from '../p2p/fiber-message.ts';
+} from '../codec/index.ts';
+import type { FiberMessage, FiberMessageKind } from '../p2p/index.ts';
+import { malformed, P2pError } from '../p2p/index.ts';
 
 export type Bytes = Uint8Array;
 

@@ -6,8 +6,7 @@
  * address. The same as `strand node` with `services: [cch, rpc]`.
  */
 import type { Command } from 'commander';
-import { ConfigError, loadConfig } from '../node/config.ts';
-import { StrandNode } from '../node/node.ts';
+import { ConfigError, loadConfig, StrandNode } from '../node/index.ts';
 import { exitOnSignals } from './shutdown.ts';
 import { defaultBaseDir, fail } from './util.ts';
 

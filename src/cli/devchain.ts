@@ -7,14 +7,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { ccc } from '@ckb-ccc/core';
 import type { Command } from 'commander';
-import { addressToScript, sighashLock } from '../chain/address.ts';
-import { createChainClient } from '../chain/client.ts';
-import { bytesToHex, hexToBytes } from '../codec/hex.ts';
-import { decryptWalletKey, PASSWORD_ENV } from '../crypto/keyfile.ts';
-import { lockArgsOf } from '../crypto/secp256k1.ts';
-import { DEFAULT_SPEC_TOML, type DevAccount, DevChain, STRAND_SPEC_TOML } from '../devchain/chain.ts';
-import { devScriptsJson } from '../devchain/rpc/json.ts';
-import { startDevchainRpc } from '../devchain/rpc/server.ts';
+import { addressToScript, createChainClient, sighashLock } from '../chain/index.ts';
+import { bytesToHex, hexToBytes } from '../codec/index.ts';
+import { decryptWalletKey, lockArgsOf, PASSWORD_ENV } from '../crypto/index.ts';
+import {
+  DEFAULT_SPEC_TOML,
+  type DevAccount,
+  DevChain,
+  devScriptsJson,
+  STRAND_SPEC_TOML,
+  startDevchainRpc,
+} from '../devchain/index.ts';
 import { fail } from './util.ts';
 
 const CKB = 100_000_000n;

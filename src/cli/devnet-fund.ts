@@ -3,10 +3,10 @@
  * sends to a devnet node's wallet or any address, waits for the transaction to commit, and says
  * what happened: the address, the amounts, the transaction and the lock's new CKB balance.
  */
-import { addressToScript, SIGHASH_ALL_TYPE_HASH, scriptToAddress } from '../chain/address.ts';
-import { toHexQuantity } from '../codec/hex.ts';
-import type { DevnetDescription } from '../devnet/devnet.ts';
-import { createRpcClient } from '../rpc/client.ts';
+import { addressToScript, SIGHASH_ALL_TYPE_HASH, scriptToAddress } from '../chain/index.ts';
+import { toHexQuantity } from '../codec/index.ts';
+import type { DevnetDescription } from '../devnet/index.ts';
+import { createRpcClient } from '../rpc/index.ts';
 
 const CKB = 100_000_000n;
 /** A dev chain mines a block every second by default; a commit slower than this is a stuck chain. */

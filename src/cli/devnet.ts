@@ -5,11 +5,17 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { type DevnetDescription, formatDevnet, startDevnet } from '../devnet/devnet.ts';
-import { loadTopology } from '../devnet/topology.ts';
-import { runTraffic, type TrafficPattern } from '../devnet/traffic.ts';
-import { formatLive, formatSummary } from '../devnet/traffic-stats.ts';
-import { createRpcClient } from '../rpc/client.ts';
+import {
+  type DevnetDescription,
+  formatDevnet,
+  formatLive,
+  formatSummary,
+  loadTopology,
+  runTraffic,
+  startDevnet,
+  type TrafficPattern,
+} from '../devnet/index.ts';
+import { createRpcClient } from '../rpc/index.ts';
 import { fundFromFaucet } from './devnet-fund.ts';
 import { fail } from './util.ts';
 

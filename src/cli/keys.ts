@@ -6,11 +6,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { SIGHASH_ALL_TYPE_HASH } from '../chain/address.ts';
-import { bytesToHex } from '../codec/hex.ts';
-import { blake160 } from '../crypto/hash.ts';
-import { identityFromSecret, isValidSecretKey, publicKeyOf } from '../crypto/identity.ts';
-import { loadOrCreateNodeKey, loadWalletKey, PASSWORD_ENV, writeWalletKey } from '../crypto/keyfile.ts';
+import { SIGHASH_ALL_TYPE_HASH } from '../chain/index.ts';
+import { bytesToHex } from '../codec/index.ts';
+import {
+  blake160,
+  identityFromSecret,
+  isValidSecretKey,
+  loadOrCreateNodeKey,
+  loadWalletKey,
+  PASSWORD_ENV,
+  publicKeyOf,
+  writeWalletKey,
+} from '../crypto/index.ts';
 import { defaultBaseDir, fail } from './util.ts';
 
 interface KeyOpts {

@@ -1,8 +1,6 @@
 /** `strand node -c <config.yml> -d <dir>`: runs one node (the shape of `fnn`). */
 import { type Command, Option } from 'commander';
-import { ConfigError, loadConfig } from '../node/config.ts';
-import { CONFIG_FIELDS, flagNames } from '../node/config-fields.ts';
-import { StrandNode } from '../node/node.ts';
+import { CONFIG_FIELDS, ConfigError, flagNames, loadConfig, StrandNode } from '../node/index.ts';
 import { exitOnSignals } from './shutdown.ts';
 import { defaultBaseDir, fail } from './util.ts';
 

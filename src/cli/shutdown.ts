@@ -1,6 +1,7 @@
 /** Signal handling of the commands that run a node: SIGTERM / SIGINT end the process, always. */
-import { dropPendingLogs, flushLogsForExit } from '../node/log.ts';
-import type { StrandNode } from '../node/node.ts';
+
+import type { StrandNode } from '../node/index.ts';
+import { dropPendingLogs, flushLogsForExit } from '../node/index.ts';
 
 /**
  * The first signal stops the node (bounded: see `StrandNode.stop`), flushes the log for at most

@@ -4,8 +4,7 @@
  * node's `rpc.auth_public_key`.
  */
 import type { Command } from 'commander';
-import { generateKeyPair, mintToken } from '../rpc/auth.ts';
-import { PERMISSIONS } from '../rpc/permissions.ts';
+import { generateKeyPair, mintToken, PERMISSIONS } from '../rpc/index.ts';
 import { fail } from './util.ts';
 
 export function registerTokenCommand(program: Command): void {

@@ -5,8 +5,7 @@
  * (`fiber.standalone_watchtower_rpc_url`); it keeps their data per caller node id.
  */
 import type { Command } from 'commander';
-import { ConfigError, loadConfig } from '../node/config.ts';
-import { StrandNode } from '../node/node.ts';
+import { ConfigError, loadConfig, StrandNode } from '../node/index.ts';
 import { exitOnSignals } from './shutdown.ts';
 import { defaultBaseDir, fail } from './util.ts';
 

@@ -5,7 +5,7 @@
  */
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { base58 } from '@scure/base';
-import { bytesToHex } from '../codec/hex.ts';
+import { bytesToHex } from '../codec/index.ts';
 import { sha256 } from './hash.ts';
 
 export function publicKeyOf(secretKey: Uint8Array): Uint8Array {

@@ -4,8 +4,8 @@
  * of tx hashes and of witness hashes.
  */
 import { ccc } from '@ckb-ccc/core';
-import { bytesToHex, hexToBytes } from '../codec/hex.ts';
-import { ckbHash } from '../crypto/hash.ts';
+import { bytesToHex, hexToBytes } from '../codec/index.ts';
+import { ckbHash } from '../crypto/index.ts';
 import { txHashOf } from './txcache.ts';
 
 export const ZERO_HASH = `0x${'00'.repeat(32)}` as ccc.Hex;

@@ -3,7 +3,7 @@
  * `util/types/src/core/error.rs`), so that clients written for CKB read them unchanged.
  */
 import type { ccc } from '@ckb-ccc/core';
-import { StrandError } from '../codec/errors.ts';
+import { StrandError } from '../codec/index.ts';
 
 export const RPC_CODE = {
   TransactionFailedToResolve: -301,

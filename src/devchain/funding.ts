@@ -4,9 +4,8 @@
  * lock (their args are its lock hash), so the faucet mints them by spending its own cells.
  */
 import { ccc } from '@ckb-ccc/core';
-import { bytesToHex, hexToBytes } from '../codec/hex.ts';
-import { lockArgsOf } from '../crypto/secp256k1.ts';
-import { signSighashAll } from '../crypto/sighash.ts';
+import { bytesToHex, hexToBytes } from '../codec/index.ts';
+import { lockArgsOf, signSighashAll } from '../crypto/index.ts';
 import type { ViewCell } from './validate.ts';
 
 export const SIGHASH_TYPE_HASH =

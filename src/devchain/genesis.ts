@@ -8,9 +8,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ccc, mol } from '@ckb-ccc/core';
-import { bytesToHex, hexToBytes } from '../codec/hex.ts';
-import { blake160, ckbHash } from '../crypto/hash.ts';
-import { compressedPubkey, signRecoverable } from '../crypto/secp256k1.ts';
+import { bytesToHex, hexToBytes } from '../codec/index.ts';
+import { blake160, ckbHash, compressedPubkey, signRecoverable } from '../crypto/index.ts';
 import { type Block, makeBlock, ZERO_HASH } from './block.ts';
 import type { ChainSpec, SpecFile } from './spec.ts';
 import { bundledCell } from './system-cells.ts';

@@ -63,3 +63,6 @@ export async function startDevchain(opts: StartDevchainOptions): Promise<Running
     },
   };
 }
+
+export { devScriptsJson } from './rpc/json.ts';
+export { startDevchainRpc } from './rpc/server.ts';

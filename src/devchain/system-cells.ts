@@ -8,8 +8,8 @@
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import zlib from 'node:zlib';
-import { bytesToHex } from '../codec/hex.ts';
-import { ckbHash } from '../crypto/hash.ts';
+import { bytesToHex } from '../codec/index.ts';
+import { ckbHash } from '../crypto/index.ts';
 
 /** Data hashes of the bundled cells, keyed by their `specs/cells/<name>` name. */
 export const BUNDLED_CELL_HASHES: Record<string, string> = {

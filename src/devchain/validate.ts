@@ -4,8 +4,8 @@
  * script group through the native verifier table. Pure over its inputs; throws ChainTxError.
  */
 import { ccc, mol } from '@ckb-ccc/core';
-import { bytesToHex } from '../codec/hex.ts';
-import { ckbHash } from '../crypto/hash.ts';
+import { bytesToHex } from '../codec/index.ts';
+import { ckbHash } from '../crypto/index.ts';
 import {
   ChainTxError,
   invalidHeaderError,

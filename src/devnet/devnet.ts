@@ -7,11 +7,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
-import { bytesToHex, toHexQuantity } from '../codec/hex.ts';
-import { blake160 } from '../crypto/hash.ts';
-import { identityFromSecret, publicKeyOf } from '../crypto/identity.ts';
-import { loadOrCreateNodeKey, loadWalletKey } from '../crypto/keyfile.ts';
-import { createRpcClient, RpcCallError, type RpcClient } from '../rpc/client.ts';
+import { bytesToHex, toHexQuantity } from '../codec/index.ts';
+import {
+  blake160,
+  identityFromSecret,
+  loadOrCreateNodeKey,
+  loadWalletKey,
+  publicKeyOf,
+} from '../crypto/index.ts';
+import { createRpcClient, RpcCallError, type RpcClient } from '../rpc/index.ts';
 import { type DevnetLightning, startDevnetLightning, withSwapChannels } from './cch.ts';
 import { type Child, spawnStrand, stopChild } from './supervisor.ts';
 import { checkTopology, defaultTopology, type Topology } from './topology.ts';

@@ -25,7 +25,7 @@ import { loadSync } from '@grpc/proto-loader';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import bolt11 from 'bolt11';
-import { BTC_NETWORKS } from '../cch/bolt11.ts';
+import { BTC_NETWORKS } from '../cch/index.ts';
 
 /** The proto files the `lightning` client package ships: both ends read the same definitions. */
 const PROTOS = path.join(

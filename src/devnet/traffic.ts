@@ -4,8 +4,8 @@
  * route the payer finds; its latency is the payer's own record (`last_updated_at - created_at`),
  * so polling does not blur it.
  */
-import { toHexQuantity } from '../codec/hex.ts';
-import { createRpcClient, type RpcClient } from '../rpc/client.ts';
+import { toHexQuantity } from '../codec/index.ts';
+import { createRpcClient, type RpcClient } from '../rpc/index.ts';
 import type { DevnetNodeInfo } from './devnet.ts';
 import { type Outcome, TrafficStats, type TrafficSummary } from './traffic-stats.ts';
 

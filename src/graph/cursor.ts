@@ -4,8 +4,8 @@
  * 1 ChannelUpdate (outpoint), 2 NodeAnnouncement (pubkey ‖ 000000). Plain byte order sorts them.
  */
 import { secp256k1 } from '@noble/curves/secp256k1.js';
-import { StrandError } from '../codec/errors.ts';
-import type { Bytes } from '../codec/molecule.ts';
+import type { Bytes } from '../codec/index.ts';
+import { StrandError } from '../codec/index.ts';
 
 export const CURSOR_SIZE = 45;
 export const CURSOR_TYPE = { ChannelAnnouncement: 0, ChannelUpdate: 1, NodeAnnouncement: 2 } as const;

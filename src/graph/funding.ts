@@ -4,9 +4,9 @@
  * committed, its output 0 is locked with args = ckbhash(ckb_key)[0..20], a CKB channel's capacity
  * is at most that output's capacity; the block timestamp becomes the announcement's cursor time.
  */
-import type { ChainClient } from '../chain/client.ts';
-import { bytesToHex } from '../codec/hex.ts';
-import { ckbHash } from '../crypto/hash.ts';
+import type { ChainClient } from '../chain/index.ts';
+import { bytesToHex } from '../codec/index.ts';
+import { ckbHash } from '../crypto/index.ts';
 import type { ChannelAnnouncement } from './messages.ts';
 
 /** Resolves to the funding block's timestamp (ms), or rejects with the reason. */

@@ -23,7 +23,7 @@ import {
   u32le,
   uintLe,
   union,
-} from '../codec/molecule.ts';
+} from '../codec/index.ts';
 
 export interface OutPoint {
   txHash: Bytes;

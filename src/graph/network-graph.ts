@@ -5,8 +5,7 @@
  * reads. Pure data structure: no I/O.
  */
 
-import { bytesToHex } from '../codec/hex.ts';
-import { HASH_TYPE_BYTE } from '../codec/molecule.ts';
+import { bytesToHex, HASH_TYPE_BYTE } from '../codec/index.ts';
 import type {
   ChannelAnnouncement,
   ChannelUpdate,

@@ -6,7 +6,7 @@
  * distance that weighs fees, time-lock risk and the success probability from payment history.
  * Pure: the graph, history, time and in-flight statistics are inputs.
  */
-import { DomainError } from '../codec/errors.ts';
+import { DomainError } from '../codec/index.ts';
 import { f64ToU128, type PaymentHistory } from './history.ts';
 
 export const MAX_PAYMENT_TLC_EXPIRY_LIMIT = 1_209_600_000;

@@ -15,10 +15,8 @@
  */
 import { isIP } from 'node:net';
 import { multiaddr } from '@multiformats/multiaddr';
-import { DomainError } from '../codec/errors.ts';
-import { bytesToHex } from '../codec/hex.ts';
-import { compareBytes, equalBytes } from '../codec/molecule.ts';
-import type { Db } from '../store/db.ts';
+import { bytesToHex, compareBytes, DomainError, equalBytes } from '../codec/index.ts';
+import type { Db } from '../store/index.ts';
 import { CURSOR_TYPE, type CursorType, cursorTimestamp, makeCursor, ZERO_CURSOR } from './cursor.ts';
 import type { FundingChecker } from './funding.ts';
 import {

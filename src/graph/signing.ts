@@ -6,7 +6,7 @@
  * signature by the funding aggregate key.
  */
 import { schnorr, secp256k1 } from '@noble/curves/secp256k1.js';
-import { ckbHash } from '../crypto/hash.ts';
+import { ckbHash } from '../crypto/index.ts';
 import {
   type ChannelAnnouncement,
   type ChannelUpdate,

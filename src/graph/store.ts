@@ -3,8 +3,8 @@
  * reference keeps the same: sync, pagination and restart all read this ordered set), and the
  * payment history records used for route probabilities.
  */
-import { bytesToHex } from '../codec/hex.ts';
-import type { Db, DomainSchema } from '../store/db.ts';
+import { bytesToHex } from '../codec/index.ts';
+import type { Db, DomainSchema } from '../store/index.ts';
 import { CURSOR_TYPE } from './cursor.ts';
 import type { Direction, TimedResult } from './history.ts';
 import {

@@ -3,8 +3,8 @@
  * NodeAnnouncement carries. UDT `name` and `args` travel as raw UTF-8 (args may be a pattern such
  * as `0x.*`); cell deps are out points or type-id scripts.
  */
-import type { HashType, UdtScriptRef, UdtWhitelistEntry } from '../chain/udt-whitelist.ts';
-import { HASH_TYPE_BYTE } from '../codec/molecule.ts';
+import type { HashType, UdtScriptRef, UdtWhitelistEntry } from '../chain/index.ts';
+import { HASH_TYPE_BYTE } from '../codec/index.ts';
 import type { MolScript, UdtArgInfo, UdtDep } from './messages.ts';
 
 const utf8 = new TextEncoder();

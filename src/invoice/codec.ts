@@ -9,8 +9,8 @@
  */
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { bech32m } from '@scure/base';
-import { ArcodeError, arCompress, arDecompress } from '../codec/arcode.ts';
-import { ckbHash, sha256 } from '../crypto/hash.ts';
+import { ArcodeError, arCompress, arDecompress } from '../codec/index.ts';
+import { ckbHash, sha256 } from '../crypto/index.ts';
 import { bech32Error, InvoiceError } from './errors.ts';
 import { decodeRawInvoiceData, encodeRawInvoiceData } from './molecule.ts';
 import {

@@ -3,7 +3,7 @@
  * `InvoiceError`), so that RPC callers see the same messages as from fnn. They are DomainErrors:
  * the RPC layer answers them with -32000 and the message as is.
  */
-import { DomainError } from '../codec/errors.ts';
+import { DomainError } from '../codec/index.ts';
 
 export type InvoiceErrorKind =
   | 'Bech32'

@@ -4,7 +4,7 @@
  * `UdtScript`, …, see docs/protocol.md, the table of names); the `v08` style writes
  * Fiber v0.8's snake_case keys with hex quantities instead.
  */
-import { bytesToHex, toHexQuantity } from '../codec/hex.ts';
+import { bytesToHex, toHexQuantity } from '../codec/index.ts';
 import { signatureWords } from './codec.ts';
 import { FEATURE_BITS, type Invoice, type InvoiceAttr } from './types.ts';
 

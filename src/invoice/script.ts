@@ -1,5 +1,5 @@
 /** CKB `Script` between its RPC JSON form and the molecule bytes kept in a UdtScript attribute. */
-import { bytesToHex, hexToBytes } from '../codec/hex.ts';
+import { bytesToHex, hexToBytes } from '../codec/index.ts';
 import { verifyScript } from './molecule.ts';
 
 export type HashTypeName = 'data' | 'type' | 'data1' | 'data2';

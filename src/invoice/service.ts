@@ -6,11 +6,15 @@
  * store-change kinds (`PutCkbInvoiceStatus`, `PutPreimage`) for the pubsub module.
  */
 import { randomBytes } from 'node:crypto';
-import { MAX_TLC_EXPIRY_LIMIT, MIN_TLC_EXPIRY_DELTA } from '../codec/epoch-rules.ts';
-import { DomainError } from '../codec/errors.ts';
-import { bytesToHex, hexToBytes } from '../codec/hex.ts';
-import { publicKeyOf } from '../crypto/identity.ts';
-import type { Db } from '../store/db.ts';
+import {
+  bytesToHex,
+  DomainError,
+  hexToBytes,
+  MAX_TLC_EXPIRY_LIMIT,
+  MIN_TLC_EXPIRY_DELTA,
+} from '../codec/index.ts';
+import { publicKeyOf } from '../crypto/index.ts';
+import type { Db } from '../store/index.ts';
 import { buildInvoice } from './builder.ts';
 import { decodeInvoice, encodeInvoice, hashPreimage, signInvoice } from './codec.ts';
 import { effectiveStatus, type InvoiceStatus, nextStatus, type StatusEvent } from './status.ts';

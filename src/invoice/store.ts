@@ -4,7 +4,7 @@
  * invoices' and those learned while paying or forwarding). Statuses change only through
  * `status.ts`; this file just reads and writes rows.
  */
-import type { Db, DomainSchema } from '../store/db.ts';
+import type { Db, DomainSchema } from '../store/index.ts';
 import type { InvoiceStatus } from './status.ts';
 
 export const invoiceSchema: DomainSchema = {

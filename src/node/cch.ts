@@ -3,15 +3,18 @@
  * that also runs `fiber`, the hub uses that node directly; otherwise it follows the node at
  * `cch.fiber_rpc_url` over RPC and `subscribe_store_changes` (the standalone `strand cch`).
  */
-import { resolveCchConfig } from '../cch/config.ts';
-import { type FiberAgent, inProcessFiberAgent, rpcFiberAgent } from '../cch/fiber-agent.ts';
-import { connectLnd } from '../cch/lnd.ts';
-import { CchService } from '../cch/service.ts';
-import { CchOrderStore } from '../cch/store.ts';
-import { PaymentStore } from '../payment/store.ts';
-import type { MethodSpec } from '../rpc/method.ts';
-import type { StoreChangeBus } from '../store/changes.ts';
-import type { Db } from '../store/db.ts';
+import {
+  CchOrderStore,
+  CchService,
+  connectLnd,
+  type FiberAgent,
+  inProcessFiberAgent,
+  resolveCchConfig,
+  rpcFiberAgent,
+} from '../cch/index.ts';
+import { PaymentStore } from '../payment/index.ts';
+import type { MethodSpec } from '../rpc/index.ts';
+import type { Db, StoreChangeBus } from '../store/index.ts';
 import { type Config, currencyOf } from './config.ts';
 import type { Logger } from './log.ts';
 

@@ -3,17 +3,14 @@
  * defines the ChannelAnnouncement message and takes the completed one into the network graph
  * (and gossips it). Kept here because channel/ may not import graph/.
  */
-import type { AnnouncementHooks, AnnouncementInfo } from '../channel/service-options.ts';
-import type { Channel } from '../channel/state.ts';
-import { bytesToHex, hexToBytes } from '../codec/hex.ts';
-import { HASH_TYPE_BYTE } from '../codec/molecule.ts';
-import type { ChannelAnnouncement } from '../graph/messages.ts';
-import type { GraphService } from '../graph/service.ts';
+import type { AnnouncementHooks, AnnouncementInfo, Channel } from '../channel/index.ts';
+import { bytesToHex, HASH_TYPE_BYTE, hexToBytes } from '../codec/index.ts';
+import type { ChannelAnnouncement, GraphService } from '../graph/index.ts';
 import {
   channelAnnouncementDigest,
   completeChannelAnnouncement,
   unsignedChannelAnnouncement,
-} from '../graph/signing.ts';
+} from '../graph/index.ts';
 
 function build(i: AnnouncementInfo): ChannelAnnouncement {
   return unsignedChannelAnnouncement({

@@ -8,12 +8,18 @@ import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
 import { z } from 'zod';
-import { cchSection, resolveCchConfig } from '../cch/config.ts';
-import { NETWORK_NAMES, NETWORKS, type NetworkName, networkOfChain } from '../chain/networks.ts';
-import { readScriptsConfig, ScriptsConfigError } from '../chain/scripts.ts';
-import { readUdtWhitelist, UdtWhitelistError } from '../chain/udt-whitelist.ts';
-import { MAX_FEE_PROPORTIONAL_MILLIONTHS } from '../rpc/limits.ts';
-import { DEFAULT_MODULES, MODULE_NAMES } from '../rpc/method.ts';
+import { cchSection, resolveCchConfig } from '../cch/index.ts';
+import {
+  NETWORK_NAMES,
+  NETWORKS,
+  type NetworkName,
+  networkOfChain,
+  readScriptsConfig,
+  readUdtWhitelist,
+  ScriptsConfigError,
+  UdtWhitelistError,
+} from '../chain/index.ts';
+import { DEFAULT_MODULES, MAX_FEE_PROPORTIONAL_MILLIONTHS, MODULE_NAMES } from '../rpc/index.ts';
 import { CONFIG_FIELDS, envNames, type FieldDef, flagNames } from './config-fields.ts';
 
 export class ConfigError extends Error {}

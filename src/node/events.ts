@@ -4,9 +4,8 @@
  * failed (with the reason when this node failed it); a payment's outcome. Derived from the
  * events the services already publish, after they are committed.
  */
-import type { Channel } from '../channel/state.ts';
-import type { TlcNotice } from '../channel/tlc.ts';
-import type { StoreChange } from '../store/changes.ts';
+import type { Channel, TlcNotice } from '../channel/index.ts';
+import type { StoreChange } from '../store/index.ts';
 import type { Logger } from './log.ts';
 
 /** Failure reasons given by the relay, kept until the failure is committed in the channel. */

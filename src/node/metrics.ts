@@ -7,9 +7,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { Channel } from '../channel/state.ts';
-import { parseHostPort } from '../rpc/bind.ts';
-import type { StoreChange } from '../store/changes.ts';
+import type { Channel } from '../channel/index.ts';
+import { parseHostPort } from '../rpc/index.ts';
+import type { StoreChange } from '../store/index.ts';
 
 /** What the scrape-time gauges read. */
 export interface MetricsSources {

@@ -3,8 +3,8 @@
  * and tears it down in the reverse order. Nothing else imports `node/`.
  */
 import path from 'node:path';
-import type { CchService } from '../cch/service.ts';
-import { cchSchema } from '../cch/store.ts';
+import type { CchService } from '../cch/index.ts';
+import { cchSchema } from '../cch/index.ts';
 import {
   type ChainClient,
   channelScriptsSource,
@@ -20,60 +20,80 @@ import {
   type UdtWhitelist,
   type Wallet,
 } from '../chain/index.ts';
-import { checkpointBackupStore } from '../channel/checkpoint.ts';
-import { ChannelService, loadChannelScripts } from '../channel/service.ts';
-import { channelSchema } from '../channel/store.ts';
-import { bytesToHex, hexToBytes } from '../codec/hex.ts';
-import { curveBackend } from '../crypto/curve.ts';
-import { blake160 } from '../crypto/hash.ts';
-import { identityFromSecret, type NodeIdentity, publicKeyOf } from '../crypto/identity.ts';
-import { loadOrCreateNodeKey, loadWalletKey, PASSWORD_ENV } from '../crypto/keyfile.ts';
-import { featureBytes } from '../graph/features.ts';
-import { createChainFundingChecker } from '../graph/funding.ts';
-import { createGraphService, type GraphService } from '../graph/service.ts';
-import { graphSchema } from '../graph/store.ts';
-import { udtCfgInfosFromWhitelist } from '../graph/udt-config.ts';
-import { createInvoiceService, type InvoiceService } from '../invoice/service.ts';
-import { invoiceSchema } from '../invoice/store.ts';
-import { createPeerManager, type PeerManager } from '../p2p/peer-manager.ts';
-import { peerSchema } from '../p2p/peer-store.ts';
-import { paymentLinkSchema } from '../payment/links.ts';
-import type { PaymentRelay } from '../payment/relay.ts';
-import type { PaymentService } from '../payment/service.ts';
-import { paymentSchema } from '../payment/store.ts';
-import { createAuthorizer, OPEN_ACCESS } from '../rpc/auth.ts';
-import { createRpcClient } from '../rpc/client.ts';
-import { applyCompat } from '../rpc/compat.ts';
-import type { MethodSpec } from '../rpc/method.ts';
-import { adminMethods } from '../rpc/modules/admin.ts';
-import { cchMethods } from '../rpc/modules/cch.ts';
-import { channelMethods } from '../rpc/modules/channel.ts';
-import { channelExternalFundingMethods } from '../rpc/modules/channel-external.ts';
-import { devMethods } from '../rpc/modules/dev.ts';
-import { externalFundingMethods } from '../rpc/modules/dev-funding.ts';
-import { graphMethods } from '../rpc/modules/graph.ts';
-import { infoMethods } from '../rpc/modules/info.ts';
-import { invoiceMethods } from '../rpc/modules/invoice.ts';
-import { paymentMethods, type RouteBuilder } from '../rpc/modules/payment.ts';
-import { peerMethods } from '../rpc/modules/peer.ts';
-import { profMethods } from '../rpc/modules/prof.ts';
-import { pubsubMethods } from '../rpc/modules/pubsub.ts';
-import { watchtowerMethods } from '../rpc/modules/watchtower.ts';
-import { discoverMethod } from '../rpc/openrpc.ts';
-import type { ScriptJson } from '../rpc/schema.ts';
-import { assertBindAllowed, type RpcServer, startRpcServer } from '../rpc/server.ts';
-import { type BackupResult, backupNode } from '../store/backup.ts';
-import { StoreChangeBus } from '../store/changes.ts';
-import { type Db, openDatabase, watchPageQuota } from '../store/db.ts';
-import { checkNodeOwnership, nodeMetaSchema } from '../store/node-meta.ts';
-import { startWatchtowerFeed, type WatchtowerFeed } from '../watchtower/feed.ts';
 import {
+  ChannelService,
+  channelSchema,
+  checkpointBackupStore,
+  loadChannelScripts,
+} from '../channel/index.ts';
+import { bytesToHex, hexToBytes } from '../codec/index.ts';
+import {
+  blake160,
+  curveBackend,
+  identityFromSecret,
+  loadOrCreateNodeKey,
+  loadWalletKey,
+  type NodeIdentity,
+  PASSWORD_ENV,
+  publicKeyOf,
+} from '../crypto/index.ts';
+import {
+  createChainFundingChecker,
+  createGraphService,
+  featureBytes,
+  type GraphService,
+  graphSchema,
+  udtCfgInfosFromWhitelist,
+} from '../graph/index.ts';
+import { createInvoiceService, type InvoiceService, invoiceSchema } from '../invoice/index.ts';
+import { createPeerManager, type PeerManager, peerSchema } from '../p2p/index.ts';
+import type { PaymentRelay, PaymentService } from '../payment/index.ts';
+import { paymentLinkSchema, paymentSchema } from '../payment/index.ts';
+import type { MethodSpec, ScriptJson } from '../rpc/index.ts';
+import {
+  adminMethods,
+  applyCompat,
+  assertBindAllowed,
+  cchMethods,
+  channelExternalFundingMethods,
+  channelMethods,
+  createAuthorizer,
+  createRpcClient,
+  devMethods,
+  discoverMethod,
+  externalFundingMethods,
+  graphMethods,
+  infoMethods,
+  invoiceMethods,
+  OPEN_ACCESS,
+  paymentMethods,
+  peerMethods,
+  profMethods,
+  pubsubMethods,
+  type RouteBuilder,
+  type RpcServer,
+  startRpcServer,
+  watchtowerMethods,
+} from '../rpc/index.ts';
+import {
+  type BackupResult,
+  backupNode,
+  checkNodeOwnership,
+  type Db,
+  nodeMetaSchema,
+  openDatabase,
+  StoreChangeBus,
+  watchPageQuota,
+} from '../store/index.ts';
+import {
+  fulfilReceivedTlcs,
   startNodeWatchtower,
+  startWatchtowerFeed,
   type Watchtower,
+  type WatchtowerFeed,
   WatchtowerStore,
   watchtowerSchema,
 } from '../watchtower/index.ts';
-import { fulfilReceivedTlcs } from '../watchtower/upstream.ts';
 import { COMMIT_HASH, VERSION } from './build-info.ts';
 import { startCch } from './cch.ts';
 import { broadcastOwnPolicy, channelAnnouncementHooks, channelClosingHook } from './channel-announcements.ts';

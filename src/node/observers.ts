@@ -3,13 +3,10 @@
  * Prometheus metrics (`metrics.ts`) when `fiber.metrics_addr` is set. The composition root hands
  * it each service as it starts; it only subscribes to what the services already publish.
  */
-import type { ChannelService } from '../channel/service.ts';
-import type { Channel } from '../channel/state.ts';
-import type { TlcNotice } from '../channel/tlc.ts';
-import type { PeerManager } from '../p2p/peer-manager.ts';
-import { TlcLinks } from '../payment/links.ts';
-import type { StoreChange } from '../store/changes.ts';
-import type { Db } from '../store/db.ts';
+import type { Channel, ChannelService, TlcNotice } from '../channel/index.ts';
+import type { PeerManager } from '../p2p/index.ts';
+import { TlcLinks } from '../payment/index.ts';
+import type { Db, StoreChange } from '../store/index.ts';
 import { NodeEventLog } from './events.ts';
 import type { Logger } from './log.ts';
 import { type MetricsServer, NodeMetrics, startMetricsServer } from './metrics.ts';

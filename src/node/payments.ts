@@ -4,22 +4,22 @@
  * channels kept in it), and the invoices a final hop checks against.
  */
 
-import type { ChannelService } from '../channel/service.ts';
-import type { Channel, Tlc } from '../channel/state.ts';
-import { SIDE_FLOOR } from '../channel/tx.ts';
-import { bytesToHex, hexToBytes } from '../codec/hex.ts';
-import { HASH_TYPE_BYTE } from '../codec/molecule.ts';
-import { PathFindError } from '../graph/pathfind.ts';
-import type { GraphService } from '../graph/service.ts';
-import { payeeOf } from '../invoice/codec.ts';
-import type { InvoiceService } from '../invoice/service.ts';
-import { channelTlcPort } from '../payment/channel-port.ts';
-import { TlcLinks } from '../payment/links.ts';
-import { type IncomingTlc, PaymentRelay } from '../payment/relay.ts';
-import { PaymentService } from '../payment/service.ts';
-import { PaymentStore } from '../payment/store.ts';
-import type { StoreChangeBus } from '../store/changes.ts';
-import type { Db } from '../store/db.ts';
+import type { Channel, ChannelService, Tlc } from '../channel/index.ts';
+import { SIDE_FLOOR } from '../channel/index.ts';
+import { bytesToHex, HASH_TYPE_BYTE, hexToBytes } from '../codec/index.ts';
+import type { GraphService } from '../graph/index.ts';
+import { PathFindError } from '../graph/index.ts';
+import type { InvoiceService } from '../invoice/index.ts';
+import { payeeOf } from '../invoice/index.ts';
+import {
+  channelTlcPort,
+  type IncomingTlc,
+  PaymentRelay,
+  PaymentService,
+  PaymentStore,
+  TlcLinks,
+} from '../payment/index.ts';
+import type { Db, StoreChangeBus } from '../store/index.ts';
 import type { Logger } from './log.ts';
 
 export interface PaymentWiring {

@@ -3,8 +3,8 @@
  * place so that a test can see each field reach its service at the value given.
  */
 
-import type { ExpiryPolicy } from '../channel/expiry.ts';
-import { boundsEpochMs, checksEpochMs, minTlcExpiryDelta } from '../codec/epoch-rules.ts';
+import type { ExpiryPolicy } from '../channel/index.ts';
+import { boundsEpochMs, checksEpochMs, minTlcExpiryDelta } from '../codec/index.ts';
 import type { Config } from './config.ts';
 
 /** How often the channels poll the chain for their transactions when `ckb.tx_tracing_polling_interval_ms` is unset. */

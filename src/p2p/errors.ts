@@ -2,8 +2,7 @@
  * Typed errors of the P2P layer. Every hostile byte sequence ends in one of these (never an
  * uncaught exception); the session that received it is dropped and the reason logged.
  */
-import { StrandError } from '../codec/errors.ts';
-import { MoleculeError } from '../codec/molecule.ts';
+import { MoleculeError, StrandError } from '../codec/index.ts';
 
 export type P2pErrorKind =
   /** Bytes that do not parse (molecule, yamux header, frame length). */

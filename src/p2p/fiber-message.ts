@@ -6,8 +6,8 @@
  * (any `{encode, decode}`, e.g. a `mol.table(...)` from @ckb-ccc/core). Kinds without a codec yet
  * still decode, as `{type, raw}`, so a handler can be plugged in before its codec exists.
  */
-import { bytesToHex } from '../codec/hex.ts';
 import {
+  bytesToHex,
   concat,
   fixed,
   fixvec,
@@ -17,7 +17,7 @@ import {
   readU32le,
   table,
   u32le,
-} from '../codec/molecule.ts';
+} from '../codec/index.ts';
 import { malformed, P2pError } from './errors.ts';
 
 export const FIBER_MESSAGE_KINDS = [

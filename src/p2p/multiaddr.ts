@@ -4,7 +4,7 @@
  * (`invalid multiaddr`, `unknown protocol string`, …) since the RPC reports them as is.
  */
 import { multiaddr } from '@multiformats/multiaddr';
-import { peerIdDigest } from '../crypto/identity.ts';
+import { peerIdDigest } from '../crypto/index.ts';
 import { P2pError } from './errors.ts';
 
 export interface DialTarget {

@@ -5,10 +5,9 @@
  * `onGossip` / `sendGossip` for /p2p/43).
  */
 import { EventEmitter } from 'node:events';
-import { DomainError } from '../codec/errors.ts';
-import { bytesToHex } from '../codec/hex.ts';
-import { type NodeIdentity, peerIdOf } from '../crypto/identity.ts';
-import type { Db } from '../store/db.ts';
+import { bytesToHex, DomainError } from '../codec/index.ts';
+import { type NodeIdentity, peerIdOf } from '../crypto/index.ts';
+import type { Db } from '../store/index.ts';
 import type { RawConn } from './conn.ts';
 import {
   type GossipHandler,

@@ -2,7 +2,7 @@
  * Known peer addresses, persisted: what `connect_peer {save: true}` dialled successfully, so that
  * `connect_peer {pubkey}` can find an address and a restarted node reconnects.
  */
-import type { Db, DomainSchema } from '../store/db.ts';
+import type { Db, DomainSchema } from '../store/index.ts';
 
 export const peerSchema: DomainSchema = {
   domain: 'p2p',

@@ -3,7 +3,7 @@
  * one length-delimited `ProtocolInfo{name, support_versions}`; the acceptor answers with the
  * name it received and the chosen version, or no version when it does not speak the protocol.
  */
-import { readCompatibleTable, readTable, readUtf8String, table, utf8String } from '../codec/molecule.ts';
+import { readCompatibleTable, readTable, readUtf8String, table, utf8String } from '../codec/index.ts';
 import { decodeOrMalformed, malformed } from './errors.ts';
 
 export interface ProtocolInfo {

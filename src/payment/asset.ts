@@ -4,10 +4,9 @@
  * settles a TLC only when the channel it came on carries that asset. Assets are compared by the
  * molecule bytes of their script (`udtKey`), so a JSON script and an invoice's bytes compare alike.
  */
-import { bytesToHex } from '../codec/hex.ts';
-import { udtKeyFromJson } from '../graph/network-graph.ts';
-import { type ScriptJson, scriptFromMolecule } from '../invoice/script.ts';
-import { findAttr, type Invoice } from '../invoice/types.ts';
+import { bytesToHex } from '../codec/index.ts';
+import { udtKeyFromJson } from '../graph/index.ts';
+import { findAttr, type Invoice, type ScriptJson, scriptFromMolecule } from '../invoice/index.ts';
 
 /** A UDT type script as RPC params and payment requests carry it. */
 export type UdtScriptJson = { code_hash: string; hash_type: string; args: string };

@@ -3,10 +3,9 @@
  * transaction, our forwarding policy on each, and TLCs added, fulfilled and failed.
  */
 
-import type { ChannelService } from '../channel/service.ts';
-import { type Channel, resolvingPending } from '../channel/state.ts';
-import { dec } from '../channel/tlc.ts';
-import { bytesToHex, hexToBytes } from '../codec/hex.ts';
+import type { ChannelService } from '../channel/index.ts';
+import { type Channel, dec, resolvingPending } from '../channel/index.ts';
+import { bytesToHex, hexToBytes } from '../codec/index.ts';
 import type { ChannelTlcPort, ForwardPolicy, IncomingTlc } from './relay.ts';
 import { onionKeyOf } from './resume.ts';
 

@@ -3,6 +3,6 @@
  * as Failed with that reason (as the reference stores the session before building its routes),
  * so callers tell it apart by its class, never by its text.
  */
-import { DomainError } from '../codec/errors.ts';
+import { DomainError } from '../codec/index.ts';
 
 export class SendPaymentError extends DomainError {}

@@ -3,7 +3,7 @@
  * for a hold invoice — persisted, so that a fulfil or a failure arriving after a restart still
  * finds its way back.
  */
-import type { Db, DomainSchema } from '../store/db.ts';
+import type { Db, DomainSchema } from '../store/index.ts';
 
 export const paymentLinkSchema: DomainSchema = {
   domain: 'payment_links',

@@ -5,10 +5,9 @@
  * for good with nothing else in flight, or when the tries (`max_parts × 3`) run out. The payment
  * service owns the store, the queue per payment hash and the TLC dispatch; it lends them here.
  */
-import { bytesToHex } from '../codec/hex.ts';
-import type { SessionRouteNode } from '../graph/history.ts';
-import type { FindRouteRequest, RouterHop } from '../graph/pathfind.ts';
-import type { StoreChange } from '../store/changes.ts';
+import { bytesToHex } from '../codec/index.ts';
+import type { FindRouteRequest, RouterHop, SessionRouteNode } from '../graph/index.ts';
+import type { StoreChange } from '../store/index.ts';
 import {
   activeAttempts,
   feePaid,

@@ -1,6 +1,6 @@
-import { bytesToHex } from '../codec/hex.ts';
-import type { ChannelStats, RouterHop } from '../graph/pathfind.ts';
-import { PathFindError } from '../graph/pathfind.ts';
+import { bytesToHex } from '../codec/index.ts';
+import type { ChannelStats, RouterHop } from '../graph/index.ts';
+import { PathFindError } from '../graph/index.ts';
 import { SendPaymentError } from './errors.ts';
 import { encodeMppRecord, MPP_RECORD_KEY } from './onion/hop-data.ts';
 import type { PaymentRequest } from './request.ts';

@@ -7,10 +7,9 @@
  *   forwarded for (an error packet gets this hop's layer), or to the payment session that sent it.
  * Failures carry the reference's TlcErrorCode, in an error packet the sender can read.
  */
-import { bytesToHex, hexToBytes } from '../codec/hex.ts';
-import type { InvoiceService } from '../invoice/service.ts';
-import type { Invoice } from '../invoice/types.ts';
-import { allowsMpp, expiresAtMs, findAttr } from '../invoice/types.ts';
+import { bytesToHex, hexToBytes } from '../codec/index.ts';
+import type { Invoice, InvoiceService } from '../invoice/index.ts';
+import { allowsMpp, expiresAtMs, findAttr } from '../invoice/index.ts';
 import { invoiceAsset, scriptAsset } from './asset.ts';
 import { MAX_TLC_EXPIRY_LIMIT, MIN_TLC_EXPIRY_DELTA } from './expiry-limits.ts';
 import type { HeldTlc, TlcLink, TlcLinks, TlcOutcome } from './links.ts';

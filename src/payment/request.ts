@@ -4,11 +4,10 @@
  * caller supplies the decoded invoice and the clock.
  */
 import { randomBytes } from 'node:crypto';
-import { DomainError } from '../codec/errors.ts';
-import { bytesToHex } from '../codec/hex.ts';
-import { ckbHash, sha256 } from '../crypto/hash.ts';
-import type { Invoice } from '../invoice/types.ts';
-import { allowsMpp, allowsTrampoline, findAttr } from '../invoice/types.ts';
+import { bytesToHex, DomainError } from '../codec/index.ts';
+import { ckbHash, sha256 } from '../crypto/index.ts';
+import type { Invoice } from '../invoice/index.ts';
+import { allowsMpp, allowsTrampoline, findAttr } from '../invoice/index.ts';
 import { describeAsset, invoiceAsset, invoiceUdtScript, scriptAsset } from './asset.ts';
 import { MAX_TLC_EXPIRY_LIMIT, MIN_TLC_EXPIRY_DELTA } from './expiry-limits.ts';
 import { MAX_PARTS_LIMIT, mppRecordEntry } from './mpp.ts';

@@ -6,14 +6,11 @@
  * that depends on it, and announced as a `PutPaymentSession` store change.
  */
 import { randomBytes } from 'node:crypto';
-import { DomainError } from '../codec/errors.ts';
-import { bytesToHex, hexToBytes, toHexQuantity } from '../codec/hex.ts';
-import type { PaymentHistory, SessionRouteNode } from '../graph/history.ts';
-import { directionOf } from '../graph/history.ts';
-import { type FindRouteRequest, PathFindError, type RouterHop } from '../graph/pathfind.ts';
-import type { PaymentFailure } from '../graph/service.ts';
-import type { Invoice } from '../invoice/types.ts';
-import type { StoreChange } from '../store/changes.ts';
+import { bytesToHex, DomainError, hexToBytes, toHexQuantity } from '../codec/index.ts';
+import type { PaymentFailure, PaymentHistory, SessionRouteNode } from '../graph/index.ts';
+import { directionOf, type FindRouteRequest, PathFindError, type RouterHop } from '../graph/index.ts';
+import type { Invoice } from '../invoice/index.ts';
+import type { StoreChange } from '../store/index.ts';
 import { SendPaymentError } from './errors.ts';
 import { activeAttempts, partAmount, usesMpp } from './mpp.ts';
 import { MppSessions } from './mpp-session.ts';

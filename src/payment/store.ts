@@ -3,7 +3,7 @@
  * strings) plus its status for filtering. `list` pages in payment-hash order, as the reference's
  * store key order does.
  */
-import type { Db, DomainSchema } from '../store/db.ts';
+import type { Db, DomainSchema } from '../store/index.ts';
 import type { PaymentSession, PaymentStatus } from './session.ts';
 
 export const paymentSchema: DomainSchema = {

@@ -4,7 +4,7 @@
  * total their MPP records name; only then is the whole set settled (and parts beyond the total
  * refused). A set that is not complete yet stays held; a set the invoice cannot take is refused.
  */
-import type { InvoiceStatus } from '../invoice/status.ts';
+import type { InvoiceStatus } from '../invoice/index.ts';
 import type { TlcErrorCodeName } from './onion/tlc-error.ts';
 
 export interface HeldPart {

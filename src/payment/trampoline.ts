@@ -20,8 +20,8 @@
  *   are not gathered, and one paying less than the amount and budget is refused.
  */
 
-import { hexToBytes } from '../codec/hex.ts';
-import { DEFAULT_TLC_EXPIRY_DELTA } from '../graph/pathfind.ts';
+import { hexToBytes } from '../codec/index.ts';
+import { DEFAULT_TLC_EXPIRY_DELTA } from '../graph/index.ts';
 import { SendPaymentError } from './errors.ts';
 // A cycle (request.ts checks trampoline_hops here), harmless: only used inside functions.
 import { MAX_TLC_EXPIRY_LIMIT, MIN_TLC_EXPIRY_DELTA } from './expiry-limits.ts';

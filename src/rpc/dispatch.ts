@@ -4,7 +4,7 @@
  * and get text (or nothing, for notifications) out.
  */
 import { z } from 'zod';
-import { DomainError, InvalidParams, StorageError, StrandError } from '../codec/errors.ts';
+import { DomainError, InvalidParams, StorageError, StrandError } from '../codec/index.ts';
 import type { Authorizer } from './auth.ts';
 import type { CallContext, MethodSpec } from './method.ts';
 import { PERMISSIONS } from './permissions.ts';

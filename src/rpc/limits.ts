@@ -4,8 +4,7 @@
  * end of time). Where fnn has a bound, its text is used; the rest are documented in
  * `docs/rpc-limits.md`. A refusal is a method refusing a value: -32000 with the field and limit.
  */
-import { DomainError } from '../codec/errors.ts';
-import { U64_MAX } from '../codec/hex.ts';
+import { DomainError, U64_MAX } from '../codec/index.ts';
 
 /** A proportional fee of 100%: no route pays more than the amount it forwards as a fee. */
 export const MAX_FEE_PROPORTIONAL_MILLIONTHS = 1_000_000n;

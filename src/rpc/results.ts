@@ -5,9 +5,9 @@
  * Objects are strict: an undeclared field is a mismatch, not a silent extra.
  */
 import { z } from 'zod';
-import { ORDER_STATUSES } from '../cch/order.ts';
-import { STATE_NAMES } from '../channel/state.ts';
-import { INVOICE_STATUSES } from '../invoice/status.ts';
+import { ORDER_STATUSES } from '../cch/index.ts';
+import { STATE_NAMES } from '../channel/index.ts';
+import { INVOICE_STATUSES } from '../invoice/index.ts';
 
 /** Hex quantity as written: `0x`, lower case, no leading zeros. */
 export const hexQ = z.string().regex(/^0x(0|[1-9a-f][0-9a-f]*)$/);

@@ -4,7 +4,7 @@
  * hashes are 32 bytes with or without `0x`, pubkeys are 33-byte compressed keys.
  */
 import { z } from 'zod';
-import { U32_MAX, U64_MAX, U128_MAX } from '../codec/hex.ts';
+import { U32_MAX, U64_MAX, U128_MAX } from '../codec/index.ts';
 
 const QUANTITY = /^0x(0|[1-9a-fA-F][0-9a-fA-F]*)$/;
 

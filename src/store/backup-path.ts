@@ -7,7 +7,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { DomainError } from '../codec/errors.ts';
+import { DomainError } from '../codec/index.ts';
 
 /** Longest destination accepted (PATH_MAX on Linux). */
 export const MAX_BACKUP_PATH = 4096;

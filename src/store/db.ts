@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { StoreError } from '../codec/errors.ts';
+import { StoreError } from '../codec/index.ts';
 
 export type Db = Database.Database;
 

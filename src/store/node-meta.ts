@@ -3,7 +3,7 @@
  * to the node identity, so opening a store with a different `fiber/sk` is refused instead of
  * running channels under a key the peers don't know.
  */
-import { StoreError } from '../codec/errors.ts';
+import { StoreError } from '../codec/index.ts';
 import type { Db, DomainSchema } from './db.ts';
 
 export const nodeMetaSchema: DomainSchema = {

@@ -4,9 +4,8 @@
  * the preimages a settlement transaction reveals in its unlock entries.
  */
 import { ccc } from '@ckb-ccc/core';
-import { aggregateXOnly } from '../channel/musig.ts';
-import { XW } from '../channel/tx.ts';
-import { blake160, ckbHash, sha256 } from '../crypto/hash.ts';
+import { aggregateXOnly, XW } from '../channel/index.ts';
+import { blake160, ckbHash, sha256 } from '../crypto/index.ts';
 
 export interface CommitmentArgs {
   /** `blake160(xonly(KeyAgg[non-holder, holder]))`. */

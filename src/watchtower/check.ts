@@ -1,7 +1,7 @@
 /** Checks of the keys, signatures and molecule blobs a watchtower is fed (hostile input). */
 import { ccc } from '@ckb-ccc/core';
 import { schnorr, secp256k1 } from '@noble/curves/secp256k1.js';
-import { DomainError } from '../codec/errors.ts';
+import { DomainError } from '../codec/index.ts';
 
 const N = secp256k1.Point.CURVE().n;
 const P = secp256k1.Point.CURVE().p;

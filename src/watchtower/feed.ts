@@ -7,15 +7,22 @@
  */
 import { ccc } from '@ckb-ccc/core';
 import type { ChainClient } from '../chain/index.ts';
-import { buildCommitment } from '../channel/commitment.ts';
-import { type ChannelKeys, deriveChannelKeys } from '../channel/keys.ts';
-import { toScript } from '../channel/script-data.ts';
-import { loadChannelScripts } from '../channel/service.ts';
-import { type Channel, hasFlag, type PartyParams, type ScriptData } from '../channel/state.ts';
-import type { MachineEnv } from '../channel/step.ts';
-import { ChannelStore } from '../channel/store.ts';
-import { tlcPubkeys, tlcSecret } from '../channel/tlc-keys.ts';
-import type { Db } from '../store/db.ts';
+import type { MachineEnv } from '../channel/index.ts';
+import {
+  buildCommitment,
+  type Channel,
+  type ChannelKeys,
+  ChannelStore,
+  deriveChannelKeys,
+  hasFlag,
+  loadChannelScripts,
+  type PartyParams,
+  type ScriptData,
+  tlcPubkeys,
+  tlcSecret,
+  toScript,
+} from '../channel/index.ts';
+import type { Db } from '../store/index.ts';
 import type { WatchLogger } from './watcher.ts';
 
 const q = (v: bigint) => `0x${v.toString(16)}`;

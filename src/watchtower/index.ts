@@ -5,10 +5,9 @@
  */
 import { ccc } from '@ckb-ccc/core';
 import { type ChainClient, UdtWhitelist, type Wallet } from '../chain/index.ts';
-import { loadChannelScripts } from '../channel/service.ts';
-import type { MachineEnv } from '../channel/step.ts';
-import { ChannelStore } from '../channel/store.ts';
-import type { Db } from '../store/db.ts';
+import type { MachineEnv } from '../channel/index.ts';
+import { ChannelStore, loadChannelScripts } from '../channel/index.ts';
+import type { Db } from '../store/index.ts';
 import { WatchtowerStore } from './store.ts';
 import { ownChannelTargets, type PreimageFor, rpcChannelTargets } from './targets.ts';
 import { createWatchtower, type WatchLogger, type Watchtower } from './watcher.ts';
@@ -62,3 +61,9 @@ export async function startNodeWatchtower(o: NodeWatchtowerOptions): Promise<Wat
   if (o.intervalMs !== null) tower.start();
   return tower;
 }
+
+export { checkCellOutput, checkPubkey, checkSecretKey, checkSignature, moleculeBytes } from './check.ts';
+export type { WatchtowerFeed } from './feed.ts';
+export { startWatchtowerFeed } from './feed.ts';
+export type { RevocationData, SettlementData, SettlementTlcData } from './types.ts';
+export { fulfilReceivedTlcs } from './upstream.ts';

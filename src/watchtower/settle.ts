@@ -5,9 +5,8 @@
  * the settlement script the contract will require of the continuation cell.
  */
 import { ccc } from '@ckb-ccc/core';
-import { type ParsedScript, parseSettlementScript, scriptAfter } from '../channel/settlement-script.ts';
-import { XW } from '../channel/tx.ts';
-import { blake160 } from '../crypto/hash.ts';
+import { type ParsedScript, parseSettlementScript, scriptAfter, XW } from '../channel/index.ts';
+import { blake160 } from '../crypto/index.ts';
 
 /** The contract's `mul(D, num, den)`: a fraction of a relative-epoch since. */
 export function mulDelay(delay: bigint, num: bigint, den: bigint): bigint {

@@ -3,7 +3,7 @@
  * caller node id (`''` = the node itself), and the outcome of each funding cell already dealt with
  * (so a restart neither repeats a sweep nor forgets one in flight).
  */
-import type { Db, DomainSchema } from '../store/db.ts';
+import type { Db, DomainSchema } from '../store/index.ts';
 import {
   fromJsonText,
   type RevocationData,

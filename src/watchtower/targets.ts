@@ -3,15 +3,20 @@
  * database) and from the channels callers registered over RPC.
  */
 import { ccc } from '@ckb-ccc/core';
-import { buildCommitment } from '../channel/commitment.ts';
-import { deriveChannelKeys, pubOf } from '../channel/keys.ts';
-import { toScript } from '../channel/script-data.ts';
-import { type Channel, hasFlag, type Tlc } from '../channel/state.ts';
-import type { MachineEnv } from '../channel/step.ts';
-import { tlcSecret } from '../channel/tlc-keys.ts';
-import { settlementScript } from '../channel/tx.ts';
-import { committedView } from '../channel/views.ts';
-import { blake160 } from '../crypto/hash.ts';
+import type { MachineEnv } from '../channel/index.ts';
+import {
+  buildCommitment,
+  type Channel,
+  committedView,
+  deriveChannelKeys,
+  hasFlag,
+  pubOf,
+  settlementScript,
+  type Tlc,
+  tlcSecret,
+  toScript,
+} from '../channel/index.ts';
+import { blake160 } from '../crypto/index.ts';
 import type { SettlementData, WatchedChannel } from './types.ts';
 
 const bytes = (h: string) => ccc.bytesFrom(h);

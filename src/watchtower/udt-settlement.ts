@@ -7,7 +7,7 @@
  * party unlock the continuation shrinks to its occupied capacity and the rest pays for ours.
  */
 import { ccc } from '@ckb-ccc/core';
-import { CKB, le128 } from '../channel/tx.ts';
+import { CKB, le128 } from '../channel/index.ts';
 import type { SettleAction } from './settle.ts';
 
 /** A UDT commitment cell's token amount, or null when its data is too short to hold one. */

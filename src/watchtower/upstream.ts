@@ -4,8 +4,8 @@
  * payment whose next hop claimed it on chain gets paid by the previous hop too.
  */
 import { ccc } from '@ckb-ccc/core';
-import { type Channel, resolvingPending } from '../channel/state.ts';
-import type { RemoveReason } from '../channel/tlc.ts';
+import type { RemoveReason } from '../channel/index.ts';
+import { type Channel, resolvingPending } from '../channel/index.ts';
 import type { WatchLogger } from './watcher.ts';
 
 export interface UpstreamChannels {

@@ -12,12 +12,17 @@ import { ccc } from '@ckb-ccc/core';
 import { cccA } from '@ckb-ccc/core/advanced';
 import type { ChainClient, Wallet } from '../chain/index.ts';
 import { scriptToJson } from '../chain/index.ts';
-import { pubOf } from '../channel/keys.ts';
-import { scriptAfterWitness } from '../channel/settlement-script.ts';
-import { CKB, fundingLockScript, revocationWitness, type ScriptInfo, txMessage } from '../channel/tx.ts';
-import { bytesToHex } from '../codec/hex.ts';
-import { blake160 } from '../crypto/hash.ts';
-import { signRecoverable } from '../crypto/secp256k1.ts';
+import {
+  CKB,
+  fundingLockScript,
+  pubOf,
+  revocationWitness,
+  type ScriptInfo,
+  scriptAfterWitness,
+  txMessage,
+} from '../channel/index.ts';
+import { bytesToHex } from '../codec/index.ts';
+import { blake160, signRecoverable } from '../crypto/index.ts';
 import { isPeersCommitment, parseCommitmentArgs, preimagesInWitness } from './chain-data.ts';
 import { nextSettlement, type Role, type SettleAction, settlementWitness } from './settle.ts';
 import type { WatchtowerStore } from './store.ts';

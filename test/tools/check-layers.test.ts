@@ -15,7 +15,7 @@ it('passes the project tree', () => {
   expect(r.status).toBe(0);
 });
 
-it('names an upward import and a runtime cycle, and ignores a type-only one', () => {
+it('names an upward import, a runtime cycle and an import past an entry point, and ignores a type-only cycle', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strand-layers-'));
   const put = (file: string, text: string) => {
     fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
@@ -26,10 +26,16 @@ it('names an upward import and a runtime cycle, and ignores a type-only one', ()
   put('channel/c.ts', "import { b } from './b.ts';\nexport const c = b;\n");
   put('store/d.ts', "import type { E } from './e.ts';\nexport type D = E;\n");
   put('store/e.ts', "import type { D } from './d.ts';\nexport type E = D | 1;\n");
+  put('codec/index.ts', "export { h } from './h.ts';\n");
+  put('codec/h.ts', 'export const h = 1;\n');
+  put('crypto/k.ts', "import { h } from '../codec/h.ts';\nimport { h as h2 } from '../codec/index.ts';\nexport const k = h + h2;\n");
   const r = run(dir);
   expect(r.status).toBe(1);
   expect(r.stderr).toContain('layer breach: codec -> channel: codec/a.ts');
   expect(r.stderr).toContain('import cycle: channel/b.ts channel/c.ts');
   expect(r.stderr).not.toContain('store/d.ts');
+  // Another folder only through its entry point.
+  expect(r.stderr).toContain('not through codec/index.ts: crypto/k.ts imports codec/h.ts');
+  expect(r.stderr).not.toContain('crypto/k.ts imports codec/index.ts');
   fs.rmSync(dir, { recursive: true, force: true });
 });

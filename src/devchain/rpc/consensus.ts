@@ -5,7 +5,7 @@
  * epoch 0, no soft-fork deployments), which nothing on this chain depends on.
  */
 import { ccc } from '@ckb-ccc/core';
-import { toHexQuantity as q } from '../../codec/hex.ts';
+import { toHexQuantity as q } from '../../codec/index.ts';
 import type { DevChain } from '../chain.ts';
 import { TYPE_ID_CODE_HASH } from '../genesis.ts';
 

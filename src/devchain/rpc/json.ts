@@ -5,7 +5,7 @@
 import { ccc } from '@ckb-ccc/core';
 import { cccA } from '@ckb-ccc/core/advanced';
 import { z } from 'zod';
-import { toHexQuantity } from '../../codec/hex.ts';
+import { toHexQuantity } from '../../codec/index.ts';
 import type { Block, Header } from '../block.ts';
 import type { DevScripts, ScriptInfo } from '../chain.ts';
 import { txError } from '../errors.ts';

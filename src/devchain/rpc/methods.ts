@@ -5,8 +5,8 @@
  */
 import { ccc } from '@ckb-ccc/core';
 import { z } from 'zod';
-import { addressToScript } from '../../chain/address.ts';
-import { toHexQuantity as q } from '../../codec/hex.ts';
+import { addressToScript } from '../../chain/index.ts';
+import { toHexQuantity as q } from '../../codec/index.ts';
 import type { DevChain } from '../chain.ts';
 import { ChainTxError } from '../errors.ts';
 import { getCells, getCellsCapacity, getTransactions, type IoRow, type TxGroup } from '../indexer.ts';

@@ -13,8 +13,7 @@
  * A failing slice or parse in the Rust contract panics; here it is a non-zero exit code too.
  */
 import { ccc } from '@ckb-ccc/core';
-import { blake160, ckbHash, sha256 } from '../../crypto/hash.ts';
-import { recoverCompressed } from '../../crypto/secp256k1.ts';
+import { blake160, ckbHash, recoverCompressed, sha256 } from '../../crypto/index.ts';
 import { epochFromFull, parseSince } from '../since.ts';
 import {
   bytesEqual,

@@ -4,7 +4,7 @@
  * A verifier returns 0 for success or the exit code the on-chain script would return.
  */
 import { ccc } from '@ckb-ccc/core';
-import { ckbHash } from '../../crypto/hash.ts';
+import { ckbHash } from '../../crypto/index.ts';
 import type { CellCommit } from '../since.ts';
 import { txHashOf } from '../txcache.ts';
 

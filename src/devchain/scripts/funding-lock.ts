@@ -6,8 +6,7 @@
  * Exit codes: 5 multiple inputs, 6 witness length, 7 witness prefix, 8 auth, 1 short args.
  */
 import { ccc } from '@ckb-ccc/core';
-import { blake160 } from '../../crypto/hash.ts';
-import { verifySchnorr } from '../../crypto/secp256k1.ts';
+import { blake160, verifySchnorr } from '../../crypto/index.ts';
 import { bytesEqual, EMPTY_WITNESS_ARGS, type ScriptVerifier } from './context.ts';
 
 export const fundingLock: ScriptVerifier = {

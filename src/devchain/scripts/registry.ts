@@ -7,8 +7,8 @@
  * Strand's own dev-chain script cells hold a short marker instead of a RISC-V binary; their code
  * hash is the marker's data hash, stable across restarts and machines.
  */
-import { bytesToHex } from '../../codec/hex.ts';
-import { ckbHash } from '../../crypto/hash.ts';
+import { bytesToHex } from '../../codec/index.ts';
+import { ckbHash } from '../../crypto/index.ts';
 import { commitmentLock } from './commitment-lock.ts';
 import type { ScriptVerifier } from './context.ts';
 import { fundingLock } from './funding-lock.ts';

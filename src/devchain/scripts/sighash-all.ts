@@ -7,8 +7,7 @@
  * -31 pubkey hash mismatch.
  */
 import { blake2b } from '@noble/hashes/blake2.js';
-import { blake160 } from '../../crypto/hash.ts';
-import { recoverCompressed } from '../../crypto/secp256k1.ts';
+import { blake160, recoverCompressed } from '../../crypto/index.ts';
 import { bytesEqual, parseWitnessArgs, type ScriptVerifier, u64le } from './context.ts';
 
 const CKB_PERSONAL = new TextEncoder().encode('ckb-default-hash');

@@ -3,8 +3,8 @@
  * must have args = blake2b(first input of the tx ‖ u64le(output index)).
  */
 import { ccc } from '@ckb-ccc/core';
-import { bytesToHex } from '../../codec/hex.ts';
-import { ckbHash } from '../../crypto/hash.ts';
+import { bytesToHex } from '../../codec/index.ts';
+import { ckbHash } from '../../crypto/index.ts';
 import { type ScriptVerifier, u64le } from './context.ts';
 
 export const typeId: ScriptVerifier = {

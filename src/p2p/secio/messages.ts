@@ -13,7 +13,7 @@ import {
   table,
   u32le,
   utf8String,
-} from '../../codec/molecule.ts';
+} from '../../codec/index.ts';
 import { decodeOrMalformed, malformed } from '../errors.ts';
 
 export interface Propose {

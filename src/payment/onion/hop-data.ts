@@ -17,7 +17,7 @@ import {
   table,
   u32le,
   uintLe,
-} from '../../codec/molecule.ts';
+} from '../../codec/index.ts';
 
 /** HashAlgorithm byte: CkbHash 0 (default), Sha256 1. */
 export type HashAlgorithm = 0 | 1;

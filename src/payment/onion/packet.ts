@@ -5,8 +5,7 @@
  * plaintext behind 32 zero bytes when the erring node has no shared secret.
  */
 import { randomBytes } from '@noble/hashes/utils.js';
-import { StrandError } from '../../codec/errors.ts';
-import { type Bytes, concat, readU32le } from '../../codec/molecule.ts';
+import { type Bytes, concat, readU32le, StrandError } from '../../codec/index.ts';
 import { decodeHopData, encodeHopData, type PaymentHopData } from './hop-data.ts';
 import {
   createPacket,

@@ -4,15 +4,14 @@
  * offset shared by all hops; `hops[0]` is the sender's own instruction for its first AddTlc.
  */
 import { randomInt } from 'node:crypto';
-import { bytesToHex, hexToBytes } from '../../codec/hex.ts';
-import type { SessionRouteNode } from '../../graph/history.ts';
-import { encodeOutPoint } from '../../graph/messages.ts';
+import { bytesToHex, hexToBytes } from '../../codec/index.ts';
+import type { PaymentFailure, SessionRouteNode } from '../../graph/index.ts';
 import {
   DEFAULT_TLC_EXPIRY_DELTA,
+  encodeOutPoint,
   MAX_PAYMENT_TLC_EXPIRY_LIMIT,
   type RouterHop,
-} from '../../graph/pathfind.ts';
-import type { PaymentFailure } from '../../graph/service.ts';
+} from '../../graph/index.ts';
 import type { HashAlgorithm, PaymentHopData } from './hop-data.ts';
 import { TLC_ERROR_CODES, TLC_ERROR_FLAGS, type TlcErr } from './tlc-error.ts';
 

@@ -11,8 +11,8 @@ import { chacha20 } from '@noble/ciphers/chacha.js';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
-import { StrandError } from '../../codec/errors.ts';
-import { curve } from '../../crypto/curve.ts';
+import { StrandError } from '../../codec/index.ts';
+import { curve } from '../../crypto/index.ts';
 
 export type Bytes = Uint8Array;
 

@@ -17,7 +17,7 @@ import {
   table,
   uintLe,
   union,
-} from '../../codec/molecule.ts';
+} from '../../codec/index.ts';
 import {
   type ChannelUpdate,
   decodeChannelUpdate,
@@ -25,7 +25,7 @@ import {
   encodeChannelUpdate,
   encodeOutPoint,
   type OutPoint,
-} from '../../graph/messages.ts';
+} from '../../graph/index.ts';
 
 export const TLC_ERROR_CODES = {
   TemporaryNodeFailure: 0x2002,

@@ -5,7 +5,6 @@
  * It travels as custom record 65537 of the outer final payload.
  */
 import { randomBytes } from '@noble/hashes/utils.js';
-import { StrandError } from '../../codec/errors.ts';
 import {
   type Bytes,
   byte,
@@ -16,10 +15,11 @@ import {
   readU32le,
   readUintLe,
   readUnion,
+  StrandError,
   table,
   uintLe,
   union,
-} from '../../codec/molecule.ts';
+} from '../../codec/index.ts';
 import { decodeCustomRecords, encodeCustomRecords, type HashAlgorithm } from './hop-data.ts';
 import { OnionError } from './packet.ts';
 import { createPacket, deriveSharedSecrets, peelPacket } from './sphinx.ts';

@@ -1,8 +1,7 @@
 /** `admin` module (off by default): online backups. */
 import { z } from 'zod';
-import { DomainError } from '../../codec/errors.ts';
-import { toHexQuantity } from '../../codec/hex.ts';
-import type { BackupResult } from '../../store/backup.ts';
+import { DomainError, toHexQuantity } from '../../codec/index.ts';
+import type { BackupResult } from '../../store/index.ts';
 import { type MethodSpec, method } from '../method.ts';
 import * as R from '../results.ts';
 

@@ -4,8 +4,8 @@
  * wrong network, amount, expiry rules) are -32602 naming the field, with fnn's texts.
  */
 import { z } from 'zod';
-import { orderToJson } from '../../cch/order.ts';
-import type { CchService } from '../../cch/service.ts';
+import type { CchService } from '../../cch/index.ts';
+import { orderToJson } from '../../cch/index.ts';
 import { type MethodSpec, method } from '../method.ts';
 import { cchOrderRecord } from '../results.ts';
 import { h256 } from '../schema.ts';

@@ -7,9 +7,9 @@
 import { ccc } from '@ckb-ccc/core';
 import { cccA } from '@ckb-ccc/core/advanced';
 import { z } from 'zod';
-import { txToJson } from '../../chain/client.ts';
-import type { ChannelService } from '../../channel/service.ts';
-import { InvalidParams } from '../../codec/errors.ts';
+import { txToJson } from '../../chain/index.ts';
+import type { ChannelService } from '../../channel/index.ts';
+import { InvalidParams } from '../../codec/index.ts';
 import { type MethodSpec, method } from '../method.ts';
 import * as R from '../results.ts';
 import { echo, h256, pubkey, script, u32 } from '../schema.ts';

@@ -6,12 +6,9 @@
  */
 import { ccc } from '@ckb-ccc/core';
 import { z } from 'zod';
-import type { OpenRequest } from '../../channel/requests.ts';
-import type { ChannelService } from '../../channel/service.ts';
-import type { Channel, ScriptData } from '../../channel/state.ts';
-import { DomainError, InvalidParams } from '../../codec/errors.ts';
-import { hexToBytes, toHexQuantity as q } from '../../codec/hex.ts';
-import { peerIdOf } from '../../crypto/identity.ts';
+import type { Channel, ChannelService, OpenRequest, ScriptData } from '../../channel/index.ts';
+import { DomainError, hexToBytes, InvalidParams, toHexQuantity as q } from '../../codec/index.ts';
+import { peerIdOf } from '../../crypto/index.ts';
 import { checkChannelTerms } from '../limits.ts';
 import { type MethodSpec, method } from '../method.ts';
 import * as R from '../results.ts';

@@ -7,14 +7,10 @@
 import { ccc } from '@ckb-ccc/core';
 import { cccA } from '@ckb-ccc/core/advanced';
 import { z } from 'zod';
-import { sighashLock } from '../../chain/address.ts';
-import type { ChainClient } from '../../chain/client.ts';
-import { txToJson } from '../../chain/client.ts';
-import { DomainError } from '../../codec/errors.ts';
-import { bytesToHex } from '../../codec/hex.ts';
-import { isValidSecretKey } from '../../crypto/identity.ts';
-import { lockArgsOf } from '../../crypto/secp256k1.ts';
-import { signSighashAll } from '../../crypto/sighash.ts';
+import type { ChainClient } from '../../chain/index.ts';
+import { sighashLock, txToJson } from '../../chain/index.ts';
+import { bytesToHex, DomainError } from '../../codec/index.ts';
+import { isValidSecretKey, lockArgsOf, signSighashAll } from '../../crypto/index.ts';
 import { type MethodSpec, method } from '../method.ts';
 import * as R from '../results.ts';
 

@@ -5,11 +5,10 @@
  * `{"payment_preimage": "0x…"}` fulfils, `{"error_code": "<TlcErrorCode name>"}` fails.
  */
 import { z } from 'zod';
-import { commitmentNumberOf } from '../../channel/commitment-number.ts';
-import type { ChannelService } from '../../channel/service.ts';
-import { DomainError } from '../../codec/errors.ts';
-import { hexToBytes, toHexQuantity as q } from '../../codec/hex.ts';
-import { TLC_ERROR_CODES } from '../../payment/onion/tlc-error.ts';
+import type { ChannelService } from '../../channel/index.ts';
+import { commitmentNumberOf } from '../../channel/index.ts';
+import { DomainError, hexToBytes, toHexQuantity as q } from '../../codec/index.ts';
+import { TLC_ERROR_CODES } from '../../payment/index.ts';
 import { type MethodSpec, method } from '../method.ts';
 import * as R from '../results.ts';
 import { h256, u64, u128 } from '../schema.ts';

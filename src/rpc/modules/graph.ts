@@ -8,10 +8,7 @@
  */
 import { multiaddr } from '@multiformats/multiaddr';
 import { z } from 'zod';
-import { InvalidParams } from '../../codec/errors.ts';
-import { bytesToHex, hexToBytes, toHexQuantity } from '../../codec/hex.ts';
-import { CursorError, parseCursor, ZERO_CURSOR } from '../../graph/cursor.ts';
-import { featureNames } from '../../graph/features.ts';
+import { bytesToHex, hexToBytes, InvalidParams, toHexQuantity } from '../../codec/index.ts';
 import type {
   ChannelAnnouncement,
   ChannelUpdate,
@@ -19,7 +16,8 @@ import type {
   NodeAnnouncement,
   UdtArgInfo,
   UdtDep,
-} from '../../graph/messages.ts';
+} from '../../graph/index.ts';
+import { CursorError, featureNames, parseCursor, ZERO_CURSOR } from '../../graph/index.ts';
 import { type MethodSpec, method } from '../method.ts';
 import * as R from '../results.ts';
 import { bytes, u64 } from '../schema.ts';

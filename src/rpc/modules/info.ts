@@ -1,5 +1,5 @@
 /** `info` module: `node_info`. */
-import { toHexQuantity } from '../../codec/hex.ts';
+import { toHexQuantity } from '../../codec/index.ts';
 import { type MethodSpec, method } from '../method.ts';
 import * as R from '../results.ts';
 import type { ScriptJson } from '../schema.ts';

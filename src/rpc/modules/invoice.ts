@@ -4,12 +4,10 @@
  * as fnn does, echo the request params as `error.data`.
  */
 import { z } from 'zod';
-import { AddressError, addressToScript } from '../../chain/address.ts';
-import { DomainError } from '../../codec/errors.ts';
-import { type AttrStyle, invoiceToJson } from '../../invoice/json.ts';
-import { scriptToMolecule } from '../../invoice/script.ts';
-import type { InvoiceService, StoredInvoice } from '../../invoice/service.ts';
-import type { HashAlgorithm } from '../../invoice/types.ts';
+import { AddressError, addressToScript } from '../../chain/index.ts';
+import { DomainError } from '../../codec/index.ts';
+import type { HashAlgorithm, InvoiceService, StoredInvoice } from '../../invoice/index.ts';
+import { type AttrStyle, invoiceToJson, scriptToMolecule } from '../../invoice/index.ts';
 import { checkInvoiceExpiry } from '../limits.ts';
 import { type MethodSpec, method } from '../method.ts';
 import * as R from '../results.ts';

@@ -1,9 +1,8 @@
 /** `payment` module: send_payment, get_payment, list_payments (fiber-rpc.md §1.4). */
 import { z } from 'zod';
-import { DomainError } from '../../codec/errors.ts';
-import { toHexQuantity } from '../../codec/hex.ts';
-import { PathFindError, type RouterHop } from '../../graph/pathfind.ts';
-import type { PaymentService } from '../../payment/service.ts';
+import { DomainError, toHexQuantity } from '../../codec/index.ts';
+import { PathFindError, type RouterHop } from '../../graph/index.ts';
+import type { PaymentService } from '../../payment/index.ts';
 import { type MethodSpec, method } from '../method.ts';
 import * as R from '../results.ts';
 import { bytes, h256, pubkey, script, u32, u64, u128 } from '../schema.ts';

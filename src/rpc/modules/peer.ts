@@ -8,7 +8,7 @@
  */
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { z } from 'zod';
-import { DomainError, InvalidParams } from '../../codec/errors.ts';
+import { DomainError, InvalidParams } from '../../codec/index.ts';
 import { type MethodSpec, method } from '../method.ts';
 import * as R from '../results.ts';
 import { echo } from '../schema.ts';

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { DomainError } from '../../codec/errors.ts';
+import { DomainError } from '../../codec/index.ts';
 import { type MethodSpec, method } from '../method.ts';
 import { u64 } from '../schema.ts';
 

@@ -5,8 +5,8 @@
  * stops reading is disconnected by the server instead of holding the node back.
  */
 import { z } from 'zod';
-import { DomainError } from '../../codec/errors.ts';
-import type { StoreChangeBus } from '../../store/changes.ts';
+import { DomainError } from '../../codec/index.ts';
+import type { StoreChangeBus } from '../../store/index.ts';
 import { type MethodSpec, method } from '../method.ts';
 
 export const STORE_CHANGES_TOPIC = 'store_changes';

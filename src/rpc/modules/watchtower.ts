@@ -6,17 +6,21 @@
  */
 import { base58 } from '@scure/base';
 import { z } from 'zod';
-import { DomainError, InvalidParams } from '../../codec/errors.ts';
-import { ckbHash, sha256 } from '../../crypto/hash.ts';
+import { DomainError, InvalidParams } from '../../codec/index.ts';
+import { ckbHash, sha256 } from '../../crypto/index.ts';
+import type {
+  RevocationData,
+  SettlementData,
+  SettlementTlcData,
+  WatchtowerStore,
+} from '../../watchtower/index.ts';
 import {
   checkCellOutput,
   checkPubkey,
   checkSecretKey,
   checkSignature,
   moleculeBytes,
-} from '../../watchtower/check.ts';
-import type { WatchtowerStore } from '../../watchtower/store.ts';
-import type { RevocationData, SettlementData, SettlementTlcData } from '../../watchtower/types.ts';
+} from '../../watchtower/index.ts';
 import { type CallContext, type MethodSpec, method } from '../method.ts';
 import * as R from '../results.ts';
 import { bytes, echo, h256, script, u64, u128 } from '../schema.ts';

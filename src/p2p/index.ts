@@ -1,0 +1,16 @@
+/**
+ * The `p2p/` layer's entry point: what other folders may use of it (the layer rule of
+ * docs/architecture.md, `tools/check-layers.ts`). Files inside the folder import each other directly.
+ */
+
+export { malformed, P2pError } from './errors.ts';
+export type { FiberMessage, FiberMessageKind } from './fiber-message.ts';
+export {
+  decodeFiberMessage,
+  encodeFiberMessage,
+  hasFeatureBit,
+  STRAND_CHANNEL_RULES_BIT,
+} from './fiber-message.ts';
+export type { PeerManager } from './peer-manager.ts';
+export { createPeerManager } from './peer-manager.ts';
+export { peerSchema } from './peer-store.ts';

@@ -1,0 +1,12 @@
+/**
+ * The `payment/` layer's entry point: what other folders may use of it (the layer rule of
+ * docs/architecture.md, `tools/check-layers.ts`). Files inside the folder import each other directly.
+ */
+
+export { channelTlcPort } from './channel-port.ts';
+export { paymentLinkSchema, TlcLinks } from './links.ts';
+export { TLC_ERROR_CODES } from './onion/tlc-error.ts';
+export type { IncomingTlc } from './relay.ts';
+export { PaymentRelay } from './relay.ts';
+export { PaymentService } from './service.ts';
+export { PaymentStore, paymentSchema } from './store.ts';
