@@ -28,7 +28,10 @@ it('names an upward import, a runtime cycle and an import past an entry point, a
   put('store/e.ts', "import type { D } from './d.ts';\nexport type E = D | 1;\n");
   put('codec/index.ts', "export { h } from './h.ts';\n");
   put('codec/h.ts', 'export const h = 1;\n');
-  put('crypto/k.ts', "import { h } from '../codec/h.ts';\nimport { h as h2 } from '../codec/index.ts';\nexport const k = h + h2;\n");
+  put(
+    'crypto/k.ts',
+    "import { h } from '../codec/h.ts';\nimport { h as h2 } from '../codec/index.ts';\nexport const k = h + h2;\n",
+  );
   const r = run(dir);
   expect(r.status).toBe(1);
   expect(r.stderr).toContain('layer breach: codec -> channel: codec/a.ts');
