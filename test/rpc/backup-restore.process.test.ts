@@ -219,7 +219,13 @@ describe('restoring a backup taken during a payment storm', () => {
       (c) => c.state.state_flags.includes('LOCAL_STATE_OUTDATED'),
     );
     expect(marked.failure_detail).toContain('our channel state is outdated');
-    expect(b.output()).toContain('channel state alarm');
+    // The alarm is logged as the step's effect, after the state is readable, and the log is
+    // written asynchronously: wait for the line rather than race it.
+    await until(
+      'the channel state alarm in the log',
+      async () => b.output(),
+      (out) => out.includes('channel state alarm'),
+    );
     const refusedAgain = await b.call('shutdown_channel', [{ channel_id: marked.channel_id, force: true }]);
     expect(refusedAgain.error?.message).toContain('outdated');
     // Named by its number, the restored (revoked) commitment is found — and still refused.
