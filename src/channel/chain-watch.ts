@@ -179,16 +179,7 @@ export class ChainWatch {
     // commitment): search by the key hash and delay only, and recognise the cell by its
     // settlement script hash.
     const { script, args } = buildCommitment(ch, !holder, this.o.env);
-    const lock = {
-      codeHash: this.o.commitmentLock.codeHash,
-      hashType: this.o.commitmentLock.hashType,
-      args: ccc.hexFrom(args.subarray(0, 28)),
-    };
-    const page = await this.o.chain.getCells(
-      { script: scriptToJson(lock), script_type: 'lock', script_search_mode: 'prefix' },
-      'desc',
-      10,
-    );
+    const page = await this.commitmentCells(args, 10);
     for (const c of page.objects) {
       const cellArgs = ccc.bytesFrom(c.output.lock.args);
       // The fresh commitment cell, or the continuation the other side's settlement left (its
@@ -233,16 +224,7 @@ export class ChainWatch {
   private async outdatedSettled(ch: Channel): Promise<string | null> {
     if (!ch.shutdownTxHash) return null;
     const { args } = buildCommitment(ch, true, this.o.env);
-    const lock = {
-      codeHash: this.o.commitmentLock.codeHash,
-      hashType: this.o.commitmentLock.hashType,
-      args: ccc.hexFrom(args.subarray(0, 28)),
-    };
-    const page = await this.o.chain.getCells(
-      { script: scriptToJson(lock), script_type: 'lock', script_search_mode: 'prefix' },
-      'desc',
-      1,
-    );
+    const page = await this.commitmentCells(args, 1);
     const done =
       page.objects.length === 0 &&
       (await txConfirmation(this.o.chain, ch.shutdownTxHash)).status === 'committed';
@@ -272,5 +254,22 @@ export class ChainWatch {
     const spender = txs.objects.find((t) => t.io_type === 'input')?.tx_hash;
     if (!spender || spender === ch.shutdownTxHash || spender === ch.latestCommitmentTxHash) return;
     await this.o.deliver(ch.tempId, { type: 'remoteCommitment', txHash: spender });
+  }
+
+  /**
+   * Cells under the commitment lock whose args start as `args` do (key hash and delay, bytes
+   * 0..28): a commitment of the channel or what a settlement left of it, whatever its version.
+   */
+  private commitmentCells(args: Uint8Array, limit: number) {
+    const lock = {
+      codeHash: this.o.commitmentLock.codeHash,
+      hashType: this.o.commitmentLock.hashType,
+      args: ccc.hexFrom(args.subarray(0, 28)),
+    };
+    return this.o.chain.getCells(
+      { script: scriptToJson(lock), script_type: 'lock', script_search_mode: 'prefix' },
+      'desc',
+      limit,
+    );
   }
 }
