@@ -41,3 +41,5 @@ export {
   union,
   utf8String,
 } from './molecule.ts';
+/** The declarative molecule schemas (`mol.table`, `mol.u64`, …) of `schema.ts`. */
+export * as mol from './schema.ts';
