@@ -8,16 +8,15 @@ export { featureBytes, featureNames } from './features.ts';
 export { createChainFundingChecker } from './funding.ts';
 export type { PaymentHistory, SessionRouteNode } from './history.ts';
 export { directionOf } from './history.ts';
-export type {
-  ChannelAnnouncement,
+export type { ChannelAnnouncement, MolScript, NodeAnnouncement, UdtArgInfo, UdtDep } from './messages.ts';
+export {
   ChannelUpdate,
-  MolScript,
-  NodeAnnouncement,
+  decodeChannelUpdate,
+  decodeOutPoint,
+  encodeChannelUpdate,
+  encodeOutPoint,
   OutPoint,
-  UdtArgInfo,
-  UdtDep,
 } from './messages.ts';
-export { decodeChannelUpdate, decodeOutPoint, encodeChannelUpdate, encodeOutPoint } from './messages.ts';
 export { udtKeyFromJson } from './network-graph.ts';
 export type { ChannelStats, FindRouteRequest, RouterHop } from './pathfind.ts';
 export { DEFAULT_TLC_EXPIRY_DELTA, MAX_PAYMENT_TLC_EXPIRY_LIMIT, PathFindError } from './pathfind.ts';

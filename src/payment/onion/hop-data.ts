@@ -3,21 +3,7 @@
  * `docs/reference/fiber-routing-protocol.md` §1.5), and its custom records.
  */
 import { secp256k1 } from '@noble/curves/secp256k1.js';
-import {
-  type Bytes,
-  byte,
-  fixed,
-  fixvec,
-  option,
-  readFixvec,
-  readOption,
-  readTable,
-  readU32le,
-  readUintLe,
-  table,
-  u32le,
-  uintLe,
-} from '../../codec/index.ts';
+import { type Bytes, fixed, mol, readUintLe, uintLe } from '../../codec/index.ts';
 
 /** HashAlgorithm byte: CkbHash 0 (default), Sha256 1. */
 export type HashAlgorithm = 0 | 1;
@@ -27,72 +13,58 @@ export const MPP_RECORD_KEY = 65536;
 export const TRAMPOLINE_RECORD_KEY = 65537;
 export const MAX_CUSTOM_RECORDS_SIZE = 2048;
 
-export interface PaymentHopData {
-  amount: bigint;
+/** The hash algorithm byte, read leniently as the reference does: anything but 1 is CkbHash. */
+export const HashAlgorithmByte: mol.Schema<HashAlgorithm> = mol.map(
+  mol.u8,
+  (b): HashAlgorithm => (b === 1 ? 1 : 0),
+  (a: HashAlgorithm) => a,
+);
+
+/** key → value; encoded in ascending key order (any order decodes). */
+export const CustomRecords: mol.Schema<Map<number, Bytes>> = mol.map(
+  mol.table('CustomRecords', {
+    data: mol.dynvec(
+      'CustomRecordData',
+      mol.table('CustomRecordDataPair', { key: mol.u32, value: mol.bytes() }),
+    ),
+  }),
+  (r) => new Map(r.data.map((p) => [p.key, p.value])),
+  (m: Map<number, Bytes>) => ({
+    data: [...m.entries()].sort((a, b) => a[0] - b[0]).map(([key, value]) => ({ key, value })),
+  }),
+);
+
+/** A next hop that is not a curve point reads as none, as in the reference. */
+const NextHop: mol.Schema<Bytes | null> = mol.map(
+  mol.option(mol.byteArray(33)),
+  (b) => b && validPubkey(b),
+  (b) => b,
+);
+
+const PaymentHopData = mol.table('PaymentHopData', {
+  amount: mol.u128,
   /** Absolute expiry (ms since the epoch) of the TLC this hop must send (or receive, at the end). */
-  expiry: bigint;
-  paymentPreimage: Bytes | null;
-  hashAlgorithm: HashAlgorithm;
+  expiry: mol.u64,
+  paymentPreimage: mol.option(mol.byteArray(32)),
+  hashAlgorithm: HashAlgorithmByte,
   /** Funding tx of the outgoing channel; zero for the final hop. */
-  fundingTxHash: Bytes;
+  fundingTxHash: mol.byteArray(32),
   /** The next node, or null for the final hop. */
-  nextHop: Bytes | null;
-  /** key → value; encoded in ascending key order (any order decodes). */
-  customRecords: Map<number, Bytes> | null;
-}
+  nextHop: NextHop,
+  customRecords: mol.option(CustomRecords),
+});
+export type PaymentHopData = mol.Infer<typeof PaymentHopData>;
 
-export function encodeCustomRecords(records: Map<number, Bytes>): Bytes {
-  const pairs = [...records.entries()].sort((a, b) => a[0] - b[0]);
-  return table([table(pairs.map(([k, v]) => table([u32le(k), fixvec(v)])))]);
-}
-
-export function decodeCustomRecords(b: Bytes): Map<number, Bytes> {
-  const [data] = readTable(b, 'CustomRecords', 1);
-  const out = new Map<number, Bytes>();
-  for (const pair of readTable(data!, 'CustomRecordData')) {
-    const [k, v] = readTable(pair, 'CustomRecordDataPair', 2);
-    out.set(readU32le(fixed(k!, 4, 'key'), 0), readFixvec(v!, 'value').slice());
-  }
-  return out;
-}
-
-export function encodeHopData(h: PaymentHopData): Bytes {
-  return table([
-    uintLe(h.amount, 16),
-    uintLe(h.expiry, 8),
-    option(h.paymentPreimage ? fixed(h.paymentPreimage, 32, 'payment_preimage') : null),
-    Uint8Array.of(h.hashAlgorithm),
-    fixed(h.fundingTxHash, 32, 'funding_tx_hash'),
-    option(h.nextHop ? fixed(h.nextHop, 33, 'next_hop') : null),
-    option(h.customRecords ? encodeCustomRecords(h.customRecords) : null),
-  ]);
-}
-
-/**
- * Strict molecule decode with the reference's leniencies: an unknown hash algorithm reads as
- * CkbHash, a next hop that is not a curve point reads as none.
- */
-export function decodeHopData(b: Bytes): PaymentHopData {
-  const f = readTable(b, 'PaymentHopData', 7);
-  const preimage = readOption(f[2]!);
-  const next = readOption(f[5]!);
-  const records = readOption(f[6]!);
-  const alg = byte(f[3]!, 'hash_algorithm');
-  return {
-    amount: readUintLe(f[0]!, 16, 'amount'),
-    expiry: readUintLe(f[1]!, 8, 'expiry'),
-    paymentPreimage: preimage === null ? null : fixed(preimage, 32, 'payment_preimage').slice(),
-    hashAlgorithm: alg === 1 ? 1 : 0,
-    fundingTxHash: fixed(f[4]!, 32, 'funding_tx_hash').slice(),
-    nextHop: next === null ? null : validPubkey(fixed(next, 33, 'next_hop')),
-    customRecords: records === null ? null : decodeCustomRecords(records),
-  };
-}
+export const encodeCustomRecords = (records: Map<number, Bytes>): Bytes => CustomRecords.encode(records);
+export const decodeCustomRecords = (b: Bytes): Map<number, Bytes> => CustomRecords.decode(b);
+export const encodeHopData = (h: PaymentHopData): Bytes => PaymentHopData.encode(h);
+/** Strict molecule decode with the reference's leniencies (hash algorithm, next hop). */
+export const decodeHopData = (b: Bytes): PaymentHopData => PaymentHopData.decode(b);
 
 function validPubkey(b: Bytes): Bytes | null {
   try {
     secp256k1.Point.fromBytes(b);
-    return b.slice();
+    return b;
   } catch {
     return null;
   }

@@ -3,29 +3,8 @@
  * names (`docs/reference/fiber-routing-protocol.md` §1.6, `fiber-rpc.md` §2.7).
  */
 
-import {
-  type Bytes,
-  fixed,
-  fixvec,
-  MoleculeError,
-  option,
-  readFixvec,
-  readOption,
-  readTable,
-  readUintLe,
-  readUnion,
-  table,
-  uintLe,
-  union,
-} from '../../codec/index.ts';
-import {
-  type ChannelUpdate,
-  decodeChannelUpdate,
-  decodeOutPoint,
-  encodeChannelUpdate,
-  encodeOutPoint,
-  type OutPoint,
-} from '../../graph/index.ts';
+import { type Bytes, MoleculeError, mol } from '../../codec/index.ts';
+import { ChannelUpdate, OutPoint } from '../../graph/index.ts';
 
 export const TLC_ERROR_CODES = {
   TemporaryNodeFailure: 0x2002,
@@ -67,71 +46,36 @@ export function tlcErrorName(code: number): TlcErrorCodeName | undefined {
   return NAME_OF.get(code);
 }
 
-export type TlcErrData =
-  | { type: 'ChannelFailed'; channelOutpoint: OutPoint; channelUpdate: ChannelUpdate | null; nodeId: Bytes }
-  | { type: 'NodeFailed'; nodeId: Bytes }
-  | { type: 'TrampolineFailed'; nodeId: Bytes; innerErrorPacket: Bytes };
+const Pubkey = mol.byteArray(33);
 
-export interface TlcErr {
-  code: TlcErrorCodeName;
-  extra: TlcErrData | null;
-}
+const TlcErrData = mol.flatUnion('TlcErrData', {
+  ChannelFailed: mol.table('ChannelFailed', {
+    channelOutpoint: OutPoint,
+    channelUpdate: mol.option(ChannelUpdate),
+    nodeId: Pubkey,
+  }),
+  NodeFailed: mol.table('NodeFailed', { nodeId: Pubkey }),
+  TrampolineFailed: mol.table('TrampolineFailed', { nodeId: Pubkey, innerErrorPacket: mol.bytes() }),
+});
+export type TlcErrData = mol.Infer<typeof TlcErrData>;
 
-export function encodeTlcErr(e: TlcErr): Bytes {
-  let extra: Bytes | null = null;
-  if (e.extra?.type === 'ChannelFailed') {
-    extra = union(
-      0,
-      table([
-        encodeOutPoint(e.extra.channelOutpoint),
-        option(e.extra.channelUpdate ? encodeChannelUpdate(e.extra.channelUpdate) : null),
-        fixed(e.extra.nodeId, 33, 'node_id'),
-      ]),
-    );
-  } else if (e.extra?.type === 'NodeFailed') {
-    extra = union(1, table([fixed(e.extra.nodeId, 33, 'node_id')]));
-  } else if (e.extra?.type === 'TrampolineFailed') {
-    extra = union(2, table([fixed(e.extra.nodeId, 33, 'node_id'), fixvec(e.extra.innerErrorPacket)]));
-  }
-  return table([uintLe(BigInt(TLC_ERROR_CODES[e.code]), 2), option(extra)]);
-}
+/** An unknown error code is malformed, as in the reference. */
+const ErrorCode: mol.Schema<TlcErrorCodeName> = mol.map(
+  mol.u16,
+  (v) => {
+    const code = NAME_OF.get(v);
+    if (!code) throw new MoleculeError(`TlcErr: unknown error code 0x${v.toString(16)}`);
+    return code;
+  },
+  (name: TlcErrorCodeName) => TLC_ERROR_CODES[name],
+);
 
-/** Strict decode of the whole buffer; an unknown error code is malformed, as in the reference. */
-export function decodeTlcErr(b: Bytes): TlcErr {
-  const [c, x] = readTable(b, 'TlcErr', 2);
-  const codeValue = Number(readUintLe(c!, 2, 'error_code'));
-  const code = NAME_OF.get(codeValue);
-  if (!code) throw new MoleculeError(`TlcErr: unknown error code 0x${codeValue.toString(16)}`);
-  const raw = readOption(x!);
-  if (raw === null) return { code, extra: null };
-  const { id, body } = readUnion(raw, 'TlcErrData', 3);
-  if (id === 0) {
-    const [o, u, n] = readTable(body, 'ChannelFailed', 3);
-    const update = readOption(u!);
-    return {
-      code,
-      extra: {
-        type: 'ChannelFailed',
-        channelOutpoint: decodeOutPoint(o!),
-        channelUpdate: update === null ? null : decodeChannelUpdate(update),
-        nodeId: fixed(n!, 33, 'node_id').slice(),
-      },
-    };
-  }
-  if (id === 1) {
-    const [n] = readTable(body, 'NodeFailed', 1);
-    return { code, extra: { type: 'NodeFailed', nodeId: fixed(n!, 33, 'node_id').slice() } };
-  }
-  const [n, p] = readTable(body, 'TrampolineFailed', 2);
-  return {
-    code,
-    extra: {
-      type: 'TrampolineFailed',
-      nodeId: fixed(n!, 33, 'node_id').slice(),
-      innerErrorPacket: readFixvec(p!, 'inner_error_packet').slice(),
-    },
-  };
-}
+const TlcErr = mol.table('TlcErr', { code: ErrorCode, extra: mol.option(TlcErrData) });
+export type TlcErr = mol.Infer<typeof TlcErr>;
+
+export const encodeTlcErr = (e: TlcErr): Bytes => TlcErr.encode(e);
+/** Strict decode of the whole buffer. */
+export const decodeTlcErr = (b: Bytes): TlcErr => TlcErr.decode(b);
 
 /** The node named by the error's extra data (the erring node), if any. */
 export function erringNodeOf(e: TlcErr): Bytes | null {

@@ -5,22 +5,8 @@
  * It travels as custom record 65537 of the outer final payload.
  */
 import { randomBytes } from '@noble/hashes/utils.js';
-import {
-  type Bytes,
-  byte,
-  fixed,
-  option,
-  readOption,
-  readTable,
-  readU32le,
-  readUintLe,
-  readUnion,
-  StrandError,
-  table,
-  uintLe,
-  union,
-} from '../../codec/index.ts';
-import { decodeCustomRecords, encodeCustomRecords, type HashAlgorithm } from './hop-data.ts';
+import { type Bytes, mol, readU32le, StrandError } from '../../codec/index.ts';
+import { CustomRecords, HashAlgorithmByte } from './hop-data.ts';
 import { OnionError } from './packet.ts';
 import { createPacket, deriveSharedSecrets, peelPacket } from './sphinx.ts';
 
@@ -28,80 +14,29 @@ export const TRAMPOLINE_ONION_DATA_LEN = 1300;
 export const TRAMPOLINE_ONION_PACKET_SIZE = 1 + 33 + TRAMPOLINE_ONION_DATA_LEN + 32;
 const VERSION = 1;
 
-export interface TrampolineForwardPayload {
-  type: 'Forward';
-  nextNodeId: Bytes;
-  amountToForward: bigint;
-  hashAlgorithm: HashAlgorithm;
-  buildMaxFeeAmount: bigint;
-  tlcExpiryDelta: bigint;
-  tlcExpiryLimit: bigint;
-  maxParts: bigint | null;
-}
+const TrampolineHopPayload = mol.flatUnion('TrampolineHopPayload', {
+  Forward: mol.table('TrampolineForwardPayload', {
+    nextNodeId: mol.byteArray(33),
+    amountToForward: mol.u128,
+    hashAlgorithm: HashAlgorithmByte,
+    buildMaxFeeAmount: mol.u128,
+    tlcExpiryDelta: mol.u64,
+    tlcExpiryLimit: mol.u64,
+    maxParts: mol.option(mol.u64),
+  }),
+  Final: mol.table('TrampolineFinalPayload', {
+    finalAmount: mol.u128,
+    finalTlcExpiryDelta: mol.u64,
+    paymentPreimage: mol.option(mol.byteArray(32)),
+    customRecords: mol.option(CustomRecords),
+  }),
+});
+export type TrampolineHopPayload = mol.Infer<typeof TrampolineHopPayload>;
+export type TrampolineForwardPayload = Extract<TrampolineHopPayload, { type: 'Forward' }>;
+export type TrampolineFinalPayload = Extract<TrampolineHopPayload, { type: 'Final' }>;
 
-export interface TrampolineFinalPayload {
-  type: 'Final';
-  finalAmount: bigint;
-  finalTlcExpiryDelta: bigint;
-  paymentPreimage: Bytes | null;
-  customRecords: Map<number, Bytes> | null;
-}
-
-export type TrampolineHopPayload = TrampolineForwardPayload | TrampolineFinalPayload;
-
-export function encodeTrampolinePayload(p: TrampolineHopPayload): Bytes {
-  if (p.type === 'Forward') {
-    return union(
-      0,
-      table([
-        fixed(p.nextNodeId, 33, 'next_node_id'),
-        uintLe(p.amountToForward, 16),
-        Uint8Array.of(p.hashAlgorithm),
-        uintLe(p.buildMaxFeeAmount, 16),
-        uintLe(p.tlcExpiryDelta, 8),
-        uintLe(p.tlcExpiryLimit, 8),
-        option(p.maxParts === null ? null : uintLe(p.maxParts, 8)),
-      ]),
-    );
-  }
-  return union(
-    1,
-    table([
-      uintLe(p.finalAmount, 16),
-      uintLe(p.finalTlcExpiryDelta, 8),
-      option(p.paymentPreimage ? fixed(p.paymentPreimage, 32, 'payment_preimage') : null),
-      option(p.customRecords ? encodeCustomRecords(p.customRecords) : null),
-    ]),
-  );
-}
-
-export function decodeTrampolinePayload(b: Bytes): TrampolineHopPayload {
-  const { id, body } = readUnion(b, 'TrampolineHopPayload', 2);
-  if (id === 0) {
-    const f = readTable(body, 'TrampolineForwardPayload', 7);
-    const parts = readOption(f[6]!);
-    return {
-      type: 'Forward',
-      nextNodeId: fixed(f[0]!, 33, 'next_node_id').slice(),
-      amountToForward: readUintLe(f[1]!, 16, 'amount_to_forward'),
-      hashAlgorithm: byte(f[2]!, 'hash_algorithm') === 1 ? 1 : 0,
-      buildMaxFeeAmount: readUintLe(f[3]!, 16, 'build_max_fee_amount'),
-      tlcExpiryDelta: readUintLe(f[4]!, 8, 'tlc_expiry_delta'),
-      tlcExpiryLimit: readUintLe(f[5]!, 8, 'tlc_expiry_limit'),
-      maxParts: parts === null ? null : readUintLe(parts, 8, 'max_parts'),
-    };
-  }
-  const f = readTable(body, 'TrampolineFinalPayload', 4);
-  const preimage = readOption(f[2]!);
-  const records = readOption(f[3]!);
-  return {
-    type: 'Final',
-    finalAmount: readUintLe(f[0]!, 16, 'final_amount'),
-    finalTlcExpiryDelta: readUintLe(f[1]!, 8, 'final_tlc_expiry_delta'),
-    paymentPreimage: preimage === null ? null : fixed(preimage, 32, 'payment_preimage').slice(),
-    customRecords: records === null ? null : decodeCustomRecords(records),
-  };
-}
+export const encodeTrampolinePayload = (p: TrampolineHopPayload): Bytes => TrampolineHopPayload.encode(p);
+export const decodeTrampolinePayload = (b: Bytes): TrampolineHopPayload => TrampolineHopPayload.decode(b);
 
 /** Hop length: the union id (4 bytes) plus the size of the table after it. */
 function hopLength(d: Bytes): number | null {
