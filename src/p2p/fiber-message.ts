@@ -6,19 +6,8 @@
  * (any `{encode, decode}`, e.g. a `mol.table(...)` from @ckb-ccc/core). Kinds without a codec yet
  * still decode, as `{type, raw}`, so a handler can be plugged in before its codec exists.
  */
-import {
-  bytesToHex,
-  concat,
-  fixed,
-  fixvec,
-  MoleculeError,
-  readCompatibleTable,
-  readFixvec,
-  readU32le,
-  table,
-  u32le,
-} from '../codec/index.ts';
-import { malformed, P2pError } from './errors.ts';
+import { bytesToHex, concat, MoleculeError, mol, readU32le, u32le } from '../codec/index.ts';
+import { decodeOrMalformed, malformed, P2pError } from './errors.ts';
 
 export const FIBER_MESSAGE_KINDS = [
   'Init',
@@ -50,33 +39,24 @@ export interface MessageCodec<T> {
 }
 
 /** `table Init { features: Bytes, chain_hash: Byte32 }` */
-export interface Init {
-  /** Feature bit vector, bit n = byte n/8, bit n%8 (little-endian bit order). */
-  features: Uint8Array;
-  chainHash: Uint8Array;
-}
+const Init = mol.table(
+  'Init',
+  {
+    /** Feature bit vector, bit n = byte n/8, bit n%8 (little-endian bit order). */
+    features: mol.bytes(),
+    chainHash: mol.byteArray(32),
+  },
+  { compatible: true },
+);
+export type Init = mol.Infer<typeof Init>;
 
 /** Decoded bodies of the kinds that have a codec. One line per kind. */
 export interface FiberMessageBodies {
   Init: Init;
 }
 
-export const initCodec: MessageCodec<Init> = {
-  encode: (v) => {
-    if (v.chainHash.length !== 32) throw new P2pError('Malformed', 'Init.chain_hash must be 32 bytes');
-    return table([fixvec(v.features), v.chainHash]);
-  },
-  decode: (b) => {
-    const f = readCompatibleTable(b, 'Init', 2);
-    return {
-      features: readFixvec(f[0]!, 'Init.features').slice(),
-      chainHash: fixed(f[1]!, 32, 'Init.chain_hash').slice(),
-    };
-  },
-};
-
 const CODECS: { [K in keyof FiberMessageBodies]: MessageCodec<FiberMessageBodies[K]> } = {
-  Init: initCodec,
+  Init,
 };
 
 type Known = keyof FiberMessageBodies;
@@ -93,7 +73,9 @@ export function encodeFiberMessage(msg: FiberMessage): Uint8Array {
   const body =
     'raw' in msg
       ? msg.raw
-      : (CODECS[msg.type as Known] as MessageCodec<unknown>).encode((msg as { value: unknown }).value);
+      : decodeOrMalformed(() =>
+          (CODECS[msg.type as Known] as MessageCodec<unknown>).encode((msg as { value: unknown }).value),
+        );
   return concat(u32le(id), body);
 }
 

@@ -3,13 +3,15 @@
  * one length-delimited `ProtocolInfo{name, support_versions}`; the acceptor answers with the
  * name it received and the chosen version, or no version when it does not speak the protocol.
  */
-import { readCompatibleTable, readTable, readUtf8String, table, utf8String } from '../codec/index.ts';
+import { mol } from '../codec/index.ts';
 import { decodeOrMalformed, malformed } from './errors.ts';
 
-export interface ProtocolInfo {
-  name: string;
-  supportVersions: string[];
-}
+const ProtocolInfo = mol.table(
+  'ProtocolInfo',
+  { name: mol.utf8(), supportVersions: mol.dynvec('StringVec', mol.utf8()) },
+  { compatible: true },
+);
+export type ProtocolInfo = mol.Infer<typeof ProtocolInfo>;
 
 /** Selection messages are tiny; anything larger is hostile (tentacle allows 8 MiB). */
 export const MAX_SELECT_FRAME = 64 * 1024;
@@ -24,20 +26,12 @@ export function protocolName(id: number): string {
   return `/p2p/${id}`;
 }
 
-export function encodeProtocolInfo(p: ProtocolInfo): Uint8Array {
-  return table([utf8String(p.name), table(p.supportVersions.map(utf8String))]);
-}
+export const encodeProtocolInfo = (p: ProtocolInfo): Uint8Array => ProtocolInfo.encode(p);
 
 export function decodeProtocolInfo(buf: Uint8Array): ProtocolInfo {
-  return decodeOrMalformed(() => {
-    const f = readCompatibleTable(buf, 'ProtocolInfo', 2);
-    const versions = readTable(f[1]!, 'ProtocolInfo.support_versions');
-    if (versions.length > 64) throw malformed('ProtocolInfo: too many versions');
-    return {
-      name: readUtf8String(f[0]!, 'ProtocolInfo.name'),
-      supportVersions: versions.map((v, i) => readUtf8String(v, `ProtocolInfo.support_versions[${i}]`)),
-    };
-  });
+  const info = decodeOrMalformed(() => ProtocolInfo.decode(buf));
+  if (info.supportVersions.length > 64) throw malformed('ProtocolInfo: too many versions');
+  return info;
 }
 
 /**

@@ -41,7 +41,7 @@ describe('molecule tables', () => {
     const extended = table([utf8String('/p2p/42'), table([utf8String('0.0.1')]), new Uint8Array([1])]);
     expect(decodeProtocolInfo(extended)).toEqual({ name: '/p2p/42', supportVersions: ['0.0.1'] });
     expect(() => decodeProtocolInfo(table([utf8String('/p2p/42')]))).toThrow(
-      expect.objectContaining({ kind: 'Malformed', message: 'ProtocolInfo: expected 2 fields, got 1' }),
+      expect.objectContaining({ kind: 'Malformed', message: "ProtocolInfoReader field count doesn't match, expect 2, actual 1" }),
     );
   });
 });
