@@ -159,6 +159,8 @@ export const u16 = new SmallUint(2, 'Uint16', false);
 export const u32 = new SmallUint(4, 'Uint32', false);
 export const u64 = new BigUint(8, 'Uint64');
 export const u128 = new BigUint(16, 'Uint128');
+/** A one-byte type of its own name (its errors say so). */
+export const byteNamed = (name: string): Schema<number> => new SmallUint(1, name, true);
 export const uint = (size: 8 | 16, name: string): Schema<bigint> => new BigUint(size, name);
 
 // ---- vectors ------------------------------------------------------------------------------------
@@ -563,3 +565,8 @@ export const foreign = <T>(
   decode: (b: Bytes) => T,
   check?: Schema<unknown>,
 ): Schema<T> => new Foreign(name, encode, decode, check);
+
+// ---- CKB types used across the layers ------------------------------------------------------------
+
+/** CKB `Script` (`blockchain.mol`): code hash, hash type byte (`HASH_TYPE_BYTE`), args. */
+export const Script = table('Script', { codeHash: byteArray(32), hashType: u8, args: bytes() });
