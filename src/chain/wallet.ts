@@ -9,12 +9,12 @@
  */
 import { ccc } from '@ckb-ccc/core';
 import { cccA } from '@ckb-ccc/core/advanced';
-import { bytesToHex, DomainError } from '../codec/index.ts';
+import { bytesToHex, DomainError, SHANNONS_PER_CKB } from '../codec/index.ts';
 import { lockArgsOf, signSighashAll } from '../crypto/index.ts';
 import { scriptToAddress, sighashLock } from './address.ts';
 import { type ChainClient, CkbRpcError, type IndexerCell, scriptToJson } from './client.ts';
 
-export const SHANNONS_PER_CKB = 100_000_000n;
+export { SHANNONS_PER_CKB };
 /** Occupied capacity of a plain secp256k1-blake160 cell: 8 + 32 + 1 + 20 bytes. */
 export const MIN_SIGHASH_CELL = 61n * SHANNONS_PER_CKB;
 

@@ -7,12 +7,10 @@
  */
 import { ccc } from '@ckb-ccc/core';
 import { type ChainClient, feeFor, scriptToJson } from '../chain/index.ts';
-import { DomainError } from '../codec/index.ts';
+import { SHANNONS_PER_CKB as CKB, DomainError } from '../codec/index.ts';
 import { fundingTxOf } from './commitment.ts';
 import { EXTERNAL_TIMEOUT_REASON, externalDeadline, isAwaitingExternalFunding } from './external-funding.ts';
 import type { Channel } from './state.ts';
-
-const CKB = 100_000_000n;
 
 /** A sighash-all witness with an empty 65-byte signature: what the funder's first input will carry. */
 const PLACEHOLDER_WITNESS = ccc.hexFrom(

@@ -5,6 +5,7 @@
  * the channel (its own share settled) and the watchtower (settling on behalf of a client).
  */
 import { ccc } from '@ckb-ccc/core';
+import { concat } from '../codec/index.ts';
 
 export const TLC_LEN = 85;
 
@@ -21,10 +22,6 @@ export function parseSettlementScript(s: Uint8Array): ParsedScript | null {
   return { tlcs, party: s.slice(1 + TLC_LEN * c) };
 }
 
-function cat(...parts: Uint8Array[]): Uint8Array {
-  return ccc.bytesConcat(...parts);
-}
-
 /** The script left after settling TLC `tlc` and/or a party block (0xFE holder, 0xFF other). */
 export function scriptAfter(p: ParsedScript, tlc: number | null, party: 0xfe | 0xff | null): Uint8Array {
   return rebuild(p, (k) => k !== tlc, party);
@@ -36,11 +33,11 @@ function rebuild(p: ParsedScript, keep: (k: number) => boolean, party: 0xfe | 0x
   const zeros = new Uint8Array(36);
   const block =
     party === 0xfe
-      ? cat(zeros, p.party.subarray(36))
+      ? concat(zeros, p.party.subarray(36))
       : party === 0xff
-        ? cat(p.party.subarray(0, 36), zeros)
+        ? concat(p.party.subarray(0, 36), zeros)
         : p.party;
-  return cat(new Uint8Array([kept.length]), ...kept, block);
+  return concat(new Uint8Array([kept.length]), ...kept, block);
 }
 
 /**

@@ -4,10 +4,11 @@
  * script, the messages MuSig2 signs, revocation, settlement after the delay, cooperative close.
  */
 import { ccc } from '@ckb-ccc/core';
+import { SHANNONS_PER_CKB as CKB, concat } from '../codec/index.ts';
 import { blake160, ckbHash, signRecoverable } from '../crypto/index.ts';
 import { aggregateXOnly, sorted2 } from './musig.ts';
 
-export const CKB = 100_000_000n;
+export { CKB };
 /** `WitnessArgs` with every field empty: the prefix of every funding/commitment witness. */
 export const XW = new Uint8Array([16, 0, 0, 0, 16, 0, 0, 0, 16, 0, 0, 0, 16, 0, 0, 0]);
 
@@ -17,15 +18,6 @@ export interface ScriptInfo {
   cellDeps: ccc.CellDepLike[];
 }
 
-export function cat(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
-}
 export const le64 = (v: bigint) => ccc.numLeToBytes(v, 8);
 export const le128 = (v: bigint) => ccc.numLeToBytes(v, 16);
 export const be64 = (v: bigint) => ccc.numBeToBytes(v, 8);
@@ -57,7 +49,7 @@ export function fundingLockScript(info: ScriptInfo, pkA: Uint8Array, pkB: Uint8A
 
 /** Witness of a funding-cell spend: `XW ‖ xonly(Q) ‖ sig64` (112 bytes). */
 export function fundingWitness(pkA: Uint8Array, pkB: Uint8Array, sig: Uint8Array): ccc.Hex {
-  return ccc.hexFrom(cat(XW, aggregateXOnly(sorted2(pkA, pkB)), sig));
+  return ccc.hexFrom(concat(XW, aggregateXOnly(sorted2(pkA, pkB)), sig));
 }
 
 export interface SettlementTlc {
@@ -83,7 +75,7 @@ export interface SettlementParties {
 /** `count ‖ TLC×85 ‖ holderPKH ‖ le128 ‖ otherPKH ‖ le128` (§5.3). */
 export function settlementScript(tlcs: SettlementTlc[], p: SettlementParties): Uint8Array {
   const entries = tlcs.map((t) =>
-    cat(
+    concat(
       new Uint8Array([(t.hashAlgorithm << 1) | (t.offeredByHolder ? 1 : 0)]),
       le128(t.amount),
       t.paymentHash.subarray(0, 20),
@@ -92,7 +84,7 @@ export function settlementScript(tlcs: SettlementTlc[], p: SettlementParties): U
       le64((0x40n << 56n) | (t.expiry / 1000n)),
     ),
   );
-  return cat(
+  return concat(
     new Uint8Array([tlcs.length]),
     ...entries,
     p.holderPkh,
@@ -114,7 +106,7 @@ export function commitmentLockArgs(
   version: bigint,
   script: Uint8Array,
 ): Uint8Array {
-  return cat(
+  return concat(
     blake160(aggregateXOnly(revocationKeys)),
     le64(delaySince(delayEpoch)),
     be64(version),
@@ -193,7 +185,7 @@ export function revocationMessage(
 
 /** The revocation witness: `XW ‖ 00 ‖ be64(version) ‖ xonly ‖ sig64`. */
 export function revocationWitness(revocationKeys: Uint8Array[], version: bigint, sig: Uint8Array): ccc.Hex {
-  return ccc.hexFrom(cat(XW, new Uint8Array([0]), be64(version), aggregateXOnly(revocationKeys), sig));
+  return ccc.hexFrom(concat(XW, new Uint8Array([0]), be64(version), aggregateXOnly(revocationKeys), sig));
 }
 
 /**
@@ -229,7 +221,7 @@ export function partySettlementTx(a: {
   const otherSettled = other.every((b) => b === 0);
   const remaining = out.capacity > myAmount ? out.capacity - myAmount : 0n;
   const zeros = new Uint8Array(36);
-  const newScript = cat(
+  const newScript = concat(
     a.script.subarray(0, P),
     a.holder ? zeros : party.subarray(0, 36),
     a.holder ? party.subarray(36, 72) : zeros,
@@ -243,7 +235,7 @@ export function partySettlementTx(a: {
       lock: {
         codeHash: out.lock.codeHash,
         hashType: out.lock.hashType,
-        args: cat(args.subarray(0, 36), blake160(newScript), new Uint8Array([1])),
+        args: concat(args.subarray(0, 36), blake160(newScript), new Uint8Array([1])),
       },
     });
     if (BigInt(cont.occupiedSize) * CKB > remaining) {
@@ -266,7 +258,7 @@ export function partySettlementTx(a: {
   });
   const sig = signRecoverable(txMessage(tx), a.settleKey);
   tx.witnesses = [
-    ccc.hexFrom(cat(XW, new Uint8Array([1]), a.script, new Uint8Array([a.holder ? 0xfe : 0xff, 0]), sig)),
+    ccc.hexFrom(concat(XW, new Uint8Array([1]), a.script, new Uint8Array([a.holder ? 0xfe : 0xff, 0]), sig)),
   ];
   return tx;
 }

@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { ccc } from '@ckb-ccc/core';
 import type { Command } from 'commander';
 import { addressToScript, createChainClient, sighashLock } from '../chain/index.ts';
-import { bytesToHex, hexToBytes } from '../codec/index.ts';
+import { bytesToHex, SHANNONS_PER_CKB as CKB, hexToBytes } from '../codec/index.ts';
 import { decryptWalletKey, lockArgsOf, PASSWORD_ENV } from '../crypto/index.ts';
 import {
   DEFAULT_SPEC_TOML,
@@ -19,8 +19,6 @@ import {
   startDevchainRpc,
 } from '../devchain/index.ts';
 import { fail } from './util.ts';
-
-const CKB = 100_000_000n;
 
 export function registerDevchainCommand(program: Command): void {
   const cmd = program

@@ -4,11 +4,10 @@
  * what happened: the address, the amounts, the transaction and the lock's new CKB balance.
  */
 import { addressToScript, SIGHASH_ALL_TYPE_HASH, scriptToAddress } from '../chain/index.ts';
-import { toHexQuantity } from '../codec/index.ts';
+import { SHANNONS_PER_CKB as CKB, toHexQuantity } from '../codec/index.ts';
 import type { DevnetDescription } from '../devnet/index.ts';
 import { createRpcClient } from '../rpc/index.ts';
 
-const CKB = 100_000_000n;
 /** A dev chain mines a block every second by default; a commit slower than this is a stuck chain. */
 const COMMIT_TIMEOUT_MS = 60_000;
 

@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
+import { SHANNONS_PER_CKB as CKB } from '../codec/index.ts';
 import {
   type DevnetDescription,
   formatDevnet,
@@ -18,8 +19,6 @@ import {
 import { createRpcClient } from '../rpc/index.ts';
 import { fundFromFaucet } from './devnet-fund.ts';
 import { fail } from './util.ts';
-
-const CKB = 100_000_000n;
 
 export function registerDevnetCommand(program: Command): void {
   const cmd = program

@@ -8,6 +8,8 @@
 import { InvalidParams } from './errors.ts';
 
 export const U32_MAX = 0xffff_ffffn;
+/** Shannons in one CKB (the chain's base unit, 10^8). */
+export const SHANNONS_PER_CKB = 100_000_000n;
 export const U64_MAX = 0xffff_ffff_ffff_ffffn;
 export const U128_MAX = (1n << 128n) - 1n;
 

@@ -14,32 +14,26 @@ export {
   minTlcExpiryDelta,
 } from './epoch-rules.ts';
 export { DomainError, InvalidParams, StorageError, StoreError, StrandError } from './errors.ts';
-export { bytesToHex, hexToBytes, toHexQuantity, U32_MAX, U64_MAX, U128_MAX } from './hex.ts';
+export {
+  bytesToHex,
+  hexToBytes,
+  SHANNONS_PER_CKB,
+  toHexQuantity,
+  U32_MAX,
+  U64_MAX,
+  U128_MAX,
+} from './hex.ts';
 export type { Bytes } from './molecule.ts';
 export {
-  byte,
   compareBytes,
   concat,
   equalBytes,
-  fixed,
-  fixvec,
   HASH_TYPE_BYTE,
   MoleculeError,
-  option,
-  readCompatibleTable,
-  readFixvec,
-  readOption,
-  readStruct,
-  readTable,
   readU32le,
   readUintLe,
-  readUnion,
-  readUtf8String,
-  table,
   u32le,
   uintLe,
-  union,
-  utf8String,
 } from './molecule.ts';
 /** The declarative molecule schemas (`mol.table`, `mol.u64`, …) of `schema.ts`. */
 export * as mol from './schema.ts';

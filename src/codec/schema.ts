@@ -13,7 +13,7 @@
  * actual 4`), so the invoice reports what the reference node reports. Hostile bytes never raise
  * anything else. Writing goes in one pass into a buffer of the exact size.
  */
-import { MoleculeError } from './molecule.ts';
+import { MoleculeError, readU32le as readU32 } from './molecule.ts';
 
 type Bytes = Uint8Array;
 
@@ -51,10 +51,6 @@ export abstract class Schema<T> {
 }
 
 export type Infer<S> = S extends Schema<infer T> ? T : never;
-
-export function readU32(b: Bytes, at: number): number {
-  return (b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16)) + b[at + 3]! * 0x1000000;
-}
 
 function writeU32(out: Bytes, at: number, n: number): void {
   out[at] = n;

@@ -4,14 +4,14 @@
  * lock (their args are its lock hash), so the faucet mints them by spending its own cells.
  */
 import { ccc } from '@ckb-ccc/core';
-import { bytesToHex, hexToBytes } from '../codec/index.ts';
+import { SIGHASH_ALL_TYPE_HASH } from '../chain/index.ts';
+import { bytesToHex, hexToBytes, SHANNONS_PER_CKB } from '../codec/index.ts';
 import { lockArgsOf, signSighashAll } from '../crypto/index.ts';
 import type { ViewCell } from './validate.ts';
 
-export const SIGHASH_TYPE_HASH =
-  '0x9bd7e06f3ecf4be0f2fcd2188b23f1b9fcc88e5d4b65a8637b17723bbda3cce8' as ccc.Hex;
+export const SIGHASH_TYPE_HASH = SIGHASH_ALL_TYPE_HASH as ccc.Hex;
 /** Capacity of each token cell the faucet issues: a sighash lock, a 32-byte-args type, 16 bytes. */
-export const UDT_CELL_CAPACITY = 142n * 100_000_000n;
+export const UDT_CELL_CAPACITY = 142n * SHANNONS_PER_CKB;
 
 export interface DevAccount {
   lock: ccc.ScriptLike;
@@ -113,14 +113,14 @@ export function buildFunding(
   for (const c of cells) {
     tx.inputs.push(ccc.CellInput.from({ previousOutput: c.outPoint, since: 0n }));
     inSum += c.output.capacity;
-    if (inSum >= outSum + 62n * 100_000_000n) break;
+    if (inSum >= outSum + 62n * SHANNONS_PER_CKB) break;
   }
   const change = ccc.CellOutput.from({ lock: faucetLock, capacity: 0n });
   tx.addOutput(change, '0x');
   // Placeholder witness so the size (and fee) is final before signing.
   tx.witnesses = [ccc.hexFrom(ccc.WitnessArgs.from({ lock: ccc.hexFrom(new Uint8Array(65)) }).toBytes())];
   const fee = (BigInt(tx.toBytes().length + 4) * 1000n + 999n) / 1000n;
-  if (inSum < outSum + fee + 61n * 100_000_000n) {
+  if (inSum < outSum + fee + 61n * SHANNONS_PER_CKB) {
     throw new Error(`faucet has too little CKB: needs ${outSum + fee} shannons plus change, has ${inSum}`);
   }
   (tx.outputs[tx.outputs.length - 1] as ccc.CellOutput).capacity = inSum - outSum - fee;

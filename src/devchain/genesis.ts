@@ -8,14 +8,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ccc, mol } from '@ckb-ccc/core';
-import { bytesToHex, hexToBytes } from '../codec/index.ts';
+import { bytesToHex, hexToBytes, SHANNONS_PER_CKB as SHANNONS } from '../codec/index.ts';
 import { blake160, ckbHash, compressedPubkey, signRecoverable } from '../crypto/index.ts';
 import { type Block, makeBlock, ZERO_HASH } from './block.ts';
 import type { ChainSpec, SpecFile } from './spec.ts';
 import { bundledCell } from './system-cells.ts';
 import { txHashOf } from './txcache.ts';
 
-const SHANNONS = 100_000_000n;
 export const TYPE_ID_CODE_HASH =
   '0x00000000000000000000000000000000000000000000000000545950455f4944' as ccc.Hex;
 export const SIGHASH_ALL_DATA_HASH =

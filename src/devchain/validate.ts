@@ -4,7 +4,7 @@
  * script group through the native verifier table. Pure over its inputs; throws ChainTxError.
  */
 import { ccc, mol } from '@ckb-ccc/core';
-import { bytesToHex } from '../codec/index.ts';
+import { bytesToHex, SHANNONS_PER_CKB as SHANNONS } from '../codec/index.ts';
 import { ckbHash } from '../crypto/index.ts';
 import {
   ChainTxError,
@@ -27,7 +27,6 @@ import { typeId } from './scripts/type-id.ts';
 import { checkSince, type SinceEnv } from './since.ts';
 import { txBytesOf, txHashOf } from './txcache.ts';
 
-const SHANNONS = 100_000_000n;
 /** CKB's default tx pool size limit (`max_tx_size`). */
 export const MAX_TX_BYTES = 512_000;
 const OutPointVec = mol.vector(ccc.OutPoint);

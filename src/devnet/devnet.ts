@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
-import { bytesToHex, toHexQuantity } from '../codec/index.ts';
+import { bytesToHex, SHANNONS_PER_CKB as CKB, toHexQuantity } from '../codec/index.ts';
 import {
   blake160,
   identityFromSecret,
@@ -20,7 +20,6 @@ import { type DevnetLightning, startDevnetLightning, withSwapChannels } from './
 import { type Child, spawnStrand, stopChild } from './supervisor.ts';
 import { checkTopology, defaultTopology, type Topology } from './topology.ts';
 
-const CKB = 100_000_000n;
 /** The wallet password of devnet nodes: a dev network holds no real money. */
 export const DEVNET_PASSWORD = 'strand-devnet';
 const NAMES = ['alice', 'bob', 'carol', 'dave', 'erin', 'frank', 'grace', 'heidi'];

@@ -19,12 +19,11 @@ import {
   ScriptsConfigError,
   UdtWhitelistError,
 } from '../chain/index.ts';
+import { SHANNONS_PER_CKB as CKB } from '../codec/index.ts';
 import { DEFAULT_MODULES, MAX_FEE_PROPORTIONAL_MILLIONTHS, MODULE_NAMES } from '../rpc/index.ts';
 import { CONFIG_FIELDS, envNames, type FieldDef, flagNames } from './config-fields.ts';
 
 export class ConfigError extends Error {}
-
-const CKB = 100_000_000n;
 
 const uint = z
   .union([z.bigint(), z.number().int()])

@@ -13,6 +13,7 @@
  * A failing slice or parse in the Rust contract panics; here it is a non-zero exit code too.
  */
 import { ccc } from '@ckb-ccc/core';
+import { concat } from '../../codec/index.ts';
 import { blake160, ckbHash, recoverCompressed, sha256 } from '../../crypto/index.ts';
 import { epochFromFull, parseSince } from '../since.ts';
 import {
@@ -267,14 +268,4 @@ function timestampAtLeast(have: bigint, need: bigint): boolean {
   if (!a || !b || a.relative || b.relative || a.metric !== 'timestamp' || b.metric !== 'timestamp')
     return false;
   return a.value >= b.value;
-}
-
-function concat(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
 }

@@ -9,6 +9,7 @@ import { p256 } from '@noble/curves/nist.js';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { hmac } from '@noble/hashes/hmac.js';
 import { sha256, sha512 } from '@noble/hashes/sha2.js';
+import { concat } from '../../codec/index.ts';
 import { P2pError } from '../errors.ts';
 
 export const EXCHANGES = ['X25519', 'P-256'] as const;
@@ -160,14 +161,4 @@ export function splitKeys(cipher: CipherAlg, hash: HashAlg, shared: Uint8Array, 
   const first = stretched.slice(12, 12 + keyLen);
   const second = stretched.slice(half + 12, half + 12 + keyLen);
   return ord > 0 ? { local: first, remote: second } : { local: second, remote: first };
-}
-
-function concat(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }

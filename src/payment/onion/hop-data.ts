@@ -3,7 +3,7 @@
  * `docs/reference/fiber-routing-protocol.md` §1.5), and its custom records.
  */
 import { secp256k1 } from '@noble/curves/secp256k1.js';
-import { type Bytes, fixed, mol, readUintLe, uintLe } from '../../codec/index.ts';
+import { type Bytes, mol } from '../../codec/index.ts';
 
 /** HashAlgorithm byte: CkbHash 0 (default), Sha256 1. */
 export type HashAlgorithm = 0 | 1;
@@ -71,17 +71,12 @@ function validPubkey(b: Bytes): Bytes | null {
 }
 
 /** The MPP record (65536): `payment_secret(32) ‖ total_amount u128 LE`. */
+const MppRecord = mol.struct('MppRecord', { paymentSecret: mol.byteArray(32), totalAmount: mol.u128 });
+
 export function encodeMppRecord(paymentSecret: Bytes, totalAmount: bigint): Bytes {
-  const out = new Uint8Array(48);
-  out.set(fixed(paymentSecret, 32, 'payment_secret'), 0);
-  out.set(uintLe(totalAmount, 16), 32);
-  return out;
+  return MppRecord.encode({ paymentSecret, totalAmount });
 }
 
 export function decodeMppRecord(value: Bytes): { paymentSecret: Bytes; totalAmount: bigint } | null {
-  if (value.length !== 48) return null;
-  return {
-    paymentSecret: value.slice(0, 32),
-    totalAmount: readUintLe(value.subarray(32), 16, 'total_amount'),
-  };
+  return value.length === MppRecord.size ? MppRecord.decode(value) : null;
 }

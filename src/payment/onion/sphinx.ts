@@ -11,7 +11,7 @@ import { chacha20 } from '@noble/ciphers/chacha.js';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
-import { StrandError } from '../../codec/index.ts';
+import { concat, StrandError } from '../../codec/index.ts';
 import { curve } from '../../crypto/index.ts';
 
 export type Bytes = Uint8Array;
@@ -266,18 +266,6 @@ export function parseErrorPacket<T>(
     }
   }
   return null;
-}
-
-export function concat(...parts: Bytes[]): Bytes {
-  let len = 0;
-  for (const p of parts) len += p.length;
-  const out = new Uint8Array(len);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
 
 function constantTimeEqual(a: Bytes, b: Bytes): boolean {
