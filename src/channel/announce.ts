@@ -7,7 +7,7 @@
  * signature completes the ChannelAnnouncement, which the shell hands to the graph.
  * The digest itself comes from the shell (the graph layer defines the message).
  */
-import { bytesToHex, hexToBytes } from '../codec/index.ts';
+import { bytesToHex, hexToBytes, mol } from '../codec/index.ts';
 import { ChannelError } from './errors.ts';
 import { keysOf } from './keys.ts';
 import { aggregateTwo, SignatureError, signWithNonce, sorted2 } from './musig.ts';
@@ -18,11 +18,9 @@ import type { AnnouncementSignatures } from './wire.ts';
 const b = (h: string) => hexToBytes(h);
 const h = (x: Uint8Array) => bytesToHex(x);
 
-/** The 36-byte molecule OutPoint of the funding cell. */
+/** The 36-byte molecule OutPoint of the funding cell (output 0). */
 export function fundingOutpointBytes(ch: Channel): Uint8Array {
-  const out = new Uint8Array(36);
-  out.set(b(ch.fundingTxHash as string), 0);
-  return out; // index 0, little-endian u32 zero
+  return mol.OutPoint.encode({ txHash: b(ch.fundingTxHash as string), index: 0 });
 }
 
 /** Our signatures over the digest the shell computed (with our node signature). */

@@ -564,5 +564,8 @@ export const foreign = <T>(
 
 // ---- CKB types used across the layers ------------------------------------------------------------
 
+/** CKB `OutPoint` (`blockchain.mol`): transaction hash and output index. */
+export const OutPoint = struct('OutPoint', { txHash: byteArray(32), index: u32 });
+
 /** CKB `Script` (`blockchain.mol`): code hash, hash type byte (`HASH_TYPE_BYTE`), args. */
 export const Script = table('Script', { codeHash: byteArray(32), hashType: u8, args: bytes() });

@@ -14,11 +14,11 @@ const Byte33 = mol.byteArray(33);
 const Byte64 = mol.byteArray(64);
 const Cursor = mol.byteArray(CURSOR_SIZE, 'Cursor');
 
-export const OutPoint = mol.struct('OutPoint', { txHash: Byte32, index: mol.u32 });
+export const OutPoint = mol.OutPoint;
 export type OutPoint = mol.Infer<typeof OutPoint>;
 
 /** A CKB script in molecule form (`hash_type`: data 0, type 1, data1 2, data2 4). */
-export const MolScript = mol.table('Script', { codeHash: Byte32, hashType: mol.u8, args: mol.bytes() });
+export const MolScript = mol.Script;
 export type MolScript = mol.Infer<typeof MolScript>;
 
 export const ChannelUpdate = mol.struct('ChannelUpdate', {

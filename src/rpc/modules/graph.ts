@@ -8,7 +8,14 @@
  */
 import { multiaddr } from '@multiformats/multiaddr';
 import { z } from 'zod';
-import { bytesToHex, hexToBytes, InvalidParams, toHexQuantity } from '../../codec/index.ts';
+import {
+  bytesToHex,
+  HASH_TYPE_BYTE,
+  hexToBytes,
+  InvalidParams,
+  mol,
+  toHexQuantity,
+} from '../../codec/index.ts';
 import type {
   ChannelAnnouncement,
   ChannelUpdate,
@@ -42,7 +49,9 @@ export interface GraphQueries {
 const params = z.object({ limit: u64.optional(), after: bytes.optional() });
 
 const DEFAULT_LIMIT = 500;
-const HASH_TYPES: Record<number, string> = { 0: 'data', 1: 'type', 2: 'data1', 4: 'data2' };
+const HASH_TYPES: Record<number, string> = Object.fromEntries(
+  Object.entries(HASH_TYPE_BYTE).map(([name, byte]) => [byte, name]),
+);
 
 const lossy = new TextDecoder('utf-8');
 
@@ -115,11 +124,8 @@ function updateInfoJson(u: ChannelUpdate | null) {
 
 export function channelInfoJson(c: ReturnType<GraphQueries['listChannels']>['channels'][number]) {
   const a = c.announcement;
-  const op = new Uint8Array(36);
-  op.set(a.channelOutpoint.txHash, 0);
-  new DataView(op.buffer).setUint32(32, a.channelOutpoint.index, true);
   return {
-    channel_outpoint: bytesToHex(op),
+    channel_outpoint: bytesToHex(mol.OutPoint.encode(a.channelOutpoint)),
     node1: bytesToHex(a.node1Id, false),
     node2: bytesToHex(a.node2Id, false),
     created_timestamp: toHexQuantity(c.createdTimestamp),
