@@ -11,26 +11,12 @@ import { decodeInvoice, encodeInvoice, signInvoice } from '../src/invoice/codec.
 import { encodeRawInvoiceData } from '../src/invoice/molecule.ts';
 import type { Invoice } from '../src/invoice/types.ts';
 import { V1 } from '../test/invoice/vectors.ts';
+import { rate } from './rate.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
 const SK = new Uint8Array(
   fs.readFileSync(new URL('../test/fixtures/fiber-test-nodes/1/fiber/sk', import.meta.url)),
 );
-
-function rate(fn: () => void): number {
-  const warmUntil = performance.now() + 300;
-  while (performance.now() < warmUntil) fn();
-  let n = 0;
-  const start = performance.now();
-  const end = start + SECONDS * 1000;
-  let now = start;
-  while (now < end) {
-    for (let i = 0; i < 20; i++) fn();
-    n += 20;
-    now = performance.now();
-  }
-  return n / ((now - start) / 1000);
-}
 
 const v1 = decodeInvoice(V1);
 const unsigned: Invoice = { ...v1, signature: undefined };

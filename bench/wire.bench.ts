@@ -1,26 +1,14 @@
 /**
  * `npm run bench:wire`: channel messages encoded and decoded per second through the molecule
  * codecs of `channel/wire.ts` (each payment hop sends AddTlc, CommitmentSigned, RevokeAndAck and
- * RemoveTlc), plus a gossip ChannelUpdate. Plain loops timed with performance.now(), after a warm-up.
+ * RemoveTlc), and for comparison AddTlc through @ckb-ccc/core's `mol` codecs (the reason
+ * `codec/schema.ts` exists rather than using them). Plain loops timed with performance.now(), after a warm-up.
  */
-import { type ChannelMessage, decodeChannelBody, encodeChannelBody } from '../src/channel/wire.ts';
+import { mol } from '@ckb-ccc/core';
+import { type AddTlc, type ChannelMessage, decodeChannelBody, encodeChannelBody } from '../src/channel/wire.ts';
+import { rate } from './rate.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
-
-function rate(fn: () => void): number {
-  const warmUntil = performance.now() + 300;
-  while (performance.now() < warmUntil) fn();
-  let n = 0;
-  const start = performance.now();
-  const end = start + SECONDS * 1000;
-  let now = start;
-  while (now < end) {
-    for (let i = 0; i < 20; i++) fn();
-    n += 20;
-    now = performance.now();
-  }
-  return n / ((now - start) / 1000);
-}
 
 const id = new Uint8Array(32).fill(1);
 const messages: ChannelMessage[] = [
@@ -65,3 +53,18 @@ for (const m of messages) {
   const k = (x: number) => `${(x / 1000).toFixed(0)}k/s`.padStart(8);
   console.log(`${m.type.padEnd(18)} encode ${k(enc)}  decode ${k(dec)}  encode+decode ${k(both)}`);
 }
+
+const cccAddTlc = mol.table({
+  channelId: mol.Byte32,
+  tlcId: mol.Uint64,
+  amount: mol.Uint128,
+  paymentHash: mol.Byte32,
+  expiry: mol.Uint64,
+  hashAlgorithm: mol.Uint8,
+  onionPacket: mol.Bytes,
+});
+const add = messages[0]!.value as AddTlc;
+const cccBoth = rate(() => cccAddTlc.decode(cccAddTlc.encode(add)), 1);
+console.log(
+  `${'AddTlc (ccc mol)'.padEnd(18)} encode+decode ${`${(cccBoth / 1000).toFixed(1)}k/s`.padStart(8)}`,
+);

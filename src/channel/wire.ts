@@ -40,6 +40,17 @@ const Transaction = mol.foreign(
   },
 );
 
+/** The keys and first nonces each side announces, in the same order in Open and Accept. */
+const partyKeys = {
+  fundingPubkey: Byte33,
+  tlcBasepoint: Byte33,
+  firstPerCommitmentPoint: Byte33,
+  secondPerCommitmentPoint: Byte33,
+  channelAnnouncementNonce: mol.option(Nonce),
+  nextCommitmentNonce: Nonce,
+  nextRevocationNonce: Nonce,
+};
+
 const OpenChannel = mol.table(
   'OpenChannel',
   {
@@ -54,13 +65,7 @@ const OpenChannel = mol.table(
     maxTlcValueInFlight: mol.u128,
     maxTlcNumberInFlight: mol.u64,
     commitmentDelayEpoch: mol.u64,
-    fundingPubkey: Byte33,
-    tlcBasepoint: Byte33,
-    firstPerCommitmentPoint: Byte33,
-    secondPerCommitmentPoint: Byte33,
-    channelAnnouncementNonce: mol.option(Nonce),
-    nextCommitmentNonce: Nonce,
-    nextRevocationNonce: Nonce,
+    ...partyKeys,
     channelFlags: mol.u8,
   },
   compatible,
@@ -75,13 +80,7 @@ const AcceptChannel = mol.table(
     reservedCkbAmount: mol.u64,
     maxTlcValueInFlight: mol.u128,
     maxTlcNumberInFlight: mol.u64,
-    fundingPubkey: Byte33,
-    tlcBasepoint: Byte33,
-    firstPerCommitmentPoint: Byte33,
-    secondPerCommitmentPoint: Byte33,
-    channelAnnouncementNonce: mol.option(Nonce),
-    nextCommitmentNonce: Nonce,
-    nextRevocationNonce: Nonce,
+    ...partyKeys,
   },
   compatible,
 );
