@@ -48,37 +48,30 @@ describe('molecule schemas', () => {
   });
 
   it('check sizes, offsets, counts and union ids in the reference order, with its texts', () => {
-    const err = (f: () => unknown) => {
-      try {
-        f();
-      } catch (e) {
-        expect(e).toBeInstanceOf(MoleculeError);
-        return (e as Error).message;
-      }
-      throw new Error('no error');
-    };
-    expect(err(() => T.decode(three.subarray(0, 3)))).toBe(
-      'TReader total size is not enough for header, expect 4, actual 3',
+    expect(() => T.decode(three.subarray(0, 3))).toThrow(
+      new MoleculeError('TReader total size is not enough for header, expect 4, actual 3'),
     );
-    expect(err(() => T.decode(three.subarray(0, 20)))).toBe(
-      "TReader total size doesn't match, expect 28, actual 20",
+    expect(() => T.decode(three.subarray(0, 20))).toThrow(
+      new MoleculeError("TReader total size doesn't match, expect 28, actual 20"),
     );
     const unordered = three.slice();
     unordered[8] = 0x1c; // second offset after the third
-    expect(err(() => T.decode(unordered))).toBe('TReader some offsets is not match');
+    expect(() => T.decode(unordered)).toThrow(new MoleculeError('TReader some offsets is not match'));
     const misaligned = three.slice();
     misaligned[4] = 0x11;
-    expect(err(() => T.decode(misaligned))).toBe('TReader some offsets is not match');
-    expect(err(() => mol.bytes().decode(new Uint8Array([3, 0, 0, 0, 1])))).toBe(
-      "BytesReader total size doesn't match, expect 7, actual 5",
+    expect(() => T.decode(misaligned)).toThrow(new MoleculeError('TReader some offsets is not match'));
+    expect(() => mol.bytes().decode(new Uint8Array([3, 0, 0, 0, 1]))).toThrow(
+      new MoleculeError("BytesReader total size doesn't match, expect 7, actual 5"),
     );
-    expect(err(() => mol.byteArray(32).decode(new Uint8Array(31)))).toBe(
-      "Byte32Reader total size doesn't match, expect 32, actual 31",
+    expect(() => mol.byteArray(32).decode(new Uint8Array(31))).toThrow(
+      new MoleculeError("Byte32Reader total size doesn't match, expect 32, actual 31"),
     );
-    expect(err(() => mol.union('U', { a: mol.u8 }).decode(new Uint8Array([1, 0, 0, 0, 5])))).toBe(
-      'UReader item id (=1) is an unknown id, only has 1 kind of items',
+    expect(() => mol.union('U', { a: mol.u8 }).decode(new Uint8Array([1, 0, 0, 0, 5]))).toThrow(
+      new MoleculeError('UReader item id (=1) is an unknown id, only has 1 kind of items'),
     );
-    expect(err(() => mol.utf8().decode(new Uint8Array([1, 0, 0, 0, 0xff])))).toBe('Bytes: not valid UTF-8');
+    expect(() => mol.utf8().decode(new Uint8Array([1, 0, 0, 0, 0xff]))).toThrow(
+      new MoleculeError('Bytes: not valid UTF-8'),
+    );
   });
 
   it('refuse to write a value of the wrong size or range', () => {
