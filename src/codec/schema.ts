@@ -311,54 +311,82 @@ export const dynvec = <T>(name: string, item: Schema<T>): Schema<T[]> => new Dyn
 // ---- records --------------------------------------------------------------------------------------
 
 type Fields = Record<string, Schema<unknown>>;
+export type Record_<F extends Fields> = { [K in keyof F]: Infer<F[K]> };
 
 /**
- * `values => ({k0: values[0], k1: values[1], …})`: an object literal of one shape per record type
- * is several times faster to build and to read later than one filled key by key.
+ * The per-record code, generated once per schema from its field list: each record type gets its
+ * own functions (so V8's inline caches see one shape and one field schema per call site) and builds
+ * its result as one object literal. Field names come from our own declarations, never from input.
  */
-function recordMaker(keys: string[]): (values: unknown[]) => object {
-  const body = keys.map((k, i) => `${JSON.stringify(k)}: v[${i}]`).join(', ');
-  return new Function('v', `return { ${body} };`) as (values: unknown[]) => object;
+interface RecordCode {
+  /** Struct: reads fields at fixed offsets from `p`. Table: reads field i from `o[i]` to `o[i+1]`. */
+  read: (b: Bytes, p: number | number[]) => object;
+  /** Struct: writes fields one after the other. Table: also fills the offset header at `p`. */
+  write: (v: unknown, out: Bytes, p: number) => number;
+  sizeOf: (v: unknown) => number;
 }
-export type Record_<F extends Fields> = { [K in keyof F]: Infer<F[K]> };
+
+function compileRecord(fields: Fields, table: boolean): RecordCode {
+  const keys = Object.keys(fields);
+  const schemas = Object.values(fields);
+  const key = keys.map((k) => `v[${JSON.stringify(k)}]`);
+  const bind = schemas.map((_, i) => `const s${i} = s[${i}];`).join(' ');
+  let reads: string[];
+  let writes: string[];
+  if (table) {
+    const header = 4 + 4 * keys.length;
+    reads = keys.map((k, i) => `${JSON.stringify(k)}: s${i}.read(b, p[${i}], p[${i + 1}])`);
+    writes = [`const at = p; p += ${header};`];
+    keys.forEach((_, i) =>
+      writes.push(`w(out, at + ${4 + 4 * i}, p - at); p = s${i}.write(${key[i]}, out, p);`),
+    );
+    writes.push('w(out, at, p - at);');
+  } else {
+    let off = 0;
+    reads = keys.map((k, i) => {
+      const r = `${JSON.stringify(k)}: s${i}.read(b, p + ${off}, p + ${off + schemas[i]!.size!})`;
+      off += schemas[i]!.size!;
+      return r;
+    });
+    writes = keys.map((_, i) => `p = s${i}.write(${key[i]}, out, p);`);
+  }
+  const sizes = keys.map((_, i) => `s${i}.sizeOf(${key[i]})`);
+  const make = new Function(
+    's',
+    'w',
+    `${bind}
+    return {
+      read: function (b, p) { return { ${reads.join(', ')} }; },
+      write: function (v, out, p) { ${writes.join(' ')} return p; },
+      sizeOf: function (v) { return ${4 + 4 * keys.length}${sizes.map((x) => ` + ${x}`).join('')}; },
+    };`,
+  );
+  return make(schemas, writeU32) as RecordCode;
+}
 
 /** `struct`: fixed-size fields one after the other. */
 class Struct<F extends Fields> extends Schema<Record_<F>> {
   readonly size: number;
-  private readonly keys: string[];
-  private readonly schemas: Schema<unknown>[];
-  private readonly make: (values: unknown[]) => object;
+  private readonly code: RecordCode;
   constructor(name: string, fields: F) {
     super(name);
-    this.keys = Object.keys(fields);
-    this.schemas = Object.values(fields);
-    this.make = recordMaker(this.keys);
     let size = 0;
-    for (const s of this.schemas) {
+    for (const s of Object.values(fields)) {
       if (s.size === undefined) throw new TypeError(`${name}: struct fields must have a fixed size`);
       size += s.size;
     }
     this.size = size;
+    this.code = compileRecord(fields, false);
   }
   sizeOf(): number {
     return this.size;
   }
   write(v: Record_<F>, out: Bytes, at: number): number {
-    let p = at;
-    for (let i = 0; i < this.keys.length; i++)
-      p = this.schemas[i]!.write((v as Record<string, unknown>)[this.keys[i]!], out, p);
-    return p;
+    return this.code.write(v, out, at);
   }
   read(buf: Bytes, start: number, end: number): Record_<F> {
     if (end - start !== this.size) this.sizeNot(this.size, end - start);
-    const values = new Array<unknown>(this.schemas.length);
-    let p = start;
-    for (let i = 0; i < this.schemas.length; i++) {
-      const s = this.schemas[i]!;
-      values[i] = s.read(buf, p, p + s.size!);
-      p += s.size!;
-    }
-    return this.make(values) as Record_<F>;
+    return this.code.read(buf, start) as Record_<F>;
   }
 }
 
@@ -371,41 +399,28 @@ export const struct = <F extends Fields>(name: string, fields: F): Schema<Record
  */
 class Table<F extends Fields> extends Schema<Record_<F>> {
   readonly size = undefined;
-  private readonly keys: string[];
-  private readonly schemas: Schema<unknown>[];
-  private readonly make: (values: unknown[]) => object;
+  private readonly fieldCount: number;
+  private readonly code: RecordCode;
   constructor(
     name: string,
     fields: F,
     private readonly compatible: boolean,
   ) {
     super(name);
-    this.keys = Object.keys(fields);
-    this.schemas = Object.values(fields);
-    this.make = recordMaker(this.keys);
+    this.fieldCount = Object.keys(fields).length;
+    this.code = compileRecord(fields, true);
   }
   sizeOf(v: Record_<F>): number {
-    let n = 4 + 4 * this.keys.length;
-    for (let i = 0; i < this.keys.length; i++)
-      n += this.schemas[i]!.sizeOf((v as Record<string, unknown>)[this.keys[i]!]);
-    return n;
+    return this.code.sizeOf(v);
   }
   write(v: Record_<F>, out: Bytes, at: number): number {
-    const n = this.keys.length;
-    let p = at + 4 + 4 * n;
-    for (let i = 0; i < n; i++) {
-      writeU32(out, at + 4 + 4 * i, p - at);
-      p = this.schemas[i]!.write((v as Record<string, unknown>)[this.keys[i]!], out, p);
-    }
-    writeU32(out, at, p - at);
-    return p;
+    return this.code.write(v, out, at);
   }
   read(buf: Bytes, start: number, end: number): Record_<F> {
-    const n = this.keys.length;
-    const offsets = readOffsets(this, buf, start, end, n, this.compatible);
-    const values = new Array<unknown>(n);
-    for (let i = 0; i < n; i++) values[i] = this.schemas[i]!.read(buf, offsets[i]!, offsets[i + 1]!);
-    return this.make(values) as Record_<F>;
+    return this.code.read(
+      buf,
+      readOffsets(this, buf, start, end, this.fieldCount, this.compatible),
+    ) as Record_<F>;
   }
 }
 
