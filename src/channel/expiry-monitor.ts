@@ -5,7 +5,8 @@
  */
 import { checkTlcExpiry, type ExpiryPolicy, type TlcKnowledge } from './expiry.ts';
 import type { Channel, Tlc } from './state.ts';
-import { type RemoveReason, WAITING_ACK } from './tlc.ts';
+import { ChannelError } from './errors.ts';
+import type { RemoveReason } from './tlc.ts';
 
 export interface ExpiryHooks extends TlcKnowledge {
   /** Fails a received TLC near its expiry (the payments layer builds the ExpiryTooSoon packet). */
@@ -84,7 +85,7 @@ export class ExpiryMonitor {
       }
     } catch (e) {
       // A round in progress: the next pass tries again, no need to say so every time.
-      if ((e as Error).message === WAITING_ACK) return;
+      if (ChannelError.is(e, 'WaitingTlcAck')) return;
       this.log.warn({ ...what, err: (e as Error).message }, 'TLC expiry action not taken');
     }
   }
