@@ -25,7 +25,10 @@ export class InvalidParams extends StrandError {}
  */
 export abstract class DomainError<C extends string = string, D = unknown> extends StrandError {
   constructor(
-    /** What went wrong, stable across versions (the RPC layer sends it as `error.data.error_code`). */
+    /**
+     * What went wrong, stable across versions. The RPC layer sends it as `error.data.error_code`
+     * when the error has no other data (`rpc/error-codes.ts`).
+     */
     readonly code: C,
     message: string,
     readonly details?: D,

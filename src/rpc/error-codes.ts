@@ -49,12 +49,10 @@ export function jsonRpcCodeOf(code: string): number {
 }
 
 /**
- * `error.data` of a domain error's answer: the code added as `error_code` to what the error carries
- * (nothing, or an object such as the params fnn echoes); data of another shape is left as is.
+ * `error.data` of a domain error's answer: `{ error_code }` when the error carries no data. Data it
+ * carries (the params fnn echoes with invoice and peer refusals) is sent as fnn sends it, byte for
+ * byte, without the code: clients written for fnn compare it.
  */
 export function errorDataOf(e: DomainError): unknown {
-  const data = e.data;
-  if (data === undefined) return { error_code: e.code };
-  if (typeof data === 'object' && data !== null && !Array.isArray(data)) return { ...data, error_code: e.code };
-  return data;
+  return e.data === undefined ? { error_code: e.code } : e.data;
 }
