@@ -3,9 +3,10 @@
  * clock and the pure decisions carried out through the channel service — force close, fulfil with
  * a known preimage, or hand a received TLC to the payments layer to fail with ExpiryTooSoon.
  */
+
+import { ChannelError } from './errors.ts';
 import { checkTlcExpiry, type ExpiryPolicy, type TlcKnowledge } from './expiry.ts';
 import type { Channel, Tlc } from './state.ts';
-import { ChannelError } from './errors.ts';
 import type { RemoveReason } from './tlc.ts';
 
 export interface ExpiryHooks extends TlcKnowledge {

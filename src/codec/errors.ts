@@ -42,7 +42,9 @@ export abstract class DomainError<C extends string = string, D = unknown> extend
    * `ChannelError.is(e, 'TlcNotFound')`, the codes checked against the class's own.
    */
   static is<T extends DomainError>(
-    this: abstract new (...args: never[]) => T,
+    this: abstract new (
+      ...args: never[]
+    ) => T,
     e: unknown,
     ...codes: T['code'][]
   ): e is T {
