@@ -48,6 +48,7 @@ export abstract class DomainError<C extends string = string, D = unknown> extend
     e: unknown,
     ...codes: T['code'][]
   ): e is T {
+    // biome-ignore lint/complexity/noThisInStatic: `this` is the subclass named by the call (ChannelError.is).
     return e instanceof this && (codes.length === 0 || codes.includes(e.code));
   }
 
