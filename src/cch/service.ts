@@ -68,6 +68,11 @@ const MAX_PAYMENT_TLC_EXPIRY_LIMIT = 1_209_600_000;
 
 const hasLightningIncoming = (o: CchOrder) => 'Lightning' in o.incomingInvoice;
 
+/*
+ * The Fiber node the hub drives may be fnn, whose JSON-RPC errors carry only a text (fnn's hub
+ * sorts them by these same texts); Strand's own refusals keep fnn's texts for that reason, so one
+ * rule reads both. These texts come from another process, not from an error class of ours.
+ */
 /** Errors of a `settle_invoice` that retrying cannot fix (fnn's list). */
 const PERMANENT_FIBER_SETTLE =
   /not found|hash mismatch|still open|already cancelled|already expired|already paid/i;

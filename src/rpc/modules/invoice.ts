@@ -88,7 +88,7 @@ function checkNewInvoice(p: NewInvoiceParams, opts: InvoiceMethodsOptions): void
     try {
       addressToScript(p.fallback_address);
     } catch (e) {
-      const why = e instanceof AddressError ? (e.message.split("': ")[1] ?? 'malformed') : 'malformed';
+      const why = (e instanceof AddressError && e.reason) || 'malformed';
       throw new InvoiceError(
         'InvalidParameter',
         `InvalidParameter: fallback_address '${shown}' is not a valid CKB address: ${why}`,
