@@ -132,10 +132,10 @@ export class CkbRpcError extends ChainError<'CkbRpcRefused'> {
     data?: unknown,
   ) {
     super('CkbRpcRefused', message, undefined, data);
-    const code = rpcCode;
-    // Other RBF refusals (unconfirmed inputs, too many conflicts) are not a matter of fee.
-    const rbfFee = code === -1111 && /current fee is \d+, expect it to >=/.test(message);
-    this.kind = rbfFee ? 'fee_too_low' : (KIND_BY_CODE[code] ?? 'other');
+    // Other RBF refusals (unconfirmed inputs, too many conflicts) are not a matter of fee; CKB
+    // answers them all with -1111, so its text tells them apart.
+    const rbfFee = rpcCode === -1111 && /current fee is \d+, expect it to >=/.test(message);
+    this.kind = rbfFee ? 'fee_too_low' : (KIND_BY_CODE[rpcCode] ?? 'other');
   }
 
   /** The pool's minimum fee rate (shannons per 1000 bytes) when the message states it. */
