@@ -10,8 +10,8 @@
 import { ccc } from '@ckb-ccc/core';
 import { cccA } from '@ckb-ccc/core/advanced';
 import { z } from 'zod';
-import { toHexQuantity as q } from '../codec/index.ts';
-import { ChainError, chainErrorOf } from './errors.ts';
+import { toHexQuantity as q, StrandError } from '../codec/index.ts';
+import { chainErrorOf } from './errors.ts';
 import { type ChannelScripts, devChannelScripts } from './scripts.ts';
 
 export interface ChainLogger {
@@ -123,19 +123,22 @@ const KIND_BY_CODE: Record<number, CkbErrorKind> = {
   [-1109]: 'expired',
 };
 
-export class CkbRpcError extends ChainError<'CkbRpcRefused'> {
+/**
+ * The CKB node's JSON-RPC error as it answered it: `code` is CKB's number (-1104, -302, …), not
+ * one of our refusal codes, since the error is another process's; `kind` sorts it.
+ */
+export class CkbRpcError extends StrandError {
   readonly kind: CkbErrorKind;
   constructor(
-    /** CKB's JSON-RPC error code. */
-    readonly rpcCode: number,
+    readonly code: number,
     message: string,
     data?: unknown,
   ) {
-    super('CkbRpcRefused', message, undefined, data);
+    super(message, data);
     // Other RBF refusals (unconfirmed inputs, too many conflicts) are not a matter of fee; CKB
     // answers them all with -1111, so its text tells them apart.
-    const rbfFee = rpcCode === -1111 && /current fee is \d+, expect it to >=/.test(message);
-    this.kind = rbfFee ? 'fee_too_low' : (KIND_BY_CODE[rpcCode] ?? 'other');
+    const rbfFee = code === -1111 && /current fee is \d+, expect it to >=/.test(message);
+    this.kind = rbfFee ? 'fee_too_low' : (KIND_BY_CODE[code] ?? 'other');
   }
 
   /** The pool's minimum fee rate (shannons per 1000 bytes) when the message states it. */

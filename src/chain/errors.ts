@@ -10,7 +10,6 @@ export const CHAIN_ERROR_CODES = {
   TxRejected: 'the chain rejected a transaction the node sent',
   ChainUnreachable: 'the CKB node does not answer',
   ChainProtocol: 'the CKB node answered with something that is not a valid result',
-  CkbRpcRefused: 'the CKB node answered a JSON-RPC error (its text is the message)',
   ScriptsUnavailable: 'the chain lacks a script or cell dep the node needs',
 } as const;
 export type ChainErrorCode = keyof typeof CHAIN_ERROR_CODES;

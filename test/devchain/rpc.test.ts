@@ -133,7 +133,7 @@ describe('dev chain JSON-RPC: chain methods', () => {
     (tx.outputs[0] as ccc.CellOutput).capacity += 1n; // breaks the signature
     const err = await client.sendTransaction(tx).catch((e) => e);
     expect(err).toBeInstanceOf(CkbRpcError);
-    expect(err.rpcCode).toBe(-302);
+    expect(err.code).toBe(-302);
     expect(err.message).toMatch(
       /^TransactionFailedToVerify: Verification failed Script\(TransactionScriptError \{ source: Inputs\[0\]\.Lock/,
     );
