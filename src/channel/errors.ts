@@ -40,6 +40,7 @@ export type ChannelErrorCode = keyof typeof CHANNEL_ERROR_CODES;
 /** Typed facts of the codes that carry some. */
 export interface ChannelErrorDetails {
   TlcNotFound: { tlcId: bigint };
+  /** The id or temporary id the caller named. */
   ChannelNotFound: { channelId: string };
 }
 

@@ -262,7 +262,10 @@ export class ChannelService {
   ): Promise<{ channelId: string; fundingTxHash: string }> {
     const key = id.toLowerCase();
     const ch0 = this.store.get(key);
-    if (!ch0) throw new ChannelError('ChannelNotFound', `Channel not found error: ${hash256(key)}`);
+    if (!ch0)
+      throw new ChannelError('ChannelNotFound', `Channel not found error: ${hash256(key)}`, {
+        channelId: key,
+      });
     const sighash = this.o.wallet.lockScript;
     await this.command(ch0.tempId, {
       type: 'submitFunding',
@@ -295,6 +298,7 @@ export class ChannelService {
       new ChannelError(
         'ChannelNotFound',
         `Invalid parameter: No channel with temp id ${hash256(tempId)} found`,
+        { channelId: tempId },
       );
     const ch0 = this.store.get(tempId);
     if (!ch0 || ch0.tempId !== tempId || !ch0.isAcceptor || ch0.state !== 'NEGOTIATING_FUNDING')
@@ -318,7 +322,9 @@ export class ChannelService {
     const key = id.toLowerCase();
     const ch0 = this.store.get(key);
     if (!ch0)
-      throw new ChannelError('ChannelNotFound', `Invalid parameter: Channel ${hash256(key)} not found`);
+      throw new ChannelError('ChannelNotFound', `Invalid parameter: Channel ${hash256(key)} not found`, {
+        channelId: key,
+      });
     await this.enqueue(ch0.tempId, () => {
       const ch = this.store.get(key) as Channel;
       const late =
@@ -567,7 +573,9 @@ export class ChannelService {
   private known(channelId: string): Channel {
     const ch = this.store.get(channelId.toLowerCase());
     if (!ch)
-      throw new ChannelError('ChannelNotFound', `Channel not found: ${hash256(channelId.toLowerCase())}`);
+      throw new ChannelError('ChannelNotFound', `Channel not found: ${hash256(channelId.toLowerCase())}`, {
+        channelId,
+      });
     return ch;
   }
 
