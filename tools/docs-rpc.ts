@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { VERSION } from '../src/node/build-info.ts';
 import { catalogMethods } from '../src/rpc/catalog.ts';
 import { COMPAT_METHODS } from '../src/rpc/compat.ts';
+import { ERROR_CODES_BY_DOMAIN, jsonRpcCodeOf } from '../src/rpc/error-codes.ts';
 import { ERRORS, openRpcDocument } from '../src/rpc/openrpc.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -143,6 +144,21 @@ export function renderRpcDocs(): { json: string; markdown: string } {
     ...Object.values(ERRORS).map((e) => `| ${e.code} | ${e.message}: ${e.data} |`),
     '',
     'A method name the node does not serve (unknown, or its module not enabled) is -32601.',
+    '',
+    '### Refusal codes',
+    '',
+    "A refusal's `error.data.error_code` (when `error.data` does not echo the params) names it for",
+    'programs; the message stays the text fnn answers. One table (`src/rpc/error-codes.ts`) gives the',
+    'JSON-RPC code of each, -32000 unless it says otherwise.',
+    '',
+    '| domain | error_code | code | when |',
+    '|---|---|---|---|',
+    ...Object.entries(ERROR_CODES_BY_DOMAIN).flatMap(([domain, codes]) =>
+      Object.entries(codes).map(
+        ([code, when]) =>
+          `| ${domain} | \`${code}\` | ${jsonRpcCodeOf(code)} | ${(when as string).replaceAll('|', '\\|')} |`,
+      ),
+    ),
     '',
   ];
   for (const [module, tag] of Object.entries(tags)) {

@@ -5,6 +5,7 @@
 
 export { BTC_NETWORKS } from './bolt11.ts';
 export { cchSection, resolveCchConfig } from './config.ts';
+export { CCH_ERROR_CODES, CchError, type CchErrorCode } from './errors.ts';
 export type { FiberAgent } from './fiber-agent.ts';
 export { inProcessFiberAgent, rpcFiberAgent } from './fiber-agent.ts';
 export { connectLnd } from './lnd.ts';

@@ -68,7 +68,11 @@ export class LndCallError extends Error {
 
 const GRPC_INVALID_ARGUMENT = 3;
 
-/** fnn's rule for SendPaymentV2 failures that retrying cannot fix. */
+/**
+ * fnn's rule for SendPaymentV2 failures that retrying cannot fix. LND answers these validation
+ * failures with gRPC status UNKNOWN and no detail, so its message is the only sign of which one
+ * it is; fnn matches the same texts (`is_permanent_error` in its `send_outgoing_payment.rs`).
+ */
 export function isPermanentPaymentError(e: LndCallError): boolean {
   if (e.code === GRPC_INVALID_ARGUMENT) return true;
   if (e.code !== 2) return false;

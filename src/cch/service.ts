@@ -6,9 +6,9 @@
  * its status are run again on start, so an order resumes where a stop left it.
  */
 
-import { DomainError } from '../codec/index.ts';
 import type { StoreChange } from '../store/index.ts';
 import type { CchConfig } from './config.ts';
+import { CchError } from './errors.ts';
 import { errorText, type FiberAgent } from './fiber-agent.ts';
 import {
   isPermanentPaymentError,
@@ -68,6 +68,11 @@ const MAX_PAYMENT_TLC_EXPIRY_LIMIT = 1_209_600_000;
 
 const hasLightningIncoming = (o: CchOrder) => 'Lightning' in o.incomingInvoice;
 
+/*
+ * The Fiber node the hub drives may be fnn, whose JSON-RPC errors carry only a text (fnn's hub
+ * sorts them by these same texts); Strand's own refusals keep fnn's texts for that reason, so one
+ * rule reads both. These texts come from another process, not from an error class of ours.
+ */
 /** Errors of a `settle_invoice` that retrying cannot fix (fnn's list). */
 const PERMANENT_FIBER_SETTLE =
   /not found|hash mismatch|still open|already cancelled|already expired|already paid/i;
@@ -124,7 +129,7 @@ export class CchService {
 
   getOrder(paymentHash: string): CchOrder {
     const order = this.o.store.get(paymentHash);
-    if (!order) throw new DomainError(`Store error: Key not found: ${paymentHash}`);
+    if (!order) throw new CchError('OrderNotFound', `Store error: Key not found: ${paymentHash}`);
     return order;
   }
 
@@ -150,7 +155,7 @@ export class CchService {
         description: 'cch: send_btc',
       });
     } catch (e) {
-      throw new DomainError(`Fiber node error: ${errorText(e)}`);
+      throw new CchError('FiberNodeFailed', `Fiber node error: ${errorText(e)}`);
     }
     const order: CchOrder = {
       createdAt: nowS,
@@ -189,7 +194,7 @@ export class CchService {
         cltvExpiry: config.btcFinalTlcExpiryDeltaBlocks,
       });
     } catch (e) {
-      throw new DomainError(`Lnd RPC error: ${(e as Error).message}`);
+      throw new CchError('LndFailed', `Lnd RPC error: ${(e as Error).message}`);
     }
     const order: CchOrder = {
       createdAt: nowS,
@@ -207,14 +212,14 @@ export class CchService {
 
   private refuseDuplicate(paymentHash: string): void {
     if (this.o.store.get(paymentHash))
-      throw new DomainError(`Store error: Inserting duplicated key: ${paymentHash}`);
+      throw new CchError('OrderExists', `Store error: Inserting duplicated key: ${paymentHash}`);
   }
 
   private accept(order: CchOrder): CchOrder {
     try {
       this.o.store.insert(order);
     } catch (e) {
-      if (e instanceof CchStoreError) throw new DomainError(e.message);
+      if (e instanceof CchStoreError) throw new CchError('StoreFailed', e.message);
       throw e;
     }
     this.o.log.info({ payment_hash: order.paymentHash }, 'cch order created');

@@ -9,14 +9,23 @@ export const SIGHASH_ALL_TYPE_HASH = '0x9bd7e06f3ecf4be0f2fcd2188b23f1b9fcc88e5d
 const MULTISIG_TYPE_HASH = '0x5c5069eb0857efc65e1bca0c07df34c31663b3622fd3876c876320fc9634e2a8';
 const HASH_TYPES: Record<number, ccc.HashType> = { 0: 'data', 1: 'type', 2: 'data1', 4: 'data2' };
 
-export class AddressError extends Error {}
+export class AddressError extends Error {
+  constructor(
+    message: string,
+    /** What the address parser said, when it refused the string itself. */
+    readonly reason?: string,
+  ) {
+    super(message);
+  }
+}
 
 export function addressToScript(address: string): ccc.Script {
   let parsed: ReturnType<typeof addressPayloadFromString>;
   try {
     parsed = addressPayloadFromString(address);
   } catch (e) {
-    throw new AddressError(`invalid CKB address '${address.slice(0, 120)}': ${(e as Error).message}`);
+    const reason = (e as Error).message;
+    throw new AddressError(`invalid CKB address '${address.slice(0, 120)}': ${reason}`, reason);
   }
   const p = Uint8Array.from(parsed.payload);
   if (parsed.format === AddressFormat.Full) {

@@ -10,7 +10,8 @@
 import { ccc } from '@ckb-ccc/core';
 import { cccA } from '@ckb-ccc/core/advanced';
 import { z } from 'zod';
-import { DomainError, toHexQuantity as q } from '../codec/index.ts';
+import { toHexQuantity as q, StrandError } from '../codec/index.ts';
+import { chainErrorOf } from './errors.ts';
 import { type ChannelScripts, devChannelScripts } from './scripts.ts';
 
 export interface ChainLogger {
@@ -39,10 +40,10 @@ export function describeChainStatus(s: ChainStatus): string {
   return s.state === 'ok' ? 'ok' : `unreachable since ${s.since.toISOString()}`;
 }
 
-export class ChainUnreachableError extends DomainError {}
+export class ChainUnreachableError extends chainErrorOf('ChainUnreachable') {}
 
 /** The chain answered, but with something that is not a valid result for the method. */
-export class ChainProtocolError extends DomainError {}
+export class ChainProtocolError extends chainErrorOf('ChainProtocol') {}
 
 // Chain data is hostile input too: results the node relies on are checked before use.
 const hexQ = z.string().regex(/^0x(0|[1-9a-fA-F][0-9a-fA-F]{0,31})$/);
@@ -122,7 +123,11 @@ const KIND_BY_CODE: Record<number, CkbErrorKind> = {
   [-1109]: 'expired',
 };
 
-export class CkbRpcError extends DomainError {
+/**
+ * The CKB node's JSON-RPC error as it answered it: `code` is CKB's number (-1104, -302, …), not
+ * one of our refusal codes, since the error is another process's; `kind` sorts it.
+ */
+export class CkbRpcError extends StrandError {
   readonly kind: CkbErrorKind;
   constructor(
     readonly code: number,
@@ -130,7 +135,8 @@ export class CkbRpcError extends DomainError {
     data?: unknown,
   ) {
     super(message, data);
-    // Other RBF refusals (unconfirmed inputs, too many conflicts) are not a matter of fee.
+    // Other RBF refusals (unconfirmed inputs, too many conflicts) are not a matter of fee; CKB
+    // answers them all with -1111, so its text tells them apart.
     const rbfFee = code === -1111 && /current fee is \d+, expect it to >=/.test(message);
     this.kind = rbfFee ? 'fee_too_low' : (KIND_BY_CODE[code] ?? 'other');
   }

@@ -19,6 +19,7 @@ export {
   scriptToJson,
   txToJson,
 } from './client.ts';
+export { CHAIN_ERROR_CODES, ChainError, type ChainErrorCode, chainErrorOf } from './errors.ts';
 export { startChainProbe } from './health.ts';
 export { NETWORK_NAMES, NETWORKS, type NetworkName, networkOfChain } from './networks.ts';
 export {

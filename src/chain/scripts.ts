@@ -7,8 +7,8 @@
  * (`get_dev_scripts`).
  */
 import type { ccc } from '@ckb-ccc/core';
-import { DomainError } from '../codec/index.ts';
 import type { ChainClient } from './client.ts';
+import { chainErrorOf } from './errors.ts';
 import { NETWORKS, type NetworkName } from './networks.ts';
 import {
   type HashType,
@@ -26,7 +26,7 @@ export type ChannelScriptName = (typeof CHANNEL_SCRIPT_NAMES)[number];
 export class ScriptsConfigError extends Error {}
 
 /** The chain lacks a script or a cell dep the node needs (a type-id cell not found, …). */
-export class ChannelScriptsUnavailable extends DomainError {}
+export class ChannelScriptsUnavailable extends chainErrorOf('ScriptsUnavailable') {}
 
 export interface ScriptEntry {
   name: ChannelScriptName;

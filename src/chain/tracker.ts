@@ -6,8 +6,8 @@
  * longer knows (or knows in another block) was reorganised out: the wait starts over, and the
  * caller may send it again (`onReorg`).
  */
-import { DomainError } from '../codec/index.ts';
 import type { ChainClient } from './client.ts';
+import { ChainError, chainErrorOf } from './errors.ts';
 
 export const DEFAULT_CONFIRMATIONS = 4;
 
@@ -19,7 +19,7 @@ export interface TxConfirmation {
   depth: number;
 }
 
-export class TxRejected extends DomainError {}
+export class TxRejected extends chainErrorOf('TxRejected') {}
 
 export async function txConfirmation(client: ChainClient, hash: string): Promise<TxConfirmation> {
   const r = await client.getTransaction(hash);
@@ -69,7 +69,8 @@ export async function waitForConfirmations(
     if (c.status === 'committed') committedIn = c.blockHash ?? '';
     if (c.status === 'committed' && c.depth >= need) return c;
     if (Date.now() > deadline)
-      throw new DomainError(
+      throw new ChainError(
+        'NotConfirmed',
         `transaction ${hash} not confirmed in time (status ${c.status}, depth ${c.depth})`,
       );
     await new Promise((r) => setTimeout(r, pollMs));

@@ -9,16 +9,17 @@
  */
 import { ccc } from '@ckb-ccc/core';
 import { cccA } from '@ckb-ccc/core/advanced';
-import { bytesToHex, DomainError, SHANNONS_PER_CKB } from '../codec/index.ts';
+import { bytesToHex, SHANNONS_PER_CKB } from '../codec/index.ts';
 import { lockArgsOf, signSighashAll } from '../crypto/index.ts';
 import { scriptToAddress, sighashLock } from './address.ts';
 import { type ChainClient, CkbRpcError, type IndexerCell, scriptToJson } from './client.ts';
+import { ChainError, chainErrorOf } from './errors.ts';
 
 export { SHANNONS_PER_CKB };
 /** Occupied capacity of a plain secp256k1-blake160 cell: 8 + 32 + 1 + 20 bytes. */
 export const MIN_SIGHASH_CELL = 61n * SHANNONS_PER_CKB;
 
-export class InsufficientFunds extends DomainError {}
+export class InsufficientFunds extends chainErrorOf('InsufficientFunds') {}
 
 /** Sends of one transfer refused for their fee before the wallet gives up. */
 const FEE_RAISES = 4;
@@ -104,7 +105,8 @@ export function createWallet(opts: WalletOptions): Wallet {
     } catch {
       const block = await client.call<{ transactions: { hash: string }[] }>('get_block_by_number', ['0x0']);
       const tx1 = block.transactions[1];
-      if (!tx1) throw new DomainError('the chain has no dep-group transaction in its genesis block');
+      if (!tx1)
+        throw new ChainError('NoDepGroup', 'the chain has no dep-group transaction in its genesis block');
       deps = [ccc.CellDep.from({ outPoint: { txHash: tx1.hash, index: 0 }, depType: 'depGroup' })];
     }
     return deps;
@@ -270,7 +272,10 @@ export function createWallet(opts: WalletOptions): Wallet {
     transfer(toLock, amount) {
       return serial(async () => {
         if (amount < MIN_SIGHASH_CELL) {
-          throw new DomainError(`transfer amount ${amount} is below the 61 CKB a cell needs`);
+          throw new ChainError(
+            'AmountBelowCellMinimum',
+            `transfer amount ${amount} is below the 61 CKB a cell needs`,
+          );
         }
         for (let raises = 0; ; raises++) {
           const tx = ccc.Transaction.from({

@@ -96,7 +96,8 @@ function maybeComplete(ch: Channel): Step {
       msg: b(a.digest),
     });
   } catch (e) {
-    if (e instanceof SignatureError) throw new ChannelError('invalid announcement signature from the peer');
+    if (e instanceof SignatureError)
+      throw new ChannelError('InvalidSignature', 'invalid announcement signature from the peer');
     throw e;
   }
   const c: Channel = { ...ch, announcement: { ...a, signature: h(sig) } };

@@ -58,6 +58,7 @@ export function startShutdown(ch: Channel, cmd: ShutdownCommand, env: MachineEnv
   if (cmd.force) return forceClose(ch);
   if (ch.state !== 'CHANNEL_READY')
     throw new ChannelError(
+      'InvalidState',
       `Invalid state: Trying to send shutdown message while in invalid state ${ch.state}`,
     );
   // Pending TLCs are resolved after Shutdown (the reference's AWAITING_PENDING_TLCS); only an
@@ -65,12 +66,14 @@ export function startShutdown(ch: Channel, cmd: ShutdownCommand, env: MachineEnv
   // re-issued after a collision, stops it.
   if (ch.tlcs.some((t) => t.offered && t.added === 'announced') || pendingOwnAdd(ch))
     throw new ChannelError(
+      'PendingTlcs',
       'Invalid state: Unable to process shutdown command, as there are pending outbound tlcs',
     );
   const closeScript = cmd.closeScript ?? ch.local.shutdownScript;
   const feeRate = cmd.feeRate ?? ch.commitmentFeeRate;
   if (feeRate < ch.commitmentFeeRate)
     throw new ChannelError(
+      'InvalidParameter',
       `Invalid parameter: Fee rate ${feeRate} is less than commitment fee rate ${ch.commitmentFeeRate}`,
     );
   const remoteScript = (ch.remote as PartyParams).shutdownScript;
@@ -78,6 +81,7 @@ export function startShutdown(ch: Channel, cmd: ShutdownCommand, env: MachineEnv
   const available = (ch.udt ? 0n : ch.localBalance) + ch.local.reserve - occupied(closeScript, ch.udt);
   if (fee > available)
     throw new ChannelError(
+      'InsufficientFunds',
       `Invalid parameter: Local balance is not enough to pay the fee, expect fee ${fee} <= available_max_fee_amount ${available}`,
     );
   const c: Channel = {
@@ -102,7 +106,7 @@ export function startShutdown(ch: Channel, cmd: ShutdownCommand, env: MachineEnv
 
 export function onShutdown(ch0: Channel, m: Shutdown, env: MachineEnv): Step {
   if (ch0.state !== 'CHANNEL_READY' && ch0.state !== 'SHUTTING_DOWN')
-    throw new ChannelError(`unexpected Shutdown in ${ch0.state}`);
+    throw new ChannelError('UnexpectedMessage', `unexpected Shutdown in ${ch0.state}`);
   const remote = { closeScript: scriptData(m.closeScript), feeRate: m.feeRate };
   let ch: Channel = withFlag(
     {
@@ -133,7 +137,7 @@ export function onShutdown(ch0: Channel, m: Shutdown, env: MachineEnv): Step {
 /** The shutdown tx both sides sign. */
 export function buildShutdownTx(ch: Channel, env: MachineEnv): ccc.Transaction {
   const sd = ch.shutdown;
-  if (!sd?.local || !sd.remote) throw new ChannelError('shutdown scripts not exchanged');
+  if (!sd?.local || !sd.remote) throw new ChannelError('MissingState', 'shutdown scripts not exchanged');
   const r = ch.remote as PartyParams;
   const feeL = closeFee(ch, sd.local.feeRate, env, sd.local.closeScript, sd.remote.closeScript);
   const feeR = closeFee(ch, sd.remote.feeRate, env, sd.local.closeScript, sd.remote.closeScript);
@@ -217,7 +221,7 @@ function signShutdown(
   }
   const my = ch.nonces.mine[0];
   const their = ch.nonces.theirs[0];
-  if (!my || !their) throw new ChannelError('no nonce left for the closing signature');
+  if (!my || !their) throw new ChannelError('NonceExhausted', 'no nonce left for the closing signature');
   const k = deriveChannelKeys(b(ch.seed));
   const remotePk = b((ch.remote as PartyParams).fundingPubkey);
   const partial = signWithNonce({
@@ -234,7 +238,8 @@ function signShutdown(
 }
 
 export function onClosingSigned(ch: Channel, m: ClosingSigned): Step {
-  if (ch.state !== 'SHUTTING_DOWN') throw new ChannelError(`unexpected ClosingSigned in ${ch.state}`);
+  if (ch.state !== 'SHUTTING_DOWN')
+    throw new ChannelError('UnexpectedMessage', `unexpected ClosingSigned in ${ch.state}`);
   if (ch.shutdown?.theirPartial) return { ch, effects: [] };
   return maybeAggregate({ ...ch, shutdown: { ...ch.shutdown, theirPartial: h(m.partialSignature) } });
 }
@@ -259,7 +264,8 @@ function maybeAggregate(ch: Channel): Step {
       msg: txMessage(tx),
     });
   } catch (e) {
-    if (e instanceof SignatureError) throw new ChannelError('invalid closing signature from the peer');
+    if (e instanceof SignatureError)
+      throw new ChannelError('InvalidSignature', 'invalid closing signature from the peer');
     throw e;
   }
   tx.witnesses = [fundingWitness(localPk, remotePk, sig)];
@@ -279,7 +285,10 @@ function maybeAggregate(ch: Channel): Step {
 /** Our latest commitment on chain (with the funding lock's deps); settlement follows the delay. */
 export function forceClose(ch: Channel): Step {
   if (ch.state !== 'CHANNEL_READY' && ch.state !== 'SHUTTING_DOWN')
-    throw new ChannelError(`Invalid state: Handling force shutdown command invalid state ${ch.state}`);
+    throw new ChannelError(
+      'InvalidState',
+      `Invalid state: Handling force shutdown command invalid state ${ch.state}`,
+    );
   // fnn mode: our partial is added now, refused if its nonce already signed twice (docs/nonces.md).
   const { ch: signed, tx } = completeForBroadcast(ch);
   const c: Channel = {

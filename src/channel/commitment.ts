@@ -37,7 +37,7 @@ const b = (h: string) => hexToBytes(h);
 const h = (x: Uint8Array) => bytesToHex(x);
 
 export function fundingLock(ch: Channel, env: MachineEnv): ccc.Script {
-  if (!ch.remote) throw new ChannelError('no remote parameters');
+  if (!ch.remote) throw new ChannelError('MissingState', 'no remote parameters');
   return fundingLockScript(env.fundingLock, b(ch.local.fundingPubkey), b(ch.remote.fundingPubkey));
 }
 
@@ -134,7 +134,7 @@ export function commitmentSigned(ch: Channel, env: MachineEnv): { ch: Channel; m
     return msg(next.ch, used.value, next.nonce);
   }
   const theirNonce = ch.nonces.theirs[0];
-  if (!theirNonce) throw new ChannelError('no nonce of the peer left');
+  if (!theirNonce) throw new ChannelError('NonceExhausted', 'no nonce of the peer left');
   const s = signFirst(keysOf(ch).fundingKey, b(theirNonce), fundingKeys(ch), txMessage(tx));
   return msg({ ...ch, nonces: { ...ch.nonces, theirs: ch.nonces.theirs.slice(1) } }, s.partial, s.nonce);
 }
@@ -188,12 +188,13 @@ export function completeOwnCommitment(
     if (isFnn(ch0)) return ownCommitmentSignedByPeer(ch0, tx, partial, nonceInMessage, env);
     {
       const my = ch0.nonces.mine[0];
-      if (!my) throw new ChannelError('no nonce of ours left');
+      if (!my) throw new ChannelError('NonceExhausted', 'no nonce of ours left');
       sig = session({ secret: b(my.secret), public: b(my.public) }, nonceInMessage);
       ch = { ...ch0, nonces: { ...ch0.nonces, mine: ch0.nonces.mine.slice(1) } };
     }
   } catch (e) {
-    if (e instanceof SignatureError) throw new ChannelError('invalid commitment signature from the peer');
+    if (e instanceof SignatureError)
+      throw new ChannelError('InvalidSignature', 'invalid commitment signature from the peer');
     throw e;
   }
   tx.witnesses = [fundingWitness(k.fundingPubkey, b((ch.remote as PartyParams).fundingPubkey), sig)];
@@ -232,7 +233,8 @@ function ownCommitmentSignedByPeer(
       msg: txMessage(tx),
     });
   } catch (e) {
-    if (e instanceof SignatureError) throw new ChannelError('invalid commitment signature from the peer');
+    if (e instanceof SignatureError)
+      throw new ChannelError('InvalidSignature', 'invalid commitment signature from the peer');
     throw e;
   }
   tx.cellDeps = channelDeps(ch, env);
@@ -252,7 +254,8 @@ function ownCommitmentSignedByPeer(
  * counted use of the nonce it waits on; refused when that nonce already signed twice).
  */
 export function completeForBroadcast(ch: Channel): { ch: Channel; tx: ccc.Transaction } {
-  if (!ch.latestCommitmentTx) throw new ChannelError('Commitment transaction not found');
+  if (!ch.latestCommitmentTx)
+    throw new ChannelError('CommitmentTxNotFound', 'Commitment transaction not found');
   const tx = ccc.Transaction.fromBytes(ch.latestCommitmentTx);
   const own = isFnn(ch) ? fnnOf(ch).own : null;
   if (!own) return { ch, tx };
@@ -291,7 +294,7 @@ export function setFundingTx(ch: Channel, tx: ccc.Transaction): Channel {
 }
 
 export function fundingTxOf(ch: Channel): ccc.Transaction {
-  if (!ch.fundingTx) throw new ChannelError('no funding transaction');
+  if (!ch.fundingTx) throw new ChannelError('MissingState', 'no funding transaction');
   return ccc.Transaction.fromBytes(ch.fundingTx);
 }
 

@@ -3,9 +3,11 @@
  * clock and the pure decisions carried out through the channel service — force close, fulfil with
  * a known preimage, or hand a received TLC to the payments layer to fail with ExpiryTooSoon.
  */
+
+import { ChannelError } from './errors.ts';
 import { checkTlcExpiry, type ExpiryPolicy, type TlcKnowledge } from './expiry.ts';
 import type { Channel, Tlc } from './state.ts';
-import { type RemoveReason, WAITING_ACK } from './tlc.ts';
+import type { RemoveReason } from './tlc.ts';
 
 export interface ExpiryHooks extends TlcKnowledge {
   /** Fails a received TLC near its expiry (the payments layer builds the ExpiryTooSoon packet). */
@@ -84,7 +86,7 @@ export class ExpiryMonitor {
       }
     } catch (e) {
       // A round in progress: the next pass tries again, no need to say so every time.
-      if ((e as Error).message === WAITING_ACK) return;
+      if (ChannelError.is(e, 'WaitingTlcAck')) return;
       this.log.warn({ ...what, err: (e as Error).message }, 'TLC expiry action not taken');
     }
   }

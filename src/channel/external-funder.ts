@@ -7,8 +7,9 @@
  */
 import { ccc } from '@ckb-ccc/core';
 import { type ChainClient, feeFor, scriptToJson } from '../chain/index.ts';
-import { SHANNONS_PER_CKB as CKB, DomainError } from '../codec/index.ts';
+import { SHANNONS_PER_CKB as CKB } from '../codec/index.ts';
 import { fundingTxOf } from './commitment.ts';
+import { ChannelError } from './errors.ts';
 import { EXTERNAL_TIMEOUT_REASON, externalDeadline, isAwaitingExternalFunding } from './external-funding.ts';
 import type { Channel } from './state.ts';
 
@@ -88,7 +89,8 @@ export async function fundFromLock(o: FundFromLock): Promise<string[]> {
     cursor = page.last_cursor;
   }
   tx.inputs.splice(firstOwn);
-  throw new DomainError(
+  throw new ChannelError(
+    'InsufficientFunds',
     `insufficient CKB under the funding lock script: need ${outSum} shannons plus fee, have ${inSum}`,
   );
 }
@@ -131,7 +133,8 @@ export class ExternalFundingWatch {
     } else if (w && ch.state === 'CLOSED') {
       this.waiters.delete(ch.tempId);
       w.reject(
-        new DomainError(
+        new ChannelError(
+          'FundingFailed',
           ch.failureDetail === EXTERNAL_TIMEOUT_REASON
             ? 'Timeout waiting for unsigned funding tx'
             : `Channel Hash256(${ch.id}) stopped before unsigned external funding tx was returned: ${ch.failureDetail ?? ch.flags.join('|')}`,
@@ -165,7 +168,8 @@ export class ExternalFundingWatch {
   stop(): void {
     for (const t of this.timers.values()) clearTimeout(t.timer);
     this.timers.clear();
-    for (const w of this.waiters.values()) w.reject(new DomainError('the node is shutting down'));
+    for (const w of this.waiters.values())
+      w.reject(new ChannelError('NodeStopping', 'the node is shutting down'));
     this.waiters.clear();
   }
 }

@@ -78,9 +78,13 @@ function signCommitments(ch: Channel, env: MachineEnv, external: Channel['extern
  * carry the funder's.
  */
 export function onExternalTxUpdate(ch: Channel, tx: ccc.Transaction, env: MachineEnv): Step {
-  if (!ch.isAcceptor) throw new ChannelError('unexpected TxUpdate while awaiting external funding');
+  if (!ch.isAcceptor)
+    throw new ChannelError('UnexpectedMessage', 'unexpected TxUpdate while awaiting external funding');
   if (tx.hash() !== ch.fundingTxHash)
-    throw new ChannelError('external funding: the signed funding tx is not the one agreed on');
+    throw new ChannelError(
+      'InvalidMessage',
+      'external funding: the signed funding tx is not the one agreed on',
+    );
   const withWitnesses = tx.witnesses.length ? { ...ch, fundingTx: ccc.hexFrom(tx.toBytes()) } : ch;
   return signCommitments(withWitnesses, env, ch.external);
 }
@@ -112,24 +116,30 @@ export function submitSignedFunding(
   env: MachineEnv,
 ): Step {
   if (!ch.external || ch.isAcceptor)
-    throw new ChannelError('Invalid state: Channel is not configured for external funding');
+    throw new ChannelError('InvalidState', 'Invalid state: Channel is not configured for external funding');
   if (ch.external.submitted)
-    throw new ChannelError('Repeated processing message: Signed funding tx has already been submitted');
+    throw new ChannelError(
+      'AlreadySubmitted',
+      'Repeated processing message: Signed funding tx has already been submitted',
+    );
   if (!isAwaitingExternalFunding(ch))
     throw new ChannelError(
+      'InvalidState',
       `Invalid state: Expected channel in AWAITING_EXTERNAL_FUNDING-compatible state, but got ${stateText(ch)}`,
     );
   if (signed.hash() !== ch.fundingTxHash)
     throw new ChannelError(
+      'InvalidParameter',
       'Invalid parameter: Signed funding transaction raw data mismatch; only witnesses may change for external funding',
     );
   const witnesses = funderWitnesses(ch, signed);
   if (!witnesses.some((w) => w !== '0x'))
     throw new ChannelError(
+      'InvalidParameter',
       'Invalid parameter: Signed funding transaction has no witness for the funding inputs',
     );
   const badSignature = sighashCodeHash ? checkFunderSignature(ch, signed, sighashCodeHash) : null;
-  if (badSignature) throw new ChannelError(badSignature);
+  if (badSignature) throw new ChannelError('InvalidSignature', badSignature);
   const s = signCommitments(ch, env, { ...ch.external, witnesses });
   const unsigned = ccc.Transaction.fromBytes(ch.fundingTx as string);
   unsigned.witnesses = [];

@@ -72,7 +72,11 @@ function maxUses(): number {
   return weakenedForTests ?? MAX_NONCE_USES;
 }
 
-export class NonceSpent extends ChannelError {}
+export class NonceSpent extends ChannelError<'NonceSpent'> {
+  constructor(message: string) {
+    super('NonceSpent', message);
+  }
+}
 
 export function isFnn(ch: Channel): boolean {
   return ch.rules === 'fnn';

@@ -39,29 +39,33 @@ function checkTxUpdate(
 ): void {
   const lock = fundingLock(ch, env);
   const out0 = next.outputs[0];
-  if (!out0?.lock.eq(lock)) throw new ChannelError('funding tx: output 0 is not the funding cell');
+  if (!out0?.lock.eq(lock))
+    throw new ChannelError('InvalidMessage', 'funding tx: output 0 is not the funding cell');
   if (!ch.udt && ccc.bytesFrom(next.outputsData[0] ?? '0x').length !== 0)
-    throw new ChannelError('funding tx: output 0 has data');
-  if (!ch.udt && out0.type) throw new ChannelError('funding tx: output 0 has a type script');
+    throw new ChannelError('InvalidMessage', 'funding tx: output 0 has data');
+  if (!ch.udt && out0.type)
+    throw new ChannelError('InvalidMessage', 'funding tx: output 0 has a type script');
   if (
     ch.udt &&
     (!out0.type?.eq(toScript(ch.udt)) || ccc.bytesFrom(next.outputsData[0] ?? '0x').length !== 16)
   )
-    throw new ChannelError('funding tx: output 0 is not a cell of the channel UDT');
+    throw new ChannelError('InvalidMessage', 'funding tx: output 0 is not a cell of the channel UDT');
   if (!prev) return;
-  if (next.version !== prev.version) throw new ChannelError('funding tx: version changed');
+  if (next.version !== prev.version) throw new ChannelError('InvalidMessage', 'funding tx: version changed');
   for (const [i, inp] of prev.inputs.entries())
     if (!next.inputs[i] || Buffer.compare(next.inputs[i].toBytes(), inp.toBytes()) !== 0)
-      throw new ChannelError('funding tx: existing inputs changed');
-  if (next.outputs.length < prev.outputs.length) throw new ChannelError('funding tx: outputs removed');
+      throw new ChannelError('InvalidMessage', 'funding tx: existing inputs changed');
+  if (next.outputs.length < prev.outputs.length)
+    throw new ChannelError('InvalidMessage', 'funding tx: outputs removed');
   for (let i = 1; i < prev.outputs.length; i++) {
     if (!sameOutput(prev.outputs[i], next.outputs[i]))
-      throw new ChannelError('funding tx: our outputs changed');
+      throw new ChannelError('InvalidMessage', 'funding tx: our outputs changed');
     if (ccc.hexFrom(prev.outputsData[i] ?? '0x') !== ccc.hexFrom(next.outputsData[i] ?? '0x'))
-      throw new ChannelError('funding tx: our output data changed');
+      throw new ChannelError('InvalidMessage', 'funding tx: our output data changed');
   }
   for (const d of prev.cellDeps)
-    if (!next.cellDeps.some((x) => x.eq(d))) throw new ChannelError('funding tx: cell deps removed');
+    if (!next.cellDeps.some((x) => x.eq(d)))
+      throw new ChannelError('InvalidMessage', 'funding tx: cell deps removed');
 }
 
 /** Who sends TxSignatures first: the side contributing less; on a tie, the smaller funding key. */
@@ -83,8 +87,9 @@ export function maybeTxSignatures(ch0: Channel): Step {
 
 export function onAccept(ch0: Channel, m: AcceptChannel, env: MachineEnv): Step {
   if (ch0.isAcceptor || ch0.state !== 'NEGOTIATING_FUNDING')
-    throw new ChannelError('unexpected AcceptChannel');
-  if (m.reservedCkbAmount < 62n * 100_000_000n) throw new ChannelError('reserved CKB amount too small');
+    throw new ChannelError('UnexpectedMessage', 'unexpected AcceptChannel');
+  if (m.reservedCkbAmount < 62n * 100_000_000n)
+    throw new ChannelError('InvalidMessage', 'reserved CKB amount too small');
   const k = keysOf(ch0);
   const finalId = h(finalChannelId(k.tlcBasepoint, m.tlcBasepoint));
   const ch: Channel = {
@@ -131,16 +136,17 @@ export function onAccept(ch0: Channel, m: AcceptChannel, env: MachineEnv): Step 
 }
 
 export function onTxUpdate(ch: Channel, tx: ccc.Transaction, env: MachineEnv): Step {
-  if (ch.state !== 'COLLABORATING_FUNDING_TX') throw new ChannelError(`unexpected TxUpdate in ${ch.state}`);
+  if (ch.state !== 'COLLABORATING_FUNDING_TX')
+    throw new ChannelError('UnexpectedMessage', `unexpected TxUpdate in ${ch.state}`);
   const prev = ch.fundingTx ? fundingTxOf(ch) : null;
   checkTxUpdate(ch, prev, tx, env);
   const cap = tx.outputs[0]!.capacity;
   const tokens = ch.udt ? ccc.numLeFromBytes(ccc.bytesFrom(tx.outputsData[0] ?? '0x')) : 0n;
   if (ch.isAcceptor) {
-    if (prev) throw new ChannelError('unexpected second TxUpdate');
+    if (prev) throw new ChannelError('UnexpectedMessage', 'unexpected second TxUpdate');
     const theirs = contribution(ch, true);
     if (cap !== theirs.ckb || tokens !== theirs.udt)
-      throw new ChannelError('funding tx: output 0 is not the opener amount');
+      throw new ChannelError('InvalidMessage', 'funding tx: output 0 is not the opener amount');
     const c = setFundingTx({ ...ch, flags: ['PREPARING_LOCAL_TX_COLLABORATION_MSG'] }, tx);
     const mine = contribution(ch);
     return {
@@ -148,7 +154,8 @@ export function onTxUpdate(ch: Channel, tx: ccc.Transaction, env: MachineEnv): S
       effects: [{ type: 'fund', tx, contribution: mine.ckb, udtContribution: mine.udt }],
     };
   }
-  if (!holdsTotal(ch, tx)) throw new ChannelError('funding tx: output 0 does not hold the channel total');
+  if (!holdsTotal(ch, tx))
+    throw new ChannelError('InvalidMessage', 'funding tx: output 0 does not hold the channel total');
   // Final version from the acceptor: we complete too.
   return completeCollaboration(setFundingTx(ch, tx), env);
 }
@@ -207,7 +214,7 @@ export function onFunded(ch: Channel, tx: ccc.Transaction, env: MachineEnv): Ste
   const update: Effect = { type: 'send', msg: { type: 'TxUpdate', value: { channelId: b(ch.id), tx } } };
   if (!ch.isAcceptor) return { ch: withTx, effects: [update] };
   // The acceptor's version is final: send it and complete.
-  if (!holdsTotal(ch, tx)) throw new ChannelError('funding tx does not hold the total');
+  if (!holdsTotal(ch, tx)) throw new ChannelError('InvalidMessage', 'funding tx does not hold the total');
   void env;
   const done = completeCollaboration(withTx, env);
   return { ch: done.ch, effects: [update, ...done.effects] };
@@ -217,10 +224,11 @@ export function onTxSignatures(ch: Channel, witnesses: Uint8Array[]): Step {
   // The peer's reestablish sends its TxSignatures again (we may have missed them); once the funding
   // is fully signed here, that copy has nothing to add.
   if (ch.state === 'AWAITING_CHANNEL_READY' || ch.state === 'CHANNEL_READY') return { ch, effects: [] };
-  if (ch.state !== 'AWAITING_TX_SIGNATURES') throw new ChannelError(`unexpected TxSignatures in ${ch.state}`);
+  if (ch.state !== 'AWAITING_TX_SIGNATURES')
+    throw new ChannelError('UnexpectedMessage', `unexpected TxSignatures in ${ch.state}`);
   const tx = fundingTxOf(ch);
   if (witnesses.length < tx.inputs.length || witnesses.length > tx.inputs.length + 16)
-    throw new ChannelError('TxSignatures: wrong number of witnesses');
+    throw new ChannelError('InvalidMessage', 'TxSignatures: wrong number of witnesses');
   tx.witnesses = witnesses.map((w) => ccc.hexFrom(w));
   const c = withFlag(setFundingTx(ch, tx), 'THEIR_TX_SIGNATURES_SENT');
   if (hasFlag(ch, 'OUR_TX_SIGNATURES_SENT')) {

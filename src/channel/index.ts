@@ -6,6 +6,12 @@
 export { checkpointBackupStore } from './checkpoint.ts';
 export { buildCommitment } from './commitment.ts';
 export { commitmentNumberOf } from './commitment-number.ts';
+export {
+  CHANNEL_ERROR_CODES,
+  ChannelError,
+  type ChannelErrorCode,
+  type ChannelErrorDetails,
+} from './errors.ts';
 export type { ExpiryPolicy } from './expiry.ts';
 export type { ChannelKeys } from './keys.ts';
 export { deriveChannelKeys, pubOf } from './keys.ts';

@@ -47,11 +47,12 @@ const h = (x: Uint8Array) => bytesToHex(x);
 
 export function step(ch: Channel, ev: Event, env: MachineEnv): Step {
   if (ch.state === 'CLOSED' && ev.type !== 'settled') {
-    if (ev.type === 'shutdown') throw new ChannelError('Messaging failed because channel is closed');
+    if (ev.type === 'shutdown')
+      throw new ChannelError('ChannelClosed', 'Messaging failed because channel is closed');
     // Refused with the state it is in (never a silent success).
     if (ev.type === 'submitFunding') return submitSignedFunding(ch, ev.tx, ev.sighashCodeHash, env);
     if (ev.type === 'tlcBatch') {
-      const error = 'Messaging failed because channel is closed';
+      const error = new ChannelError('ChannelClosed', 'Messaging failed because channel is closed');
       return { ch, effects: [], outcomes: ev.cmds.map(() => ({ ok: false, error })) };
     }
     return { ch, effects: [] };
@@ -123,7 +124,8 @@ function onPeer(ch: Channel, msg: ChannelMessage, env: MachineEnv): Step {
       return onTxUpdate(ch, msg.value.tx, env);
     case 'TxComplete': {
       if (ch.state !== 'COLLABORATING_FUNDING_TX') {
-        if (ch.state === 'NEGOTIATING_FUNDING') throw new ChannelError('unexpected TxComplete');
+        if (ch.state === 'NEGOTIATING_FUNDING')
+          throw new ChannelError('UnexpectedMessage', 'unexpected TxComplete');
         return onNonceAdvert(ch, msg.value.nextCommitmentNonce);
       }
       const nonce = h(msg.value.nextCommitmentNonce);
@@ -148,10 +150,13 @@ function onPeer(ch: Channel, msg: ChannelMessage, env: MachineEnv): Step {
           env,
         );
       if (ch.state !== 'SIGNING_COMMITMENT' && ch.state !== 'COLLABORATING_FUNDING_TX')
-        throw new ChannelError(`unexpected CommitmentSigned in ${ch.state}`);
+        throw new ChannelError('UnexpectedMessage', `unexpected CommitmentSigned in ${ch.state}`);
       if (ch.state === 'COLLABORATING_FUNDING_TX') {
         // The peer finished first: complete once our own TxComplete round is done.
-        throw new ChannelError('CommitmentSigned before the funding collaboration completed');
+        throw new ChannelError(
+          'UnexpectedMessage',
+          'CommitmentSigned before the funding collaboration completed',
+        );
       }
       const c = completeOwnCommitment(
         ch,
@@ -167,7 +172,7 @@ function onPeer(ch: Channel, msg: ChannelMessage, env: MachineEnv): Step {
       return onTxSignatures(ch, msg.value.witnesses);
     case 'ChannelReady': {
       if (ch.state !== 'AWAITING_CHANNEL_READY' && ch.state !== 'AWAITING_TX_SIGNATURES')
-        throw new ChannelError(`unexpected ChannelReady in ${ch.state}`);
+        throw new ChannelError('UnexpectedMessage', `unexpected ChannelReady in ${ch.state}`);
       return maybeReady(withFlag(ch, 'THEIR_CHANNEL_READY'), env);
     }
     case 'Shutdown':
@@ -195,6 +200,6 @@ function onPeer(ch: Channel, msg: ChannelMessage, env: MachineEnv): Step {
     case 'TxAckRBF':
       return { ch, effects: [] };
     default:
-      throw new ChannelError(`${msg.type} is not handled in ${ch.state}`);
+      throw new ChannelError('UnexpectedMessage', `${msg.type} is not handled in ${ch.state}`);
   }
 }

@@ -244,7 +244,9 @@ export interface AcceptParams {
 /** Accepting: AcceptChannel goes out, both sides move to the final channel id. */
 export function acceptChannel(ch0: Channel, p: AcceptParams, env: MachineEnv): Step {
   if (!ch0.isAcceptor || ch0.state !== 'NEGOTIATING_FUNDING' || !ch0.remote)
-    throw new ChannelError(`No channel with temp id Hash256(${ch0.tempId}) found`);
+    throw new ChannelError('ChannelNotFound', `No channel with temp id Hash256(${ch0.tempId}) found`, {
+      channelId: ch0.tempId,
+    });
   const k = keysOf(ch0);
   const local: PartyParams = {
     ...ch0.local,

@@ -156,7 +156,7 @@ export function guardOutdated(ch: Channel, ev: Event): Step | null {
       case 'removeTlc':
       case 'tlcBatch':
       case 'signCommitment':
-        throw new ChannelError(OUTDATED_REFUSAL);
+        throw new ChannelError('LocalStateOutdated', OUTDATED_REFUSAL);
       case 'peer': {
         const effects: Effect[] =
           ev.msg.type === 'ReestablishChannel' ? [{ type: 'send', msg: forceCloseRequest(ch) }] : [];
@@ -175,7 +175,7 @@ export function guardOutdated(ch: Channel, ev: Event): Step | null {
       case 'removeTlc':
       case 'tlcBatch':
       case 'signCommitment':
-        throw new ChannelError(RESTORED_REFUSAL);
+        throw new ChannelError('AwaitingReestablish', RESTORED_REFUSAL);
       case 'peer':
         // The peer's ReestablishChannel comes first on every connection; until it is in, nothing else.
         return ev.msg.type === 'ReestablishChannel' || ev.msg.type === 'TxAbort' ? null : { ch, effects: [] };

@@ -3,7 +3,8 @@
  * filled in and every bound checked with fnn's error texts, before anything is stored or sent.
  */
 import { ccc } from '@ckb-ccc/core';
-import { DomainError, MAX_TLC_EXPIRY_LIMIT, MIN_TLC_EXPIRY_DELTA } from '../codec/index.ts';
+import { MAX_TLC_EXPIRY_LIMIT, MIN_TLC_EXPIRY_DELTA } from '../codec/index.ts';
+import { ChannelError } from './errors.ts';
 import type { AcceptParams, OpenParams } from './open.ts';
 import { type ChannelRules, reserveFor } from './reserve.ts';
 import { cellDepData, scriptData, toScript } from './script-data.ts';
@@ -62,31 +63,39 @@ export function openTerms(r: OpenRequest, ctx: OpenContext): OpenTerms {
   const reserve = reserveFor(shutdown, udt, ctx.rules);
   // A UDT channel's funding amount is in tokens; our reserve comes in CKB beside it.
   if (udt && r.fundingAmount <= 0n)
-    throw new DomainError('Invalid parameter: The funding amount (0) should be greater than 0');
+    throw new ChannelError(
+      'InvalidParameter',
+      'Invalid parameter: The funding amount (0) should be greater than 0',
+    );
   const minimum = reserve > SIDE_FLOOR ? reserve : SIDE_FLOOR;
   if (!udt && r.fundingAmount < minimum) {
-    throw new DomainError(
+    throw new ChannelError(
+      'InvalidParameter',
       `Invalid parameter: The funding amount (${r.fundingAmount}) should be greater than or equal to ${minimum}`,
     );
   }
   const fundingFeeRate = r.fundingFeeRate ?? 1000n;
   const commitmentFeeRate = r.commitmentFeeRate ?? 1000n;
-  if (fundingFeeRate < 1000n) throw new DomainError('Invalid parameter: Funding fee rate is less than 1000');
+  if (fundingFeeRate < 1000n)
+    throw new ChannelError('InvalidParameter', 'Invalid parameter: Funding fee rate is less than 1000');
   if (commitmentFeeRate < 1000n)
-    throw new DomainError('Invalid parameter: Commitment fee rate is less than 1000');
+    throw new ChannelError('InvalidParameter', 'Invalid parameter: Commitment fee rate is less than 1000');
   const delay = r.commitmentDelayEpoch ?? DEFAULT_DELAY;
   const epochs = delay & 0xff_ffffn;
   if (epochs < 1n)
-    throw new DomainError(
+    throw new ChannelError(
+      'InvalidParameter',
       `Invalid parameter: Commitment delay epoch ${delay} is less than the minimal value 1`,
     );
   if (epochs > 84n)
-    throw new DomainError(
+    throw new ChannelError(
+      'InvalidParameter',
       `Invalid parameter: Commitment delay epoch ${delay} is greater than the maximal value 84`,
     );
   const maxTlcNumber = r.maxTlcNumberInFlight ?? 125n;
   if (maxTlcNumber > 253n)
-    throw new DomainError(
+    throw new ChannelError(
+      'InvalidParameter',
       `Invalid parameter: Max TLC number in flight ${maxTlcNumber} is greater than the system maximal value 253`,
     );
   const delta = r.tlcExpiryDelta ?? ctx.tlc.expiryDelta;
@@ -124,7 +133,8 @@ export function acceptTerms(
   const reserve = reserveFor(shutdown, ch0.udt ? toScript(ch0.udt) : null, ch0.rules ?? 'strand');
   const minimum = reserve > SIDE_FLOOR ? reserve : SIDE_FLOOR;
   if (!ch0.udt && r.fundingAmount < minimum) {
-    throw new DomainError(
+    throw new ChannelError(
+      'InvalidParameter',
       `Invalid parameter: The funding amount (${r.fundingAmount}) should be greater than or equal to ${minimum}`,
     );
   }
@@ -145,11 +155,13 @@ export function acceptTerms(
 /** `tlc_expiry_delta` within fnn's bounds (2/3 of an epoch at least; see `codec/epoch-rules.ts`). */
 export function checkExpiryDelta(delta: bigint, min = MIN_TLC_EXPIRY_DELTA): void {
   if (delta < min)
-    throw new DomainError(
+    throw new ChannelError(
+      'InvalidParameter',
       `Invalid parameter: TLC expiry delta is too small, expect larger than ${min}, got ${delta}`,
     );
   if (delta > MAX_TLC_EXPIRY_LIMIT)
-    throw new DomainError(
+    throw new ChannelError(
+      'InvalidParameter',
       `Invalid parameter: TLC expiry delta is too large, expected to be smaller than ${MAX_TLC_EXPIRY_LIMIT}, got ${delta}`,
     );
 }

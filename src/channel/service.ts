@@ -7,7 +7,7 @@ import { ccc } from '@ckb-ccc/core';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import type { ChainClient } from '../chain/index.ts';
 import { txConfirmation, UdtWhitelist, type UdtWhitelistEntry } from '../chain/index.ts';
-import { bytesToHex, DomainError, hexToBytes, StorageError } from '../codec/index.ts';
+import { bytesToHex, hexToBytes, StorageError } from '../codec/index.ts';
 import { type FiberMessage, hasFeatureBit, STRAND_CHANNEL_RULES_BIT } from '../p2p/index.ts';
 import { AckTimeout } from './ack-timeout.ts';
 import { ChainWatch, type ChannelLogger } from './chain-watch.ts';
@@ -197,7 +197,7 @@ export class ChannelService {
     for (const u of this.unsubscribe.splice(0)) u();
     this.chainWatch.stop();
     if (this.fundingMonitor) clearInterval(this.fundingMonitor);
-    this.tlcQueue.rejectAll(() => new DomainError(WAITING_ACK));
+    this.tlcQueue.rejectAll(() => new ChannelError('WaitingTlcAck', WAITING_ACK));
     await Promise.allSettled([...this.queues.values()]);
   }
 
@@ -212,12 +212,14 @@ export class ChannelService {
   async openChannel(r: OpenRequest): Promise<{ temporaryChannelId: string }> {
     const pk = r.pubkey;
     if (!this.o.peers.isConnected(pk)) {
-      throw new DomainError(
+      throw new ChannelError(
+        'PeerFeaturesUnknown',
         `Invalid parameter: Peer Pubkey(${pk})'s feature not found, waiting for peer to send Init message`,
       );
     }
     const udt = r.fundingUdtTypeScript ? this.whitelisted(r.fundingUdtTypeScript) : null;
-    if (r.fundingUdtTypeScript && !udt) throw new DomainError('Invalid parameter: Invalid UDT type script');
+    if (r.fundingUdtTypeScript && !udt)
+      throw new ChannelError('InvalidParameter', 'Invalid parameter: Invalid UDT type script');
     const t = openTerms(r, {
       udt,
       rules: this.rulesOf(pk),
@@ -243,7 +245,10 @@ export class ChannelService {
     r: OpenRequest & { external: NonNullable<OpenRequest['external']> },
   ): Promise<{ channelId: string; unsignedFundingTx: ccc.Transaction }> {
     if (!this.o.peers.isConnected(r.pubkey))
-      throw new DomainError(`Invalid parameter: Peer Pubkey(${r.pubkey}) is not connected`);
+      throw new ChannelError(
+        'PeerNotConnected',
+        `Invalid parameter: Peer Pubkey(${r.pubkey}) is not connected`,
+      );
     const { temporaryChannelId } = await this.openChannel(r);
     const ch = this.store.get(temporaryChannelId) as Channel;
     const { channelId, tx } = await this.externalWatch.waitForUnsignedTx(ch);
@@ -257,7 +262,10 @@ export class ChannelService {
   ): Promise<{ channelId: string; fundingTxHash: string }> {
     const key = id.toLowerCase();
     const ch0 = this.store.get(key);
-    if (!ch0) throw new DomainError(`Channel not found error: ${hash256(key)}`);
+    if (!ch0)
+      throw new ChannelError('ChannelNotFound', `Channel not found error: ${hash256(key)}`, {
+        channelId: key,
+      });
     const sighash = this.o.wallet.lockScript;
     await this.command(ch0.tempId, {
       type: 'submitFunding',
@@ -287,7 +295,11 @@ export class ChannelService {
   async acceptChannel(r: AcceptRequest): Promise<{ channelId: string }> {
     const tempId = r.temporaryChannelId.toLowerCase();
     const notFound = () =>
-      new DomainError(`Invalid parameter: No channel with temp id ${hash256(tempId)} found`);
+      new ChannelError(
+        'ChannelNotFound',
+        `Invalid parameter: No channel with temp id ${hash256(tempId)} found`,
+        { channelId: tempId },
+      );
     const ch0 = this.store.get(tempId);
     if (!ch0 || ch0.tempId !== tempId || !ch0.isAcceptor || ch0.state !== 'NEGOTIATING_FUNDING')
       throw notFound();
@@ -309,7 +321,10 @@ export class ChannelService {
   async abandonChannel(id: string): Promise<void> {
     const key = id.toLowerCase();
     const ch0 = this.store.get(key);
-    if (!ch0) throw new DomainError(`Invalid parameter: Channel ${hash256(key)} not found`);
+    if (!ch0)
+      throw new ChannelError('ChannelNotFound', `Invalid parameter: Channel ${hash256(key)} not found`, {
+        channelId: key,
+      });
     await this.enqueue(ch0.tempId, () => {
       const ch = this.store.get(key) as Channel;
       const late =
@@ -319,7 +334,8 @@ export class ChannelService {
         ch.state === 'AWAITING_CHANNEL_READY' ||
         (ch.state === 'AWAITING_TX_SIGNATURES' && ch.flags.includes('OUR_TX_SIGNATURES_SENT'));
       if (late) {
-        throw new DomainError(
+        throw new ChannelError(
+          'InvalidState',
           `Invalid parameter: Channel ${hash256(key)} is in state ${v08StateName(ch.state)}, cannot be abandoned, please shutdown the channel instead`,
         );
       }
@@ -342,8 +358,10 @@ export class ChannelService {
   ): Promise<void> {
     const key = id.toLowerCase();
     const ch0 = this.store.get(key);
-    if (!ch0 || ch0.state === 'CLOSED') throw new DomainError('Messaging failed because channel is closed');
-    if (!ch0.isPublic) throw new DomainError('Invalid state: Only public channel can be updated');
+    if (!ch0 || ch0.state === 'CLOSED')
+      throw new ChannelError('ChannelClosed', 'Messaging failed because channel is closed');
+    if (!ch0.isPublic)
+      throw new ChannelError('InvalidState', 'Invalid state: Only public channel can be updated');
     if (u.tlcExpiryDelta !== undefined) checkExpiryDelta(u.tlcExpiryDelta, this.o.minTlcExpiryDelta);
     await this.enqueue(ch0.tempId, () => {
       const ch = this.store.get(key) as Channel;
@@ -388,9 +406,12 @@ export class ChannelService {
   ): Promise<void> {
     const key = id.toLowerCase();
     const ch0 = this.store.get(key);
-    if (!ch0) throw new DomainError('Messaging failed because channel is closed');
+    if (!ch0) throw new ChannelError('ChannelClosed', 'Messaging failed because channel is closed');
     if (cmd.force && (cmd.closeScript || cmd.feeRate !== undefined))
-      throw new DomainError('close_script and fee_rate should not be set when force is true');
+      throw new ChannelError(
+        'InvalidParameter',
+        'close_script and fee_rate should not be set when force is true',
+      );
     await this.command(ch0.tempId, {
       type: 'shutdown',
       cmd: {
@@ -444,7 +465,7 @@ export class ChannelService {
       const w: WaitingTlc = { cmd, resolve, reject };
       this.enqueue(tempId, () => {
         const ch = this.store.get(tempId);
-        if (!ch) throw new DomainError('Messaging failed because channel is closed');
+        if (!ch) throw new ChannelError('ChannelClosed', 'Messaging failed because channel is closed');
         if (ch.round && waitMs > 0) this.tlcQueue.add(tempId, w, waitMs);
         else this.runTlcBatch(ch, [w]);
       }).catch(reject);
@@ -455,7 +476,7 @@ export class ChannelService {
   private drainTlcs(ch: Channel): void {
     if (ch.state === 'CLOSED') {
       for (const w of this.tlcQueue.take(ch.tempId))
-        w.reject(new DomainError('Messaging failed because channel is closed'));
+        w.reject(new ChannelError('ChannelClosed', 'Messaging failed because channel is closed'));
       return;
     }
     if (ch.round) return;
@@ -468,13 +489,16 @@ export class ChannelService {
     try {
       s = step(ch, { type: 'tlcBatch', cmds: ws.map((w) => w.cmd) }, this.env);
     } catch (e) {
-      const err = e instanceof ChannelError ? new DomainError(e.message) : (e as Error);
-      for (const w of ws) w.reject(err);
+      for (const w of ws) w.reject(e as Error);
       return;
     }
     // The owners learn their TLC ids once the state holding them is durable.
     this.commit(s, () =>
-      settleOutcomes(ws, s.outcomes, () => new DomainError('Messaging failed because channel is closed')),
+      settleOutcomes(
+        ws,
+        s.outcomes,
+        () => new ChannelError('ChannelClosed', 'Messaging failed because channel is closed'),
+      ),
     ).catch((e) => {
       for (const w of ws) w.reject(e as Error);
     });
@@ -488,12 +512,19 @@ export class ChannelService {
   /** dev `submit_commitment_transaction`: our latest commitment on chain (the force-close path). */
   async submitCommitmentTransaction(channelId: string): Promise<{ txHash: string }> {
     const ch = this.known(channelId);
-    if (!ch.latestCommitmentTx) throw new DomainError('Commitment transaction not found');
+    if (!ch.latestCommitmentTx)
+      throw new ChannelError('CommitmentTxNotFound', 'Commitment transaction not found');
     if (ch.flags.includes('LOCAL_STATE_OUTDATED'))
-      throw new DomainError('Invalid state: the channel state is outdated: our latest commitment is revoked');
+      throw new ChannelError(
+        'LocalStateOutdated',
+        'Invalid state: the channel state is outdated: our latest commitment is revoked',
+      );
     // fnn mode: our partial is added only by a force close, which counts its nonce's use.
     if (ch.fnn?.own)
-      throw new DomainError('Invalid state: fnn-mode commitment not completed; force-close instead');
+      throw new ChannelError(
+        'InvalidState',
+        'Invalid state: fnn-mode commitment not completed; force-close instead',
+      );
     const tx = ccc.Transaction.fromBytes(ch.latestCommitmentTx);
     tx.cellDeps = this.o.scripts.fundingLock.cellDeps.map((d) => ccc.CellDep.from(d));
     return { txHash: await this.o.chain.sendTransaction(tx) };
@@ -541,7 +572,10 @@ export class ChannelService {
 
   private known(channelId: string): Channel {
     const ch = this.store.get(channelId.toLowerCase());
-    if (!ch) throw new DomainError(`Channel not found: ${hash256(channelId.toLowerCase())}`);
+    if (!ch)
+      throw new ChannelError('ChannelNotFound', `Channel not found: ${hash256(channelId.toLowerCase())}`, {
+        channelId,
+      });
     return ch;
   }
 
@@ -581,14 +615,9 @@ export class ChannelService {
   private command(tempId: string, ev: Event, after?: (ch: Channel) => void): Promise<void> {
     return this.enqueue(tempId, () => {
       const ch = this.store.get(tempId);
-      if (!ch) throw new DomainError('Messaging failed because channel is closed');
-      let s: Step;
-      try {
-        s = step(ch, ev, this.env);
-      } catch (e) {
-        if (e instanceof ChannelError) throw new DomainError(e.message);
-        throw e;
-      }
+      if (!ch) throw new ChannelError('ChannelClosed', 'Messaging failed because channel is closed');
+      // The machine's refusal (a ChannelError) is the RPC error as is.
+      const s = step(ch, ev, this.env);
       // The RPC answers once the state is durable and its messages are out.
       return this.commit(s, after && (() => after(s.ch)));
     });

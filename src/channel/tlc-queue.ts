@@ -5,7 +5,7 @@
  * Nothing here is persisted: a waiting command has not been promised to anyone yet (its caller
  * learns its TLC id only once the update is committed and on its way).
  */
-import { DomainError } from '../codec/index.ts';
+import { ChannelError } from './errors.ts';
 import { type TlcCommand, type TlcOutcome, WAITING_ACK } from './tlc.ts';
 
 export interface WaitingTlc {
@@ -35,7 +35,7 @@ export class TlcQueue {
       if (at < 0) return;
       list.splice(at, 1);
       if (list.length === 0 && this.waiting.get(key) === list) this.waiting.delete(key);
-      w.reject(new DomainError(WAITING_ACK));
+      w.reject(new ChannelError('WaitingTlcAck', WAITING_ACK));
     }, waitMs);
     w.timer.unref?.();
   }
@@ -64,6 +64,6 @@ export function settleOutcomes(
     const o = outcomes?.[i];
     if (!o) w.reject(missing());
     else if (o.ok) w.resolve(o.tlcId);
-    else w.reject(new DomainError(o.error));
+    else w.reject(o.error);
   });
 }

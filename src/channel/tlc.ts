@@ -80,12 +80,12 @@ export type TlcNotice =
  */
 function ready(ch: Channel): void {
   if (ch.state === 'CHANNEL_READY' || resolvingPending(ch)) return;
-  throw new ChannelError(`Invalid state: channel is in state ${ch.state}`);
+  throw new ChannelError('InvalidState', `Invalid state: channel is in state ${ch.state}`);
 }
 
 function idle(ch: Channel): void {
   ready(ch);
-  if (ch.round) throw new ChannelError(WAITING_ACK);
+  if (ch.round) throw new ChannelError('WaitingTlcAck', WAITING_ACK);
 }
 
 /** The reference's refusal of a new TLC while shutting down (its state printed as Rust's Debug). */
@@ -99,6 +99,7 @@ export function shuttingDownAddError(ch: Channel): ChannelError {
   const names = order.filter((f) => ch.flags.includes(f as Channel['flags'][number]));
   const flags = names.length ? names.join(' | ') : '0x0';
   return new ChannelError(
+    'InvalidState',
     `Invalid state: Invalid state ShuttingDown(ShuttingDownFlags(${flags})) for adding tlc`,
   );
 }
@@ -127,7 +128,7 @@ export type TlcCommand =
   | { type: 'removeTlc'; id: bigint; reason: RemoveReason };
 
 /** What became of one command of a batch: on its way (an AddTlc with its id), or refused. */
-export type TlcOutcome = { ok: true; tlcId?: bigint } | { ok: false; error: string };
+export type TlcOutcome = { ok: true; tlcId?: bigint } | { ok: false; error: ChannelError };
 
 /**
  * Several TLC commands as the updates of one round (Lightning's and the reference's batching:
@@ -155,7 +156,7 @@ export function tlcBatch(ch0: Channel, cmds: TlcCommand[], env: MachineEnv): Ste
       }
     } catch (e) {
       if (!(e instanceof ChannelError)) throw e;
-      outcomes.push({ ok: false, error: e.message });
+      outcomes.push({ ok: false, error: e });
     }
   }
   if (msgs.length === 0) return { ch: ch0, effects: [], outcomes };
@@ -184,19 +185,20 @@ function offer(
   // whose text is the code's name: TlcAmountIsTooLow → AmountBelowMinimum; more than the local
   // balance, too many TLCs or too much value in flight → TemporaryChannelFailure; an expiry too
   // soon → ExpiryTooSoon. Our settlement floor is one more limit on the balance.
-  if (c.amount <= 0n) throw new ChannelError(ADD_TLC_ERRORS.amountTooLow);
-  if (c.amount > ch0.localBalance) throw new ChannelError(ADD_TLC_ERRORS.limit);
+  if (c.amount <= 0n) throw new ChannelError('TlcAmountTooLow', ADD_TLC_ERRORS.amountTooLow);
+  if (c.amount > ch0.localBalance) throw new ChannelError('TlcLimitExceeded', ADD_TLC_ERRORS.limit);
   if (!ch0.udt && ch0.localBalance - c.amount + ch0.local.reserve < SIDE_FLOOR)
-    throw new ChannelError(ADD_TLC_ERRORS.limit);
+    throw new ChannelError('TlcLimitExceeded', ADD_TLC_ERRORS.limit);
   if (c.hashAlgorithm !== 0 && c.hashAlgorithm !== 1)
-    throw new ChannelError('Invalid parameter: hash algorithm');
+    throw new ChannelError('InvalidParameter', 'Invalid parameter: hash algorithm');
   const r = ch0.remote as PartyParams;
   // Announced ones count: a batch is bounded by the peer's limits like TLCs offered one by one.
   const inFlight = ch0.tlcs.filter((t) => t.offered && !t.removal);
-  if (BigInt(inFlight.length) >= r.maxTlcNumberInFlight) throw new ChannelError(ADD_TLC_ERRORS.limit);
+  if (BigInt(inFlight.length) >= r.maxTlcNumberInFlight)
+    throw new ChannelError('TlcLimitExceeded', ADD_TLC_ERRORS.limit);
   const value = inFlight.reduce((s, t) => s + t.amount, 0n) + c.amount;
-  if (value > r.maxTlcValueInFlight) throw new ChannelError(ADD_TLC_ERRORS.limit);
-  if (c.expiry <= BigInt(env.now())) throw new ChannelError(ADD_TLC_ERRORS.expiryTooSoon);
+  if (value > r.maxTlcValueInFlight) throw new ChannelError('TlcLimitExceeded', ADD_TLC_ERRORS.limit);
+  if (c.expiry <= BigInt(env.now())) throw new ChannelError('TlcExpiryTooSoon', ADD_TLC_ERRORS.expiryTooSoon);
   const tlc: Tlc = {
     id: ch0.nextTlcId.offered,
     offered: true,
@@ -233,7 +235,10 @@ function offer(
 function tlcKeysOrFail(ch: Channel): TlcKeyFields {
   const k = newTlcKeys(ch, () => keysOf(ch));
   if (!k)
-    throw new ChannelError(`no per-commitment point of the peer for number ${ch.commitmentNumbers.local}`);
+    throw new ChannelError(
+      'MissingState',
+      `no per-commitment point of the peer for number ${ch.commitmentNumbers.local}`,
+    );
   return k;
 }
 
@@ -242,11 +247,16 @@ function settle(ch0: Channel, id: bigint, reason: RemoveReason): { ch: Channel; 
   idle(ch0);
   const tlc = ch0.tlcs.find((t) => !t.offered && t.id === id);
   if (!tlc || tlc.removal || tlc.added !== 'committed')
-    throw new ChannelError(`Invalid parameter: TLC ${id} not found or not removable`);
+    throw new ChannelError('TlcNotFound', `Invalid parameter: TLC ${id} not found or not removable`, {
+      tlcId: id,
+    });
   let ch: Channel;
   if ('preimage' in reason) {
     if (h(hashPreimage(reason.preimage, tlc.hashAlgorithm)) !== tlc.paymentHash)
-      throw new ChannelError('Invalid parameter: the preimage does not match the payment hash');
+      throw new ChannelError(
+        'PreimageMismatch',
+        'Invalid parameter: the preimage does not match the payment hash',
+      );
     ch = withRemoval(ch0, tlc, { preimage: h(reason.preimage), state: 'announced' });
     ch = { ...ch, localBalance: ch.localBalance + tlc.amount };
   } else {
@@ -286,7 +296,7 @@ function startRound(ch0: Channel, env: MachineEnv, updates: ChannelMessage[] = [
 export const enc = (m: ChannelMessage) => h(encodeFiberMessage(toFiberMessage(m)));
 export function dec(x: string): ChannelMessage {
   const m = fromFiberMessage(decodeFiberMessage(b(x)));
-  if (!m) throw new ChannelError('cached message is not a channel message');
+  if (!m) throw new ChannelError('MissingState', 'cached message is not a channel message');
   return m;
 }
 
@@ -448,19 +458,23 @@ export function onAddTlc(ch00: Channel, m: AddTlc, env: MachineEnv): Step {
   if (c.drop) return { ch: ch00, effects: [] };
   const ch0 = c.ch;
   if (m.tlcId !== ch0.nextTlcId.received)
-    throw new ChannelError(`AddTlc: expected TLC id ${ch0.nextTlcId.received}`);
-  if (m.amount <= 0n || m.amount > ch0.remoteBalance) throw new ChannelError('AddTlc: amount out of range');
-  if (m.hashAlgorithm > 1) throw new ChannelError('AddTlc: unknown hash algorithm');
+    throw new ChannelError('InvalidMessage', `AddTlc: expected TLC id ${ch0.nextTlcId.received}`);
+  if (m.amount <= 0n || m.amount > ch0.remoteBalance)
+    throw new ChannelError('InvalidMessage', 'AddTlc: amount out of range');
+  if (m.hashAlgorithm > 1) throw new ChannelError('InvalidMessage', 'AddTlc: unknown hash algorithm');
   // The offerer's own checks, enforced on it: our in-flight limits and its settlement floor (a
   // side below the floor could never be settled around, and that would hold our share too).
   const inFlight = ch0.tlcs.filter((t) => !t.offered && !t.removal);
   if (BigInt(inFlight.length) >= ch0.local.maxTlcNumberInFlight)
-    throw new ChannelError('AddTlc: too many TLCs');
+    throw new ChannelError('InvalidMessage', 'AddTlc: too many TLCs');
   if (inFlight.reduce((sum, t) => sum + t.amount, 0n) + m.amount > ch0.local.maxTlcValueInFlight)
-    throw new ChannelError('AddTlc: TLC value in flight exceeds our limit');
+    throw new ChannelError('InvalidMessage', 'AddTlc: TLC value in flight exceeds our limit');
   const theirReserve = (ch0.remote as PartyParams).reserve;
   if (!ch0.udt && ch0.remoteBalance - m.amount + theirReserve < SIDE_FLOOR)
-    throw new ChannelError('AddTlc: the TLC would take the peer below the settlement floor');
+    throw new ChannelError(
+      'InvalidMessage',
+      'AddTlc: the TLC would take the peer below the settlement floor',
+    );
   void env;
   const tlc: Tlc = {
     id: m.tlcId,
@@ -493,11 +507,11 @@ export function onRemoveTlc(ch00: Channel, m: RemoveTlc): Step {
   const ch0 = c.ch;
   const tlc = ch0.tlcs.find((t) => t.offered && t.id === m.tlcId);
   if (!tlc || tlc.removal || tlc.added !== 'committed')
-    throw new ChannelError(`RemoveTlc: no TLC ${m.tlcId} to remove`);
+    throw new ChannelError('InvalidMessage', `RemoveTlc: no TLC ${m.tlcId} to remove`);
   let ch: Channel;
   if ('fulfill' in m.reason) {
     if (h(hashPreimage(m.reason.fulfill, tlc.hashAlgorithm)) !== tlc.paymentHash)
-      throw new ChannelError('RemoveTlc: the preimage does not match');
+      throw new ChannelError('InvalidMessage', 'RemoveTlc: the preimage does not match');
     ch = withRemoval(ch0, tlc, { preimage: h(m.reason.fulfill), state: 'announced' });
     ch = { ...ch, remoteBalance: ch.remoteBalance + tlc.amount };
   } else {
@@ -636,7 +650,7 @@ export function onCommitmentSignedReady(
 /** Strand: our revocation, first signer with a deterministic nonce (the peer completes). */
 function signFirstRevocation(ch: Channel, keys: Uint8Array[], msg: Uint8Array) {
   const theirNonce = ch.nonces.theirs[0];
-  if (!theirNonce) throw new ChannelError('no nonce of the peer left');
+  if (!theirNonce) throw new ChannelError('NonceExhausted', 'no nonce of the peer left');
   const s = signFirst(keysOf(ch).fundingKey, b(theirNonce), keys, msg);
   return { ch: { ...ch, nonces: { ...ch.nonces, theirs: ch.nonces.theirs.slice(1) } }, ...s };
 }
@@ -644,8 +658,9 @@ function signFirstRevocation(ch: Channel, keys: Uint8Array[], msg: Uint8Array) {
 /** The peer revoked its previous commitment: we complete and keep the revocation signature. */
 export function onRevokeAndAck(ch0: Channel, m: RevokeAndAck, env: MachineEnv): Step {
   ready(ch0);
-  if (!ch0.round) throw new ChannelError('RevokeAndAck without a round in progress');
-  if (ch0.round.initiator === 'local' && ch0.round.gotRevoke) throw new ChannelError('second RevokeAndAck');
+  if (!ch0.round) throw new ChannelError('UnexpectedMessage', 'RevokeAndAck without a round in progress');
+  if (ch0.round.initiator === 'local' && ch0.round.gotRevoke)
+    throw new ChannelError('UnexpectedMessage', 'second RevokeAndAck');
   const revoked = ch0.commitmentNumbers.local - 1n;
   const theirs = buildCommitment(ch0, true, env);
   const rv = revocationOutput(ch0, false, env);
@@ -671,12 +686,13 @@ export function onRevokeAndAck(ch0: Channel, m: RevokeAndAck, env: MachineEnv): 
       sig = r.value;
     } else {
       const my = ch0.nonces.mine[0];
-      if (!my) throw new ChannelError('no nonce of ours left');
+      if (!my) throw new ChannelError('NonceExhausted', 'no nonce of ours left');
       sig = session({ secret: b(my.secret), public: b(my.public) }, m.nextRevocationNonce);
       ch1 = { ...ch0, nonces: { ...ch0.nonces, mine: ch0.nonces.mine.slice(1) } };
     }
   } catch (e) {
-    if (e instanceof SignatureError) throw new ChannelError('invalid revocation signature from the peer');
+    if (e instanceof SignatureError)
+      throw new ChannelError('InvalidSignature', 'invalid revocation signature from the peer');
     throw e;
   }
   const L = ch0.commitmentNumbers.local + 1n;

@@ -8,7 +8,6 @@
 import { ccc } from '@ckb-ccc/core';
 import type { Wallet } from '../chain/index.ts';
 import { type ChainClient, scriptToJson } from '../chain/index.ts';
-import { DomainError } from '../codec/index.ts';
 import { signSighashAll } from '../crypto/index.ts';
 import { ChannelError } from './errors.ts';
 import { fundFromLock } from './external-funder.ts';
@@ -58,7 +57,7 @@ export class WalletFunding {
     }
     // The acceptor adds its part: its cells and change, and its amount into output 0.
     const lock = tx.outputs[0]?.lock;
-    if (!lock) throw new ChannelError('funding tx without a funding cell');
+    if (!lock) throw new ChannelError('MissingState', 'funding tx without a funding cell');
     const part = await this.o.wallet.fund(
       ccc.Transaction.from({ version: 0, outputs: [{ lock, capacity: contribution }], outputsData: ['0x'] }),
     );
@@ -174,12 +173,15 @@ export class WalletFunding {
       used++;
     }
     if (tokens < amount)
-      throw new DomainError(`insufficient UDT in the wallet: need ${amount}, have ${tokens}`);
+      throw new ChannelError(
+        'InsufficientFunds',
+        `insufficient UDT in the wallet: need ${amount}, have ${tokens}`,
+      );
     // Promised in the same turn as picked: a concurrent opening cannot take them in between.
     this.promisedCells.set(ch.tempId, [...(this.promisedCells.get(ch.tempId) ?? []), ...picked]);
     tx.addOutput({ lock, type: udt, capacity }, ccc.numLeToBytes(tokens - amount, 16));
     const change = tx.outputs.findIndex((o, i) => i > 0 && o.lock.eq(lock) && !o.type);
-    if (change < 0) throw new DomainError('no CKB change to pay for the UDT inputs');
+    if (change < 0) throw new ChannelError('InsufficientFunds', 'no CKB change to pay for the UDT inputs');
     (tx.outputs[change] as ccc.CellOutput).capacity -= 2000n * BigInt(used);
   }
 

@@ -43,6 +43,16 @@ export class RpcError extends Error {
     return NAMES.get(this.code);
   }
 
+  /**
+   * The refusal's code a Strand node names in `error.data.error_code` (`TlcNotFound`, …; the list
+   * is in docs/rpc.md), or undefined (an error that echoes the params, or a node that sends none).
+   * Branch on it rather than on the message, which is fnn's text.
+   */
+  get errorCode(): string | undefined {
+    const code = (this.data as { error_code?: unknown } | null | undefined)?.error_code;
+    return typeof code === 'string' ? code : undefined;
+  }
+
   /** Whether this error carries the named code: `if (e.is('Unauthorized'))`. */
   is(name: RpcErrorCodeName): boolean {
     return this.code === RpcErrorCode[name];

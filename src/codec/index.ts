@@ -13,7 +13,14 @@ export {
   MS_PER_EPOCH_MAINNET,
   minTlcExpiryDelta,
 } from './epoch-rules.ts';
-export { DomainError, InvalidParams, StorageError, StoreError, StrandError } from './errors.ts';
+export {
+  type DetailsOf,
+  DomainError,
+  InvalidParams,
+  StorageError,
+  StoreError,
+  StrandError,
+} from './errors.ts';
 export {
   bytesToHex,
   hexToBytes,

@@ -163,7 +163,8 @@ export class DevChain {
     try {
       db = openChainDb(file);
     } catch (e) {
-      if (/database is locked/.test((e as Error).message)) {
+      // SQLITE_BUSY ("database is locked"): another process holds the chain's exclusive lock.
+      if (String((e as { code?: unknown }).code).startsWith('SQLITE_BUSY')) {
         throw new Error(
           `the dev chain in ${opts.dir} is already open in another process (database is locked)`,
         );

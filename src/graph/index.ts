@@ -4,6 +4,7 @@
  */
 
 export { CursorError, parseCursor, ZERO_CURSOR } from './cursor.ts';
+export { GRAPH_ERROR_CODES, GraphError, type GraphErrorCode } from './errors.ts';
 export { featureBytes, featureNames } from './features.ts';
 export { createChainFundingChecker } from './funding.ts';
 export type { PaymentHistory, SessionRouteNode } from './history.ts';

@@ -6,7 +6,8 @@
  * distance that weighs fees, time-lock risk and the success probability from payment history.
  * Pure: the graph, history, time and in-flight statistics are inputs.
  */
-import { DomainError } from '../codec/index.ts';
+import type { DetailsOf } from '../codec/index.ts';
+import { GraphError, type GraphErrorCode, type GraphErrorDetails } from './errors.ts';
 import { f64ToU128, type PaymentHistory } from './history.ts';
 
 export const MAX_PAYMENT_TLC_EXPIRY_LIMIT = 1_209_600_000;
@@ -92,21 +93,21 @@ export interface FindRouteRequest {
   now?: number;
 }
 
-export type PathFindErrorKind =
-  | 'NoPathFound'
-  | 'Amount'
-  | 'FeatureNotEnabled'
-  | 'InsufficientBalance'
-  | 'TlcMinValue'
-  | 'Overflow';
+export type PathFindErrorKind = Exclude<GraphErrorCode, 'NodeNameTooLong'>;
 
 /** Messages are the reference's `PathFindError` Display texts. */
-export class PathFindError extends DomainError {
+export class PathFindError extends GraphError<PathFindErrorKind> {
   constructor(
-    readonly kind: PathFindErrorKind,
+    kind: PathFindErrorKind,
     message: string,
+    details?: DetailsOf<GraphErrorDetails, PathFindErrorKind>,
   ) {
-    super(message);
+    super(kind, message, details);
+  }
+
+  /** The code under its former name. */
+  get kind(): PathFindErrorKind {
+    return this.code;
   }
 }
 
@@ -520,7 +521,8 @@ function innerFindPath(
   }
   if (result.length === 0 || current !== target) throw pathError('NoPathFound');
   if (lastEdge) result.push(lastEdge);
-  if (allowMpp && maxMinTlc > 0n) throw pathError('TlcMinValue', maxMinTlc.toString());
+  if (allowMpp && maxMinTlc > 0n)
+    throw new PathFindError('TlcMinValue', PREFIX.TlcMinValue + maxMinTlc, { minimum: maxMinTlc });
   return result;
 }
 
@@ -729,8 +731,8 @@ function binaryFindPathInRange(
         high = mid > 0n ? mid - 1n : 0n;
         continue;
       }
-      if (e.kind === 'TlcMinValue') {
-        low = BigInt(e.message.slice(PREFIX.TlcMinValue.length));
+      if (e.kind === 'TlcMinValue' && e.details) {
+        low = e.details.minimum;
         continue;
       }
       throw e;

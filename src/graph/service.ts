@@ -15,9 +15,10 @@
  */
 import { isIP } from 'node:net';
 import { multiaddr } from '@multiformats/multiaddr';
-import { bytesToHex, compareBytes, DomainError, equalBytes } from '../codec/index.ts';
+import { bytesToHex, compareBytes, equalBytes } from '../codec/index.ts';
 import type { Db } from '../store/index.ts';
 import { CURSOR_TYPE, type CursorType, cursorTimestamp, makeCursor, ZERO_CURSOR } from './cursor.ts';
+import { GraphError } from './errors.ts';
 import type { FundingChecker } from './funding.ts';
 import {
   applyAttemptResult,
@@ -384,7 +385,8 @@ export class GraphService {
   announceNode(opts: NodeAnnouncementOptions): NodeAnnouncement {
     const name = new Uint8Array(32);
     const nameBytes = new TextEncoder().encode(opts.nodeName ?? '');
-    if (nameBytes.length > 32) throw new DomainError(`node name '${opts.nodeName}' is longer than 32 bytes`);
+    if (nameBytes.length > 32)
+      throw new GraphError('NodeNameTooLong', `node name '${opts.nodeName}' is longer than 32 bytes`);
     name.set(nameBytes);
     const previous = this.graph.node(this.pubkey)?.announcement.timestamp ?? 0n;
     let ts = BigInt(this.now());

@@ -4,6 +4,7 @@
  */
 
 export { decodeInvoice, payeeOf } from './codec.ts';
+export { INVOICE_ERROR_CODES, InvoiceError, type InvoiceErrorCode } from './errors.ts';
 export type { AttrStyle } from './json.ts';
 export { invoiceToJson } from './json.ts';
 export type { ScriptJson } from './script.ts';

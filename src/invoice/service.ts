@@ -6,17 +6,12 @@
  * store-change kinds (`PutCkbInvoiceStatus`, `PutPreimage`) for the pubsub module.
  */
 import { randomBytes } from 'node:crypto';
-import {
-  bytesToHex,
-  DomainError,
-  hexToBytes,
-  MAX_TLC_EXPIRY_LIMIT,
-  MIN_TLC_EXPIRY_DELTA,
-} from '../codec/index.ts';
+import { bytesToHex, hexToBytes, MAX_TLC_EXPIRY_LIMIT, MIN_TLC_EXPIRY_DELTA } from '../codec/index.ts';
 import { publicKeyOf } from '../crypto/index.ts';
 import type { Db } from '../store/index.ts';
 import { buildInvoice } from './builder.ts';
 import { decodeInvoice, encodeInvoice, hashPreimage, signInvoice } from './codec.ts';
+import { InvoiceError } from './errors.ts';
 import { effectiveStatus, type InvoiceStatus, nextStatus, type StatusEvent } from './status.ts';
 import { invoiceTables } from './store.ts';
 import {
@@ -122,7 +117,8 @@ export interface InvoiceService {
 
 function hash32(v: Hash32, field: string): Uint8Array {
   if (typeof v === 'string') return hexToBytes(v, field, 32);
-  if (v.length !== 32) throw new DomainError(`${field}: expected 32 bytes, got ${v.length}`);
+  if (v.length !== 32)
+    throw new InvoiceError('InvalidParameter', `${field}: expected 32 bytes, got ${v.length}`);
   return v;
 }
 
@@ -173,13 +169,13 @@ export function createInvoiceService(opts: InvoiceServiceOptions): InvoiceServic
   function apply(hash: Uint8Array, event: StatusEvent, notFound: string, receivedAmount?: bigint) {
     const result = tables.transaction(() => {
       const row = tables.get(hash);
-      if (!row) throw new DomainError(notFound);
+      if (!row) throw new InvoiceError('InvoiceNotFound', notFound);
       const t = nextStatus(
         row.status,
         event,
         isExpired(decodeInvoice(row.invoice, { trusted: true }), now()),
       );
-      if (!t.ok) throw new DomainError(t.error);
+      if (!t.ok) throw new InvoiceError('StatusTransition', t.error);
       const changed = t.status !== row.status;
       if (changed || receivedAmount !== undefined) tables.setStatus(hash, t.status, now(), receivedAmount);
       return { status: t.status, changed };
@@ -190,7 +186,7 @@ export function createInvoiceService(opts: InvoiceServiceOptions): InvoiceServic
 
   function newInvoice(req: NewInvoiceRequest) {
     if (req.currency !== opts.currency) {
-      throw new DomainError(`Currency must be ${opts.currency} with the chain network`);
+      throw new InvoiceError('CurrencyMismatch', `Currency must be ${opts.currency} with the chain network`);
     }
     const preimageGiven =
       req.paymentPreimage === undefined ? undefined : hash32(req.paymentPreimage, 'payment_preimage');
@@ -208,7 +204,8 @@ export function createInvoiceService(opts: InvoiceServiceOptions): InvoiceServic
       features = setBit(new Uint8Array(1), FEATURE_BITS.BASIC_MPP_OPTIONAL, req.allowMpp);
       attrs.push({ kind: 'Feature', bytes: features });
       if (req.allowMpp) {
-        if (!mpp) throw new DomainError('Node does not support MPP, please enable MPP feature');
+        if (!mpp)
+          throw new InvoiceError('MppNotSupported', 'Node does not support MPP, please enable MPP feature');
         attrs.push({ kind: 'PaymentSecret', value: new Uint8Array(randomBytes(32)) });
       }
     }
@@ -217,7 +214,8 @@ export function createInvoiceService(opts: InvoiceServiceOptions): InvoiceServic
       if (features) setBit(features, bit, req.allowTrampolineRouting);
       else attrs.push({ kind: 'Feature', bytes: setBit(new Uint8Array(1), bit, req.allowTrampolineRouting) });
       if (req.allowTrampolineRouting && !trampoline) {
-        throw new DomainError(
+        throw new InvoiceError(
+          'TrampolineNotSupported',
           'Node does not support trampoline routing, please enable trampoline routing feature',
         );
       }
@@ -225,10 +223,16 @@ export function createInvoiceService(opts: InvoiceServiceOptions): InvoiceServic
     const min = opts.minFinalExpiryDelta ?? MIN_FINAL_EXPIRY_DELTA;
     const delta = req.finalExpiryDelta ?? min;
     if (delta < min) {
-      throw new DomainError(`final_expiry_delta must be greater than or equal to ${min}`);
+      throw new InvoiceError(
+        'FinalExpiryDeltaOutOfRange',
+        `final_expiry_delta must be greater than or equal to ${min}`,
+      );
     }
     if (delta > MAX_FINAL_EXPIRY_DELTA) {
-      throw new DomainError(`final_expiry_delta must be less than or equal to ${MAX_FINAL_EXPIRY_DELTA}`);
+      throw new InvoiceError(
+        'FinalExpiryDeltaOutOfRange',
+        `final_expiry_delta must be less than or equal to ${MAX_FINAL_EXPIRY_DELTA}`,
+      );
     }
     attrs.push({ kind: 'FinalHtlcMinimumExpiryDelta', value: delta });
     if (req.udtTypeScript !== undefined) attrs.push({ kind: 'UdtScript', script: req.udtTypeScript });
@@ -250,7 +254,7 @@ export function createInvoiceService(opts: InvoiceServiceOptions): InvoiceServic
       // fallback address or script can fail here (string or molecule size limits).
       decodeInvoice(invoiceAddress, { trusted: true });
     } catch (e) {
-      throw new DomainError(`Invoice can not be encoded: ${(e as Error).message}`);
+      throw new InvoiceError('EncodeFailed', `Invoice can not be encoded: ${(e as Error).message}`);
     }
     const hash = invoice.data.paymentHash;
     const inserted = tables.transaction(() => {
@@ -258,7 +262,7 @@ export function createInvoiceService(opts: InvoiceServiceOptions): InvoiceServic
       if (preimage) tables.putPreimage(hash, preimage, now());
       return true;
     });
-    if (!inserted) throw new DomainError('invoice already exists');
+    if (!inserted) throw new InvoiceError('InvoiceExists', 'invoice already exists');
     statusChange(hash, 'Open');
     if (preimage) preimageChange(hash, preimage);
     return { invoiceAddress, invoice };
@@ -271,7 +275,7 @@ export function createInvoiceService(opts: InvoiceServiceOptions): InvoiceServic
     parseInvoice: (s) => decodeInvoice(s),
     getInvoice(paymentHash) {
       const found = load(hash32(paymentHash, 'payment_hash'));
-      if (!found) throw new DomainError('invoice not found');
+      if (!found) throw new InvoiceError('InvoiceNotFound', 'invoice not found');
       return found;
     },
     cancelInvoice(paymentHash) {
@@ -284,9 +288,9 @@ export function createInvoiceService(opts: InvoiceServiceOptions): InvoiceServic
       const hash = hash32(paymentHash, 'payment_hash');
       const preimage = hash32(preimageIn, 'payment_preimage');
       const found = load(hash);
-      if (!found) throw new DomainError('Invoice not found');
+      if (!found) throw new InvoiceError('InvoiceNotFound', 'Invoice not found');
       if (!sameBytes(hashPreimage(preimage, hashAlgorithmOf(found.invoice)), hash)) {
-        throw new DomainError('Hash mismatch');
+        throw new InvoiceError('HashMismatch', 'Hash mismatch');
       }
       tables.transaction(() => {
         apply(hash, 'settle', 'Invoice not found');
@@ -308,7 +312,7 @@ export function createInvoiceService(opts: InvoiceServiceOptions): InvoiceServic
       const matches = (['ckb_hash', 'sha256'] as const).some((a) =>
         sameBytes(hashPreimage(preimage, a), hash),
       );
-      if (!matches) throw new DomainError('Wrong preimage');
+      if (!matches) throw new InvoiceError('WrongPreimage', 'Wrong preimage');
       tables.putPreimage(hash, preimage, now());
       preimageChange(hash, preimage);
     },

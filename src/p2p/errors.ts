@@ -2,7 +2,7 @@
  * Typed errors of the P2P layer. Every hostile byte sequence ends in one of these (never an
  * uncaught exception); the session that received it is dropped and the reason logged.
  */
-import { MoleculeError, StrandError } from '../codec/index.ts';
+import { DomainError, MoleculeError, StrandError } from '../codec/index.ts';
 
 export type P2pErrorKind =
   /** Bytes that do not parse (molecule, yamux header, frame length). */
@@ -54,3 +54,24 @@ export function decodeOrMalformed<T>(decode: () => T): T {
     throw e;
   }
 }
+
+/** Every code of a refused peer command (connect, disconnect, send), with when it is thrown. */
+export const PEER_ERROR_CODES = {
+  InvalidAddress: 'an address that is empty or not a dialable multiaddr',
+  ConnectSelf: 'the address or pubkey is this node',
+  AlreadyConnected: 'a session with the peer is open already',
+  PeerNotFound: 'no address known for the pubkey',
+  PeerNotConnected: 'no open session with the peer',
+  ProtocolNotOpen: 'the peer session has not opened the protocol',
+  OutboundLimit: 'the outbound peer limit is reached',
+  NodeStopping: 'the node is stopping',
+  DialFailed: 'the connection could not be made',
+  HandshakeFailed: 'the secio handshake failed',
+  PeerIdMismatch: 'the key proven in the handshake is not the dialled peer id',
+  SessionClosed: 'the session closed before the step completed',
+  AddressOrPubkeyRequired: 'connect_peer without `address` or `pubkey`',
+} as const;
+export type PeerErrorCode = keyof typeof PEER_ERROR_CODES;
+
+/** A peer command refused (fnn's texts). Unlike P2pError, nothing hostile: the caller is told why. */
+export class PeerError<C extends PeerErrorCode = PeerErrorCode> extends DomainError<C, undefined> {}

@@ -3,7 +3,7 @@
  * docs/architecture.md, `tools/check-layers.ts`). Files inside the folder import each other directly.
  */
 
-export { malformed, P2pError } from './errors.ts';
+export { malformed, P2pError, PEER_ERROR_CODES, PeerError, type PeerErrorCode } from './errors.ts';
 export type { FiberMessage, FiberMessageKind } from './fiber-message.ts';
 export {
   decodeFiberMessage,

@@ -5,7 +5,7 @@
  * `onGossip` / `sendGossip` for /p2p/43).
  */
 import { EventEmitter } from 'node:events';
-import { bytesToHex, DomainError } from '../codec/index.ts';
+import { bytesToHex } from '../codec/index.ts';
 import { type NodeIdentity, peerIdOf } from '../crypto/index.ts';
 import type { Db } from '../store/index.ts';
 import type { RawConn } from './conn.ts';
@@ -17,6 +17,7 @@ import {
   SILENT,
 } from './dispatcher.ts';
 import type { P2pError } from './errors.ts';
+import { PeerError } from './errors.ts';
 import {
   decodeFiberMessage,
   encodeFiberMessage,
@@ -256,17 +257,20 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
    */
   async connect(address: string, { save = true }: { save?: boolean } = {}): Promise<PeerInfo> {
     if (address === '') {
-      throw new DomainError('address must not be empty, expected a multiaddr like /ip4/1.2.3.4/tcp/8080');
+      throw new PeerError(
+        'InvalidAddress',
+        'address must not be empty, expected a multiaddr like /ip4/1.2.3.4/tcp/8080',
+      );
     }
     let target: DialTarget;
     try {
       target = parseDialAddress(address);
     } catch (e) {
-      throw new DomainError((e as Error).message);
+      throw new PeerError('InvalidAddress', (e as Error).message);
     }
-    if (target.peerId === this.identity.peerId) throw new DomainError('cannot connect to self');
+    if (target.peerId === this.identity.peerId) throw new PeerError('ConnectSelf', 'cannot connect to self');
     if (target.peerId && [...this.peers.values()].some((p) => p.peerId === target.peerId)) {
-      throw new DomainError('Peer already connected');
+      throw new PeerError('AlreadyConnected', 'Peer already connected');
     }
     const info = await this.dialOnce(target);
     if (save) {
@@ -279,10 +283,10 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
   /** Dials a known address of `pubkey` (saved peers, then `resolveAddresses`). */
   async connectByPubkey(pubkey: string): Promise<PeerInfo> {
     const pk = normalisePubkey(pubkey);
-    if (pk === this.identity.pubkeyHex) throw new DomainError('cannot connect to self');
-    if (this.peers.has(pk)) throw new DomainError('Peer already connected');
+    if (pk === this.identity.pubkeyHex) throw new PeerError('ConnectSelf', 'cannot connect to self');
+    if (this.peers.has(pk)) throw new PeerError('AlreadyConnected', 'Peer already connected');
     const addrs = [...this.store.addressesOf(pk), ...(this.opts.resolveAddresses?.(pk) ?? [])];
-    if (addrs.length === 0) throw new DomainError(`Peer not found error: Pubkey(${pk})`);
+    if (addrs.length === 0) throw new PeerError('PeerNotFound', `Peer not found error: Pubkey(${pk})`);
     let last: unknown;
     for (const a of addrs) {
       try {
@@ -304,7 +308,8 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
   disconnect(pubkey: string, reason = 'requested'): Promise<void> {
     const pk = normalisePubkey(pubkey);
     const peer = this.peers.get(pk);
-    if (!peer) return Promise.reject(new DomainError(`peer Pubkey(${pk}) is not connected`));
+    if (!peer)
+      return Promise.reject(new PeerError('PeerNotConnected', `peer Pubkey(${pk}) is not connected`));
     if (peer.redial) this.redialer.unwant(peer.redial);
     return new Promise((resolve) => this.closeSession(peer, reason, resolve));
   }
@@ -315,7 +320,9 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
     if (existing) return existing;
     const outbound = [...this.peers.values()].filter((p) => p.outbound).length + this.dialing.size;
     if (outbound >= this.maxOutbound) {
-      return Promise.reject(new DomainError(`outbound peer limit (${this.maxOutbound}) reached`));
+      return Promise.reject(
+        new PeerError('OutboundLimit', `outbound peer limit (${this.maxOutbound}) reached`),
+      );
     }
     const p = this.doDial(target).finally(() => this.dialing.delete(key));
     this.dialing.set(key, p);
@@ -323,12 +330,12 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
   }
 
   private async doDial(target: DialTarget): Promise<PeerInfo> {
-    if (this.stopping) throw new DomainError('node is stopping');
+    if (this.stopping) throw new PeerError('NodeStopping', 'node is stopping');
     let raw: RawConn;
     try {
       raw = await dial(target, this.t.dialMs);
     } catch (e) {
-      throw new DomainError((e as Error).message);
+      throw new PeerError('DialFailed', (e as Error).message);
     }
     let secure: Awaited<ReturnType<typeof secioHandshake>>;
     try {
@@ -336,19 +343,19 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
     } catch (e) {
       const err = e as P2pError;
       this.log.warn({ address: target.address, err: err.message }, 'p2p handshake failed');
-      if (err.kind === 'ConnectSelf') throw new DomainError('cannot connect to self');
-      throw new DomainError(`handshake error: ${err.message}`);
+      if (err.kind === 'ConnectSelf') throw new PeerError('ConnectSelf', 'cannot connect to self');
+      throw new PeerError('HandshakeFailed', `handshake error: ${err.message}`);
     }
     const pubkey = bytesToHex(secure.remotePubkey, false);
     const peerId = peerIdOf(secure.remotePubkey);
     if (target.peerId && target.peerId !== peerId) {
       secure.destroy();
       this.log.warn({ address: target.address, proven: peerId }, 'p2p peer id not match');
-      throw new DomainError(`peer id not match: ${target.address} is ${peerId}`);
+      throw new PeerError('PeerIdMismatch', `peer id not match: ${target.address} is ${peerId}`);
     }
     if (!this.admitDuplicate(pubkey, true)) {
       secure.destroy();
-      throw new DomainError('Peer already connected');
+      throw new PeerError('AlreadyConnected', 'Peer already connected');
     }
     const address = withPeerId(target.address, peerId);
     const redial = this.redialer.has(target.address)
@@ -452,7 +459,7 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
           close: (reason, err) => {
             this.opening.delete(session);
             if (!peer) {
-              reject(new DomainError(`session closed: ${reason}`));
+              reject(new PeerError('SessionClosed', `session closed: ${reason}`));
               return;
             }
             this.onPeerClosed(peer, peer.closeReason ?? reason, err);
@@ -643,9 +650,10 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
   private sendRaw(pubkey: string, protocolId: number, payload: Uint8Array): void {
     const pk = normalisePubkey(pubkey);
     const peer = this.peers.get(pk);
-    if (!peer || peer.session.isClosed) throw new DomainError(`peer Pubkey(${pk}) is not connected`);
+    if (!peer || peer.session.isClosed)
+      throw new PeerError('PeerNotConnected', `peer Pubkey(${pk}) is not connected`);
     if (!peer.session.isOpen(protocolId)) {
-      throw new DomainError(`peer Pubkey(${pk}) has no open protocol /p2p/${protocolId}`);
+      throw new PeerError('ProtocolNotOpen', `peer Pubkey(${pk}) has no open protocol /p2p/${protocolId}`);
     }
     peer.session.send(protocolId, payload);
   }

@@ -4,6 +4,8 @@
  * cannot heal (a wrong peer id, ourselves).
  */
 import type { P2pLogger } from './dispatcher.ts';
+import { PeerError } from './errors.ts';
+import { MultiaddrError } from './multiaddr.ts';
 
 export interface ReconnectPolicy {
   baseMs?: number;
@@ -19,11 +21,9 @@ export interface RedialHooks {
   dropped(address: string): void;
 }
 
-const HOPELESS = [
-  /^peer id not match/,
-  /^cannot connect to self$/,
-  /not supported|invalid multiaddr|unknown protocol/,
-];
+/** A dial that can never succeed: the address does not parse, it is our own, or another node's. */
+const hopeless = (e: unknown) =>
+  e instanceof MultiaddrError || PeerError.is(e, 'InvalidAddress', 'ConnectSelf', 'PeerIdMismatch');
 
 export class Redialer {
   private readonly wanted = new Map<string, { attempts: number; timer?: NodeJS.Timeout }>();
@@ -92,7 +92,7 @@ export class Redialer {
     this.hooks.dial(address).catch((e) => {
       const msg = (e as Error).message;
       this.log.debug({ address, attempt: w.attempts, err: msg }, 'p2p redial failed');
-      if (HOPELESS.some((re) => re.test(msg))) this.unwant(address);
+      if (hopeless(e)) this.unwant(address);
       else this.lost(address);
     });
   }

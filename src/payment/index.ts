@@ -4,6 +4,7 @@
  */
 
 export { channelTlcPort } from './channel-port.ts';
+export { PAYMENT_ERROR_CODES, PaymentError, type PaymentErrorCode, SendPaymentError } from './errors.ts';
 export { paymentLinkSchema, TlcLinks } from './links.ts';
 export { TLC_ERROR_CODES } from './onion/tlc-error.ts';
 export type { IncomingTlc } from './relay.ts';

@@ -7,6 +7,7 @@
  *   forwarded for (an error packet gets this hop's layer), or to the payment session that sent it.
  * Failures carry the reference's TlcErrorCode, in an error packet the sender can read.
  */
+import { ChannelError } from '../channel/index.ts';
 import { bytesToHex, hexToBytes } from '../codec/index.ts';
 import type { Invoice, InvoiceService } from '../invoice/index.ts';
 import { allowsMpp, expiresAtMs, findAttr } from '../invoice/index.ts';
@@ -265,7 +266,7 @@ export class PaymentRelay {
         // Replayed after a restart, the upstream TLC may be settled already, or its channel
         // closed (the TLC is then settled on chain: by preimage, kept above, or by expiry);
         // otherwise the outcome stays recorded for the next start.
-        if (!/not found or not removable|channel is closed/.test((e as Error).message)) throw e;
+        if (!ChannelError.is(e, 'TlcNotFound', 'ChannelClosed')) throw e;
       }
     }
     this.o.links.remove(channelId, tlcId);
@@ -392,9 +393,12 @@ export class PaymentRelay {
       }
       this.o.payments.markUpstreamSettled(s.paymentHash);
     } catch (e) {
-      const msg = (e as Error).message;
-      if (/not found or not removable/.test(msg)) this.o.payments.markUpstreamSettled(s.paymentHash);
-      else this.o.logger?.warn({ payment_hash: s.paymentHash, err: msg }, 'settling a trampoline TLC failed');
+      if (ChannelError.is(e, 'TlcNotFound')) this.o.payments.markUpstreamSettled(s.paymentHash);
+      else
+        this.o.logger?.warn(
+          { payment_hash: s.paymentHash, err: (e as Error).message },
+          'settling a trampoline TLC failed',
+        );
     } finally {
       this.settling.delete(s.paymentHash);
     }
@@ -844,15 +848,9 @@ export class PaymentRelay {
   }
 }
 
+/** The onion failure for the outgoing channel's refusal of a forwarded TLC (by its code). */
 function asCode(e: unknown): TlcErrorCodeName {
-  const m = e instanceof Error ? e.message : String(e);
-  const known: TlcErrorCodeName[] = [
-    'TemporaryChannelFailure',
-    'ChannelDisabled',
-    'PermanentChannelFailure',
-    'AmountBelowMinimum',
-    'ExpiryTooSoon',
-    'ExpiryTooFar',
-  ];
-  return known.find((k) => m.includes(k)) ?? 'TemporaryChannelFailure';
+  if (ChannelError.is(e, 'TlcAmountTooLow')) return 'AmountBelowMinimum';
+  if (ChannelError.is(e, 'TlcExpiryTooSoon')) return 'ExpiryTooSoon';
+  return 'TemporaryChannelFailure';
 }

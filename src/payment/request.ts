@@ -4,11 +4,12 @@
  * caller supplies the decoded invoice and the clock.
  */
 import { randomBytes } from 'node:crypto';
-import { bytesToHex, DomainError } from '../codec/index.ts';
+import { bytesToHex, type DomainError } from '../codec/index.ts';
 import { ckbHash, sha256 } from '../crypto/index.ts';
 import type { Invoice } from '../invoice/index.ts';
 import { allowsMpp, allowsTrampoline, findAttr } from '../invoice/index.ts';
 import { describeAsset, invoiceAsset, invoiceUdtScript, scriptAsset } from './asset.ts';
+import { PaymentError } from './errors.ts';
 import { MAX_TLC_EXPIRY_LIMIT, MIN_TLC_EXPIRY_DELTA } from './expiry-limits.ts';
 import { MAX_PARTS_LIMIT, mppRecordEntry } from './mpp.ts';
 import { MAX_CUSTOM_RECORDS_SIZE } from './onion/hop-data.ts';
@@ -72,7 +73,10 @@ export interface PaymentRequest {
 }
 
 export function invalidRequest(reason: string): DomainError {
-  return new DomainError(`InvalidParameter: Failed to validate payment request: "${reason}"`);
+  return new PaymentError(
+    'InvalidRequest',
+    `InvalidParameter: Failed to validate payment request: "${reason}"`,
+  );
 }
 
 export interface ValidateContext {

@@ -6,12 +6,12 @@
  * that depends on it, and announced as a `PutPaymentSession` store change.
  */
 import { randomBytes } from 'node:crypto';
-import { bytesToHex, DomainError, hexToBytes, toHexQuantity } from '../codec/index.ts';
+import { bytesToHex, hexToBytes, toHexQuantity } from '../codec/index.ts';
 import type { PaymentFailure, PaymentHistory, SessionRouteNode } from '../graph/index.ts';
 import { directionOf, type FindRouteRequest, PathFindError, type RouterHop } from '../graph/index.ts';
 import type { Invoice } from '../invoice/index.ts';
 import type { StoreChange } from '../store/index.ts';
-import { SendPaymentError } from './errors.ts';
+import { PaymentError, SendPaymentError } from './errors.ts';
 import { activeAttempts, partAmount, usesMpp } from './mpp.ts';
 import { MppSessions } from './mpp-session.ts';
 import { TRAMPOLINE_RECORD_KEY } from './onion/hop-data.ts';
@@ -236,7 +236,7 @@ export class PaymentService {
     router: RouterHop[],
   ): PaymentRecord {
     const last = router.at(-1);
-    if (!last) throw new DomainError('InvalidParameter: No hop requirements provided');
+    if (!last) throw new PaymentError('NoHopRequirements', 'InvalidParameter: No hop requirements provided');
     const request = this.validate({
       ...params,
       target_pubkey: last.target,
@@ -332,7 +332,10 @@ export class PaymentService {
       try {
         inv = this.o.invoices.parseInvoice(params.invoice);
       } catch {
-        throw new DomainError('InvalidParameter: Failed to validate payment request: "invoice is invalid"');
+        throw new PaymentError(
+          'InvalidRequest',
+          'InvalidParameter: Failed to validate payment request: "invoice is invalid"',
+        );
       }
       ctx.invoice = inv;
       ctx.invoiceSignatureValid = this.o.invoices.verifyInvoice(inv);
@@ -349,7 +352,8 @@ export class PaymentService {
       !request.dryRun &&
       !(existing.status === 'Failed' && inflightAttempts(existing).length === 0)
     ) {
-      throw new DomainError(
+      throw new PaymentError(
+        'SessionExists',
         `InvalidParameter: Payment session already exists: Hash256(${request.paymentHash}) with payment session status: ${existing.status}`,
       );
     }
@@ -389,7 +393,11 @@ export class PaymentService {
 
   get(paymentHash: string): PaymentRecord {
     const s = this.o.store.get(paymentHash);
-    if (!s) throw new DomainError(`InvalidParameter: Payment session not found: Hash256(${paymentHash})`);
+    if (!s)
+      throw new PaymentError(
+        'SessionNotFound',
+        `InvalidParameter: Payment session not found: Hash256(${paymentHash})`,
+      );
     return this.record(s);
   }
 

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { DomainError, InvalidParams, StorageError, StrandError } from '../codec/index.ts';
 import type { Authorizer } from './auth.ts';
+import { errorDataOf, jsonRpcCodeOf } from './error-codes.ts';
 import type { CallContext, MethodSpec } from './method.ts';
 import { PERMISSIONS } from './permissions.ts';
 import { echo } from './schema.ts';
@@ -183,7 +184,9 @@ export class Dispatcher {
   private mapError(method: string, e: unknown): [number, string, unknown?] {
     // A handler's own refusal of a parameter carries the reference's text as is (e.g. a cursor).
     if (e instanceof InvalidParams) return [ERR.INVALID_PARAMS, e.message, e.data];
-    if (e instanceof DomainError || e instanceof StrandError) return [ERR.DOMAIN, e.message, e.data];
+    // A refusal: its code picks the JSON-RPC code (one table) and rides along in `error.data`.
+    if (e instanceof DomainError) return [jsonRpcCodeOf(e.code), e.message, errorDataOf(e)];
+    if (e instanceof StrandError) return [ERR.DOMAIN, e.message, e.data];
     // A full disk or a failing file system is named, with its code, not hidden as an internal error.
     const storage = StorageError.from(e);
     if (storage) {

@@ -4,7 +4,8 @@
  * end of time). Where fnn has a bound, its text is used; the rest are documented in
  * `docs/rpc-limits.md`. A refusal is a method refusing a value: -32000 with the field and limit.
  */
-import { DomainError, U64_MAX } from '../codec/index.ts';
+import { U64_MAX } from '../codec/index.ts';
+import { RpcMethodError } from './errors.ts';
 
 /** A proportional fee of 100%: no route pays more than the amount it forwards as a fee. */
 export const MAX_FEE_PROPORTIONAL_MILLIONTHS = 1_000_000n;
@@ -30,7 +31,7 @@ export interface ChannelTerms {
  */
 export function checkChannelTerms(p: ChannelTerms, ckb: boolean): void {
   const refuse = (msg: string): never => {
-    throw new DomainError(`Invalid parameter: ${msg}`);
+    throw new RpcMethodError('OutOfRange', `Invalid parameter: ${msg}`);
   };
   if (ckb && p.funding_amount !== undefined && p.funding_amount >= U64_MAX)
     refuse(`The funding amount (${p.funding_amount}) should be less than ${U64_MAX}`);
@@ -54,7 +55,8 @@ export function checkChannelTerms(p: ChannelTerms, ckb: boolean): void {
 /** `new_invoice` expiry (fnn: `InvalidParameter: …`). */
 export function checkInvoiceExpiry(expiry: bigint | undefined): void {
   if (expiry !== undefined && expiry > MAX_INVOICE_EXPIRY_SECONDS)
-    throw new DomainError(
+    throw new RpcMethodError(
+      'OutOfRange',
       `InvalidParameter: expiry (${expiry}) should be at most ${MAX_INVOICE_EXPIRY_SECONDS} seconds (10 years)`,
     );
 }

@@ -31,7 +31,7 @@ export const ERRORS = {
   Refused: {
     code: ERR.DOMAIN,
     message: 'Refused',
-    data: "The node refused the call (fnn's error texts), or could not store it (`storage failure: …`). `error.data` may echo the params.",
+    data: 'The node refused the call (fnn\'s error texts), or could not store it (`storage failure: …`). `error.data` echoes the params where fnn does; otherwise it names the refusal\'s code, `{ "error_code": "TlcNotFound" }` (the list below).',
   },
   Unauthorized: {
     code: ERR.UNAUTHORIZED,

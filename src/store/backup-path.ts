@@ -7,16 +7,13 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { DomainError } from '../codec/index.ts';
+import { BackupPathError } from './errors.ts';
 
 /** Longest destination accepted (PATH_MAX on Linux). */
 export const MAX_BACKUP_PATH = 4096;
 const FORBIDDEN_ROOTS = ['/proc', '/sys', '/dev'];
 /** statfs magic numbers of kernel pseudo-filesystems (proc, sysfs, cgroup, cgroup2, debugfs, devpts). */
 const PSEUDO_FS = new Set([0x9fa0, 0x62656572, 0x27e0eb, 0x63677270, 0x64626720, 0x1cd1]);
-
-/** A destination refused before anything was written (fnn's `InvalidParameter:` text, field `path`). */
-export class BackupPathError extends DomainError {}
 
 const shown = (p: string) => (p.length > 200 ? `${p.slice(0, 200)}…` : p);
 

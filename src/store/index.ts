@@ -9,4 +9,5 @@ export type { StoreChange } from './changes.ts';
 export { StoreChangeBus } from './changes.ts';
 export type { Db, DomainSchema } from './db.ts';
 export { openDatabase, watchPageQuota } from './db.ts';
+export { BackupPathError, STORE_ERROR_CODES, type StoreErrorCode } from './errors.ts';
 export { checkNodeOwnership, nodeMetaSchema } from './node-meta.ts';

@@ -1,7 +1,7 @@
 /** Checks of the keys, signatures and molecule blobs a watchtower is fed (hostile input). */
 import { ccc } from '@ckb-ccc/core';
 import { schnorr, secp256k1 } from '@noble/curves/secp256k1.js';
-import { DomainError } from '../codec/index.ts';
+import { WatchtowerError } from './errors.ts';
 
 const N = secp256k1.Point.CURVE().n;
 const P = secp256k1.Point.CURVE().p;
@@ -21,7 +21,8 @@ export function checkPubkey(hex: string): string | null {
 
 export function checkSecretKey(hex: string): void {
   const v = BigInt(`0x${hexBytes(hex).toString('hex') || '0'}`);
-  if (v === 0n || v >= N) throw new DomainError('invalid secret key: not a secp256k1 scalar');
+  if (v === 0n || v >= N)
+    throw new WatchtowerError('InvalidSecretKey', 'invalid secret key: not a secp256k1 scalar');
 }
 
 /** A 64-byte BIP-340 signature `R.x ‖ s`: an error text, or null. */

@@ -63,6 +63,7 @@ export async function startNodeWatchtower(o: NodeWatchtowerOptions): Promise<Wat
 }
 
 export { checkCellOutput, checkPubkey, checkSecretKey, checkSignature, moleculeBytes } from './check.ts';
+export { WATCHTOWER_ERROR_CODES, WatchtowerError, type WatchtowerErrorCode } from './errors.ts';
 export type { WatchtowerFeed } from './feed.ts';
 export { startWatchtowerFeed } from './feed.ts';
 export type { RevocationData, SettlementData, SettlementTlcData } from './types.ts';

@@ -44,12 +44,17 @@ const fulfil = (id: bigint, n: number): TlcCommand => ({
 });
 const fail = (id: bigint): TlcCommand => ({ type: 'removeTlc', id, reason: { error: new Uint8Array([1]) } });
 
+/** A refusal as its code and message (fnn's text), the rest as is. */
+type Answer = { ok: true; tlcId?: bigint } | { ok: false; code: string; error: string };
+
 /** `me` runs a batch of commands; its messages wait in the peer's inbox. */
-function batch(me: Side, other: Side, cmds: TlcCommand[]): TlcOutcome[] {
+function batch(me: Side, other: Side, cmds: TlcCommand[]): Answer[] {
   const s = step(me.ch, { type: 'tlcBatch', cmds }, h.env());
   me.ch = s.ch;
   h.perform(me, other, s.effects, []);
-  return s.outcomes ?? [];
+  return (s.outcomes ?? []).map((o: TlcOutcome) =>
+    o.ok ? o : { ok: false, code: o.error.code, error: o.error.message },
+  );
 }
 
 /** Both fundings without the reserves: what balances and pending TLCs always add up to. */
@@ -152,10 +157,10 @@ describe('a batch of TLC updates', () => {
     // fnn's answers: the TlcErr of each refusal (TlcAmountExceedLimit, TlcNumberExceedLimit).
     expect(out).toEqual([
       { ok: true, tlcId: 0n },
-      { ok: false, error: 'TemporaryChannelFailure' },
+      { ok: false, code: 'TlcLimitExceeded', error: 'TemporaryChannelFailure' },
       { ok: true, tlcId: 1n },
       { ok: true, tlcId: 2n },
-      { ok: false, error: 'TemporaryChannelFailure' },
+      { ok: false, code: 'TlcLimitExceeded', error: 'TemporaryChannelFailure' },
     ]);
     runChecked(A, B);
     agreed(A, B);
@@ -169,8 +174,8 @@ describe('a batch of TLC updates', () => {
     const out = batch(A, B, [add(2), add(3)]);
     const waiting = 'Unable to handle TLC command in waiting TLC ACK state';
     expect(out).toEqual([
-      { ok: false, error: waiting },
-      { ok: false, error: waiting },
+      { ok: false, code: 'WaitingTlcAck', error: waiting },
+      { ok: false, code: 'WaitingTlcAck', error: waiting },
     ]);
     expect(A.ch).toBe(ch);
     h.run(A, B);

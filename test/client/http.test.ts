@@ -81,6 +81,26 @@ describe('failures', () => {
     });
   });
 
+  it("names a refusal's code from error.data.error_code, none when data echoes the params", async () => {
+    const refusal = (data: unknown) => ({
+      status: 200,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        error: { code: -32000, message: 'Messaging failed because channel is closed', data },
+      }),
+    });
+    answer = refusal({ error_code: 'ChannelClosed' });
+    const coded = (await failure(createClient(url).node_info())) as RpcError;
+    expect([coded.code, coded.errorCode, coded.message]).toEqual([
+      -32000,
+      'ChannelClosed',
+      'Messaging failed because channel is closed',
+    ]);
+    answer = refusal({ payment_hash: '0x01' });
+    expect(((await failure(createClient(url).node_info())) as RpcError).errorCode).toBeUndefined();
+  });
+
   it('throws RpcTransportError for what is no JSON-RPC reply', async () => {
     answer = { status: 502, body: '<html>bad gateway</html>' };
     const e = await failure(createClient(url).node_info());

@@ -1,6 +1,7 @@
 /** The redial schedule: backoff, reset on success, hopeless errors abandoned; bootnodes. */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SILENT } from '../../src/p2p/dispatcher.ts';
+import { PeerError } from '../../src/p2p/errors.ts';
 import { Redialer } from '../../src/p2p/redial.ts';
 import { startManager, stopAll, tcpAddr, until } from './helpers.ts';
 
@@ -16,13 +17,14 @@ describe('Redialer', () => {
     vi.spyOn(Math, 'random').mockReturnValue(0.5); // jitter factor exactly 1
     let attempts = 0;
     const dropped: string[] = [];
-    let fail = 'connection refused';
+    // Told by its code, not its text: an uncoded error that reads like a hopeless one is retried.
+    let fail: Error = new Error('peer id not match: said by something else than the dialler');
     const r = new Redialer(
       { baseMs: 100, maxMs: 400 },
       {
         dial: async () => {
           attempts++;
-          throw new Error(fail);
+          throw fail;
         },
         connected: () => false,
         dropped: (a) => dropped.push(a),
@@ -43,7 +45,7 @@ describe('Redialer', () => {
     await vi.advanceTimersByTimeAsync(400);
     expect(attempts).toBe(4);
     r.succeeded(addr);
-    fail = 'peer id not match: /ip4/127.0.0.1/tcp/1 is Qm…';
+    fail = new PeerError('PeerIdMismatch', 'peer id not match: /ip4/127.0.0.1/tcp/1 is Qm…');
     await vi.advanceTimersByTimeAsync(400);
     expect(attempts).toBe(5);
     expect(dropped).toEqual([addr]);

@@ -7,6 +7,7 @@
  * `startServices` restarts a node's payment stack over its database.
  */
 import { secp256k1 } from '@noble/curves/secp256k1.js';
+import { ChannelError } from '../../src/channel/errors.ts';
 import { bytesToHex } from '../../src/codec/hex.ts';
 import {
   findPath,
@@ -170,9 +171,9 @@ export function buildNetwork(opts: { holdTimeoutMs?: number } = {}) {
       const ch = byId(channelId);
       if (ch.refuse > 0 && me !== payer()) {
         ch.refuse--;
-        throw new Error('TemporaryChannelFailure');
+        throw new ChannelError('TlcLimitExceeded', 'TemporaryChannelFailure');
       }
-      if (t.amount > available(ch, me)) throw new Error('TemporaryChannelFailure');
+      if (t.amount > available(ch, me)) throw new ChannelError('TlcLimitExceeded', 'TemporaryChannelFailure');
       const id = ch.nextTlc++;
       const incoming = { channelId, tlcId: id, ...t };
       ch.tlcs.set(id, {
@@ -193,7 +194,8 @@ export function buildNetwork(opts: { holdTimeoutMs?: number } = {}) {
     fulfilTlc: async (channelId, tlcId, preimage) => {
       const ch = byId(channelId);
       const t = ch.tlcs.get(tlcId);
-      if (!t) throw new Error(`Invalid parameter: TLC ${tlcId} not found or not removable`);
+      if (!t)
+        throw new ChannelError('TlcNotFound', `Invalid parameter: TLC ${tlcId} not found or not removable`);
       ch.tlcs.delete(tlcId);
       ch.balance.set(t.from, ch.balance.get(t.from)! - t.amount);
       ch.balance.set(me, ch.balance.get(me)! + t.amount);
@@ -204,7 +206,8 @@ export function buildNetwork(opts: { holdTimeoutMs?: number } = {}) {
     failTlc: async (channelId, tlcId, packet) => {
       const ch = byId(channelId);
       const t = ch.tlcs.get(tlcId);
-      if (!t) throw new Error(`Invalid parameter: TLC ${tlcId} not found or not removable`);
+      if (!t)
+        throw new ChannelError('TlcNotFound', `Invalid parameter: TLC ${tlcId} not found or not removable`);
       ch.tlcs.delete(tlcId);
       failures.push({ channel: channelId, packet });
       outcomeTo(t, channelId, tlcId, { errorPacket: packet });

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { DomainError, toHexQuantity } from '../../codec/index.ts';
 import type { BackupResult } from '../../store/index.ts';
+import { RpcMethodError } from '../errors.ts';
 import { type MethodSpec, method } from '../method.ts';
 import * as R from '../results.ts';
 
@@ -26,7 +27,7 @@ export function adminMethods(svc: AdminService): MethodSpec[] {
         } catch (e) {
           // A refused path already says which field and why.
           if (e instanceof DomainError) throw e;
-          throw new DomainError(`Backup failed: ${(e as Error).message}`);
+          throw new RpcMethodError('BackupFailed', `Backup failed: ${(e as Error).message}`);
         }
       },
     }),

@@ -7,7 +7,8 @@
 import { ccc } from '@ckb-ccc/core';
 import { z } from 'zod';
 import type { Channel, ChannelService, OpenRequest, ScriptData } from '../../channel/index.ts';
-import { DomainError, hexToBytes, InvalidParams, toHexQuantity as q } from '../../codec/index.ts';
+import { ChannelError } from '../../channel/index.ts';
+import { hexToBytes, InvalidParams, toHexQuantity as q } from '../../codec/index.ts';
 import { peerIdOf } from '../../crypto/index.ts';
 import { checkChannelTerms } from '../limits.ts';
 import { type MethodSpec, method } from '../method.ts';
@@ -157,7 +158,8 @@ export function channelMethods(svc: ChannelService, peers: ChannelPeers): Method
         if (!byPeerId) {
           if (!required) byPeerId = `peer:${p.peer_id}`;
           else
-            throw new DomainError(
+            throw new ChannelError(
+              'PeerFeaturesUnknown',
               `Invalid parameter: Peer ${p.peer_id}'s feature not found, waiting for peer to send Init message`,
             );
         }
@@ -181,7 +183,10 @@ export function channelMethods(svc: ChannelService, peers: ChannelPeers): Method
       params: openParams,
       handler: async (p) => {
         if (p.one_way && p.public !== false)
-          throw new DomainError('Invalid parameter: An one-way channel cannot be public');
+          throw new ChannelError(
+            'InvalidParameter',
+            'Invalid parameter: An one-way channel cannot be public',
+          );
         const terms = openTerms(p);
         const pk = counterparty(p, true) as string;
         const r = await svc.openChannel({ pubkey: pk, ...terms });

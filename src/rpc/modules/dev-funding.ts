@@ -9,8 +9,9 @@ import { cccA } from '@ckb-ccc/core/advanced';
 import { z } from 'zod';
 import type { ChainClient } from '../../chain/index.ts';
 import { sighashLock, txToJson } from '../../chain/index.ts';
-import { bytesToHex, DomainError } from '../../codec/index.ts';
+import { bytesToHex } from '../../codec/index.ts';
 import { isValidSecretKey, lockArgsOf, signSighashAll } from '../../crypto/index.ts';
+import { RpcMethodError } from '../errors.ts';
 import { type MethodSpec, method } from '../method.ts';
 import * as R from '../results.ts';
 
@@ -29,10 +30,14 @@ export function externalFundingMethods(chain: Pick<ChainClient, 'getLiveCell'>):
       handler: async (p) => {
         const hex = p.private_key.replace(/^0x/, '');
         if (hex.length !== 64) {
-          throw new DomainError(`invalid private key length: expected 32 bytes, got ${hex.length / 2}`);
+          throw new RpcMethodError(
+            'InvalidPrivateKey',
+            `invalid private key length: expected 32 bytes, got ${hex.length / 2}`,
+          );
         }
         const sk = Uint8Array.from(Buffer.from(hex, 'hex'));
-        if (!isValidSecretKey(sk)) throw new DomainError('invalid private key: not a secp256k1 secret key');
+        if (!isValidSecretKey(sk))
+          throw new RpcMethodError('InvalidPrivateKey', 'invalid private key: not a secp256k1 secret key');
         let tx: ccc.Transaction;
         try {
           tx = ccc.Transaction.from(
@@ -41,7 +46,10 @@ export function externalFundingMethods(chain: Pick<ChainClient, 'getLiveCell'>):
             ).transactionTo(p.unsigned_funding_tx),
           );
         } catch (e) {
-          throw new DomainError(`invalid unsigned_funding_tx: ${(e as Error).message}`);
+          throw new RpcMethodError(
+            'InvalidTransaction',
+            `invalid unsigned_funding_tx: ${(e as Error).message}`,
+          );
         }
         const lock = sighashLock(bytesToHex(lockArgsOf(sk)));
         const mine: number[] = [];
@@ -60,7 +68,10 @@ export function externalFundingMethods(chain: Pick<ChainClient, 'getLiveCell'>):
           if (script.eq(lock)) mine.push(i);
         }
         if (mine.length === 0)
-          throw new DomainError('no transaction inputs matched the provided private key');
+          throw new RpcMethodError(
+            'NoMatchingInputs',
+            'no transaction inputs matched the provided private key',
+          );
         signSighashAll(tx, mine, sk);
         return { signed_funding_tx: txToJson(tx) };
       },

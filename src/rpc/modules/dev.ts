@@ -6,9 +6,10 @@
  */
 import { z } from 'zod';
 import type { ChannelService } from '../../channel/index.ts';
-import { commitmentNumberOf } from '../../channel/index.ts';
-import { DomainError, hexToBytes, toHexQuantity as q } from '../../codec/index.ts';
+import { ChannelError, commitmentNumberOf } from '../../channel/index.ts';
+import { hexToBytes, toHexQuantity as q } from '../../codec/index.ts';
 import { TLC_ERROR_CODES } from '../../payment/index.ts';
+import { RpcMethodError } from '../errors.ts';
 import { type MethodSpec, method } from '../method.ts';
 import * as R from '../results.ts';
 import { h256, u64, u128 } from '../schema.ts';
@@ -64,7 +65,8 @@ export function devMethods(svc: ChannelService): MethodSpec[] {
           const code = Object.hasOwn(TLC_ERROR_CODES, name)
             ? (TLC_ERROR_CODES as Record<string, number>)[name]
             : undefined;
-          if (code === undefined) throw new DomainError(`invalid error code: ${p.reason.error_code}`);
+          if (code === undefined)
+            throw new RpcMethodError('InvalidParameter', `invalid error code: ${p.reason.error_code}`);
           // Without an onion route, the error packet is the bare big-endian code.
           await svc.removeTlc(
             p.channel_id,
@@ -100,7 +102,7 @@ export function devMethods(svc: ChannelService): MethodSpec[] {
         // Nothing is awaited between this check and the send, so the commitment cannot move on.
         const ch = svc.get(p.channel_id);
         if (!ch?.latestCommitmentTx || commitmentNumberOf(ch.latestCommitmentTx) !== p.commitment_number)
-          throw new DomainError('Commitment transaction not found');
+          throw new ChannelError('CommitmentTxNotFound', 'Commitment transaction not found');
         const r = await svc.submitCommitmentTransaction(p.channel_id);
         return { tx_hash: r.txHash };
       },

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { AddressError, addressToScript } from '../../chain/index.ts';
 import { DomainError } from '../../codec/index.ts';
 import type { HashAlgorithm, InvoiceService, StoredInvoice } from '../../invoice/index.ts';
-import { type AttrStyle, invoiceToJson, scriptToMolecule } from '../../invoice/index.ts';
+import { type AttrStyle, InvoiceError, invoiceToJson, scriptToMolecule } from '../../invoice/index.ts';
 import { checkInvoiceExpiry } from '../limits.ts';
 import { type MethodSpec, method } from '../method.ts';
 import * as R from '../results.ts';
@@ -81,20 +81,23 @@ function checkNewInvoice(p: NewInvoiceParams, opts: InvoiceMethodsOptions): void
     const prefix = ADDRESS_PREFIX[p.currency]!;
     const shown = echo(p.fallback_address);
     if (!p.fallback_address.startsWith(`${prefix}1`))
-      throw new DomainError(
+      throw new InvoiceError(
+        'InvalidParameter',
         `InvalidParameter: fallback_address '${shown}' should be a CKB address starting with ${prefix}1 for currency ${p.currency}`,
       );
     try {
       addressToScript(p.fallback_address);
     } catch (e) {
-      const why = e instanceof AddressError ? (e.message.split("': ")[1] ?? 'malformed') : 'malformed';
-      throw new DomainError(
+      const why = (e instanceof AddressError && e.reason) || 'malformed';
+      throw new InvoiceError(
+        'InvalidParameter',
         `InvalidParameter: fallback_address '${shown}' is not a valid CKB address: ${why}`,
       );
     }
   }
   if (p.udt_type_script && opts.knownUdt && !opts.knownUdt(p.udt_type_script))
-    throw new DomainError(
+    throw new InvoiceError(
+      'InvalidParameter',
       "InvalidParameter: udt_type_script names a token that is not in the node's UDT whitelist (ckb.udt_whitelist)",
     );
 }
@@ -104,7 +107,7 @@ function withParams<T>(params: unknown, fn: () => T): T {
   try {
     return fn();
   } catch (e) {
-    if (e instanceof DomainError && e.data === undefined) throw new DomainError(e.message, params);
+    if (e instanceof DomainError && e.data === undefined) throw e.withData(params);
     throw e;
   }
 }

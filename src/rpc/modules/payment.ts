@@ -1,8 +1,9 @@
 /** `payment` module: send_payment, get_payment, list_payments (fiber-rpc.md §1.4). */
 import { z } from 'zod';
-import { DomainError, toHexQuantity } from '../../codec/index.ts';
+import { toHexQuantity } from '../../codec/index.ts';
 import { PathFindError, type RouterHop } from '../../graph/index.ts';
 import type { PaymentService } from '../../payment/index.ts';
+import { PaymentError } from '../../payment/index.ts';
 import { type MethodSpec, method } from '../method.ts';
 import * as R from '../results.ts';
 import { bytes, h256, pubkey, script, u32, u64, u128 } from '../schema.ts';
@@ -78,8 +79,10 @@ export function paymentMethods(svc: PaymentService, buildRoute?: RouteBuilder): 
         final_tlc_expiry_delta: u64.optional(),
       }),
       handler: (p) => {
-        if (p.hops_info.length === 0) throw new DomainError('InvalidParameter: No hop requirements provided');
-        if (!buildRoute) throw new DomainError('Network Graph error: PathFind error: no path found');
+        if (p.hops_info.length === 0)
+          throw new PaymentError('NoHopRequirements', 'InvalidParameter: No hop requirements provided');
+        if (!buildRoute)
+          throw new PaymentError('NoPathFound', 'Network Graph error: PathFind error: no path found');
         try {
           const hops = buildRoute({
             hops: p.hops_info.map((h) => ({ pubkey: h.pubkey, channelOutpoint: h.channel_outpoint ?? null })),
@@ -90,7 +93,8 @@ export function paymentMethods(svc: PaymentService, buildRoute?: RouteBuilder): 
           });
           return { router_hops: hops.map(routerHopJson) };
         } catch (e) {
-          if (e instanceof PathFindError) throw new DomainError(`Network Graph error: ${e.message}`);
+          if (e instanceof PathFindError)
+            throw new PaymentError('NoPathFound', `Network Graph error: ${e.message}`);
           throw e;
         }
       },

@@ -9,6 +9,7 @@
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { z } from 'zod';
 import { DomainError, InvalidParams } from '../../codec/index.ts';
+import { PeerError } from '../../p2p/index.ts';
 import { type MethodSpec, method } from '../method.ts';
 import * as R from '../results.ts';
 import { echo } from '../schema.ts';
@@ -21,7 +22,6 @@ export interface PeerService {
   list(): { pubkey: string; peerId: string; address: string }[];
 }
 
-const ALREADY_CONNECTED = 'Peer already connected';
 const PUBKEY_HEX = /^(0x)?[0-9a-fA-F]{66}$/;
 
 /** A 33-byte compressed key that is a curve point; texts as the reference's (`invalid pubkey '…': …`). */
@@ -58,7 +58,7 @@ export function peerMethods(pm: PeerService): MethodSpec[] {
     if (!/^Qm[1-9A-HJ-NP-Za-km-z]{44}$/.test(peerId))
       throw new InvalidParams(`invalid peer_id '${echo(peerId)}': expected a Qm… peer id or a pubkey`);
     const found = pm.list().find((p) => p.peerId === peerId);
-    if (!found) throw new DomainError(`peer ${peerId} is not connected`);
+    if (!found) throw new PeerError('PeerNotConnected', `peer ${peerId} is not connected`);
     return found.pubkey;
   };
 
@@ -84,13 +84,13 @@ export function peerMethods(pm: PeerService): MethodSpec[] {
           } else if (p.pubkey !== undefined) {
             await pm.connectByPubkey(checkPubkey(p.pubkey));
           } else {
-            throw new DomainError('either `address` or `pubkey` is required');
+            throw new PeerError('AddressOrPubkeyRequired', 'either `address` or `pubkey` is required');
           }
         } catch (e) {
           // Idempotent, as in fnn v0.8.0: its dial of a connected peer is accepted and only fails
           // later inside tentacle, so the RPC answers null (its e2e tests rely on that).
-          if (e instanceof DomainError && e.message === ALREADY_CONNECTED) return null;
-          if (e instanceof DomainError && e.data === undefined) throw new DomainError(e.message, p);
+          if (PeerError.is(e, 'AlreadyConnected')) return null;
+          if (e instanceof DomainError && e.data === undefined) throw e.withData(p);
           throw e;
         }
         return null;
@@ -114,7 +114,7 @@ export function peerMethods(pm: PeerService): MethodSpec[] {
         try {
           await pm.disconnect((byPubkey ?? byPeerId)!);
         } catch (e) {
-          if (e instanceof DomainError && e.data === undefined) throw new DomainError(e.message, p);
+          if (e instanceof DomainError && e.data === undefined) throw e.withData(p);
           throw e;
         }
         return null;

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { DomainError } from '../../codec/index.ts';
+import { RpcMethodError } from '../errors.ts';
 import { type MethodSpec, method } from '../method.ts';
 import { u64 } from '../schema.ts';
 
@@ -27,9 +27,12 @@ export function profMethods(outDir: string): MethodSpec[] {
       handler: async (p) => {
         const secs = p.duration_secs ?? 10n;
         if (secs < 1n || secs > MAX_SECONDS) {
-          throw new DomainError(`duration_secs must be between 1 and ${MAX_SECONDS}, got ${secs}`);
+          throw new RpcMethodError(
+            'InvalidParameter',
+            `duration_secs must be between 1 and ${MAX_SECONDS}, got ${secs}`,
+          );
         }
-        if (running) throw new DomainError('a profile is already being recorded');
+        if (running) throw new RpcMethodError('ProfileRunning', 'a profile is already being recorded');
         running = true;
         const session = new Session();
         session.connect();

@@ -5,8 +5,8 @@
  * stops reading is disconnected by the server instead of holding the node back.
  */
 import { z } from 'zod';
-import { DomainError } from '../../codec/index.ts';
 import type { StoreChangeBus } from '../../store/index.ts';
+import { RpcMethodError } from '../errors.ts';
 import { type MethodSpec, method } from '../method.ts';
 
 export const STORE_CHANGES_TOPIC = 'store_changes';
@@ -26,7 +26,10 @@ export function pubsubMethods(bus: StoreChangeBus): MethodSpec[] {
       handler: (_params, ctx) => {
         const connection = ctx.connection;
         if (ctx.transport !== 'ws' || !connection) {
-          throw new DomainError('subscribe_store_changes needs a WebSocket connection');
+          throw new RpcMethodError(
+            'WebSocketRequired',
+            'subscribe_store_changes needs a WebSocket connection',
+          );
         }
         const id = nextId++;
         const cancel = bus.subscribe((change) =>

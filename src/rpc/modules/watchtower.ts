@@ -6,7 +6,7 @@
  */
 import { base58 } from '@scure/base';
 import { z } from 'zod';
-import { DomainError, InvalidParams } from '../../codec/index.ts';
+import { InvalidParams } from '../../codec/index.ts';
 import { ckbHash, sha256 } from '../../crypto/index.ts';
 import type {
   RevocationData,
@@ -20,6 +20,7 @@ import {
   checkSecretKey,
   checkSignature,
   moleculeBytes,
+  WatchtowerError,
 } from '../../watchtower/index.ts';
 import { type CallContext, type MethodSpec, method } from '../method.ts';
 import * as R from '../results.ts';
@@ -70,7 +71,7 @@ function toSettlement(s: z.output<typeof settlementData>): SettlementData {
   const tlcs: SettlementTlcData[] = s.tlcs.map((t) => {
     checkSecretKey(t.local_key);
     const remote = checkPubkey(t.remote_key);
-    if (remote) throw new DomainError(`invalid remote_key: ${remote}`);
+    if (remote) throw new WatchtowerError('InvalidRemoteKey', `invalid remote_key: ${remote}`);
     return {
       tlcId: t.tlc_id,
       hashAlgorithm: t.hash_algorithm,
@@ -91,7 +92,7 @@ export function settlementDataFromJson(v: unknown): SettlementData {
 
 function toRevocation(r: z.output<typeof revocationData>): RevocationData {
   const sig = checkSignature(r.aggregated_signature);
-  if (sig) throw new DomainError(`invalid aggregated_signature: ${sig}`);
+  if (sig) throw new WatchtowerError('InvalidSignature', `invalid aggregated_signature: ${sig}`);
   const output = checkCellOutput(r.output);
   if (!output) throw new InvalidParams('invalid output: not a molecule CellOutput');
   const data = moleculeBytes(r.output_data);
@@ -110,13 +111,13 @@ export function callerOf(ctx: CallContext): string {
   try {
     return base58.encode(base58.decode(id));
   } catch {
-    throw new DomainError(`can't parse node_id: ${echo(id)}`);
+    throw new WatchtowerError('InvalidNodeId', `can't parse node_id: ${echo(id)}`);
   }
 }
 
 function keyError(hex: string): void {
   const e = checkPubkey(hex);
-  if (e) throw new DomainError(e);
+  if (e) throw new WatchtowerError('InvalidRemoteKey', e);
 }
 
 export function watchtowerMethods(store: WatchtowerStore): MethodSpec[] {
@@ -224,7 +225,7 @@ export function watchtowerMethods(store: WatchtowerStore): MethodSpec[] {
         const ok = [ckbHash(pre), sha256(pre)].some(
           (h) => `0x${Buffer.from(h).toString('hex')}` === p.payment_hash,
         );
-        if (!ok) throw new DomainError('Wrong preimage');
+        if (!ok) throw new WatchtowerError('WrongPreimage', 'Wrong preimage');
         store.insertPreimage(nodeId, p.payment_hash, p.preimage);
         return null;
       },
