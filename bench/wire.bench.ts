@@ -5,7 +5,12 @@
  * `codec/schema.ts` exists rather than using them). Plain loops timed with performance.now(), after a warm-up.
  */
 import { mol } from '@ckb-ccc/core';
-import { type AddTlc, type ChannelMessage, decodeChannelBody, encodeChannelBody } from '../src/channel/wire.ts';
+import {
+  type AddTlc,
+  type ChannelMessage,
+  decodeChannelBody,
+  encodeChannelBody,
+} from '../src/channel/wire.ts';
 import { rate } from './rate.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);

@@ -337,9 +337,8 @@ function compileRecord(fields: Fields, table: boolean): RecordCode {
     const header = 4 + 4 * keys.length;
     reads = keys.map((k, i) => `${JSON.stringify(k)}: s${i}.read(b, p[${i}], p[${i + 1}])`);
     writes = [`const at = p; p += ${header};`];
-    keys.forEach((_, i) =>
-      writes.push(`w(out, at + ${4 + 4 * i}, p - at); p = s${i}.write(${key[i]}, out, p);`),
-    );
+    for (let i = 0; i < keys.length; i++)
+      writes.push(`w(out, at + ${4 + 4 * i}, p - at); p = s${i}.write(${key[i]}, out, p);`);
     writes.push('w(out, at, p - at);');
   } else {
     let off = 0;
