@@ -38,9 +38,7 @@ export {
   HASH_TYPE_BYTE,
   MoleculeError,
   readU32le,
-  readUintLe,
   u32le,
-  uintLe,
 } from './molecule.ts';
 /** The declarative molecule schemas (`mol.table`, `mol.u64`, …) of `schema.ts`. */
 export * as mol from './schema.ts';

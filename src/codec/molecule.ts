@@ -10,10 +10,6 @@ export class MoleculeError extends StrandError {}
 
 export type Bytes = Uint8Array;
 
-function fail(what: string, why: string): never {
-  throw new MoleculeError(`${what}: ${why}`);
-}
-
 export function u32le(n: number): Bytes {
   const b = new Uint8Array(4);
   new DataView(b.buffer).setUint32(0, n >>> 0, true);
@@ -22,26 +18,6 @@ export function u32le(n: number): Bytes {
 
 export function readU32le(buf: Bytes, at: number): number {
   return (buf[at]! | (buf[at + 1]! << 8) | (buf[at + 2]! << 16) | (buf[at + 3]! << 24)) >>> 0;
-}
-
-/** Unsigned little-endian integer of `size` bytes. */
-export function uintLe(value: bigint, size: number): Bytes {
-  if (value < 0n || value >= 1n << BigInt(8 * size))
-    throw new RangeError(`value ${value} exceeds ${size} bytes`);
-  const out = new Uint8Array(size);
-  let v = value;
-  for (let i = 0; i < size; i++) {
-    out[i] = Number(v & 0xffn);
-    v >>= 8n;
-  }
-  return out;
-}
-
-export function readUintLe(buf: Bytes, size: number, what: string): bigint {
-  if (buf.length !== size) fail(what, `expected ${size} bytes, got ${buf.length}`);
-  let v = 0n;
-  for (let i = size - 1; i >= 0; i--) v = (v << 8n) | BigInt(buf[i]!);
-  return v;
 }
 
 export function concat(...parts: Bytes[]): Bytes {
