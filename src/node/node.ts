@@ -2,6 +2,8 @@
  * The composition root: builds one node from its configuration — keys, store, services, RPC —
  * and tears it down in the reverse order. Nothing else imports `node/`.
  */
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
 import path from 'node:path';
 import type { CchService } from '../cch/index.ts';
 import { cchSchema } from '../cch/index.ts';
@@ -80,8 +82,10 @@ import {
   backupNode,
   checkNodeOwnership,
   type Db,
+  isSqlite,
+  type LeaseOptions,
   nodeMetaSchema,
-  openDatabase,
+  openStore,
   StoreChangeBus,
   watchPageQuota,
 } from '../store/index.ts';
@@ -126,6 +130,42 @@ export const STORE_QUOTA_ENV = 'STRAND_DEV_STORE_QUOTA_FILE';
 export interface StartOptions {
   env?: Record<string, string | undefined>;
   logger?: Logger;
+  /**
+   * The Postgres leader lease was lost (another node may take over any moment): default, exit
+   * the process at once, before anything else is written.
+   */
+  onLeaseLost?: (reason: string) => void;
+}
+
+/**
+ * The lease of a node on Postgres: one holder per node key. A second process waits as a standby
+ * (logged once) and starts once the first stopped or its lease ran out; a holder that could not
+ * renew in time exits, as another may already be writing.
+ */
+function leaderLease(
+  config: Config,
+  pubkey: string,
+  log: Logger,
+  onLost?: (reason: string) => void,
+): LeaseOptions {
+  const holder = `${os.hostname()}/${process.pid}/${randomBytes(4).toString('hex')}`;
+  return {
+    key: pubkey,
+    holder,
+    ttlMs: config.store.lease_ms,
+    onStandby: (current) =>
+      log.warn(
+        { holder: current, lease_ms: config.store.lease_ms },
+        'standby: another node holds the leader lease',
+      ),
+    onLost:
+      onLost ??
+      ((reason) => {
+        log.fatal({ reason }, 'leader lease lost: exiting');
+        log.flush();
+        process.exit(3);
+      }),
+  };
 }
 
 export class StrandNode {
@@ -187,20 +227,24 @@ export class StrandNode {
       config.services.includes('ckb') || config.services.includes('fiber')
         ? loadWalletKey(path.join(config.ckbDir, 'key'), { password: env[PASSWORD_ENV] })
         : undefined;
-    const db = openDatabase(path.join(config.fiberDir, 'store', 'strand.db'), [
-      nodeMetaSchema,
-      invoiceSchema,
-      peerSchema,
-      channelSchema,
-      graphSchema,
-      paymentSchema,
-      paymentLinkSchema,
-      watchtowerSchema,
-      cchSchema,
-    ]);
+    const db = await openStore(
+      { url: config.store.url, file: path.join(config.fiberDir, 'store', 'strand.db') },
+      [
+        nodeMetaSchema,
+        invoiceSchema,
+        peerSchema,
+        channelSchema,
+        graphSchema,
+        paymentSchema,
+        paymentLinkSchema,
+        watchtowerSchema,
+        cchSchema,
+      ],
+      config.store.url ? leaderLease(config, identity.pubkeyHex, log, opts.onLeaseLost) : undefined,
+    );
     const node = new StrandNode(config, identity, walletKey, db, log);
     const quotaFile = env[STORE_QUOTA_ENV];
-    if (quotaFile)
+    if (quotaFile && isSqlite(db))
       node.stopQuota = watchPageQuota(db, quotaFile, (pages) =>
         log.warn({ ...pages, file: quotaFile }, 'dev store page quota applied'),
       );
