@@ -6,7 +6,6 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import type { CchService } from '../cch/index.ts';
-import { cchSchema } from '../cch/index.ts';
 import {
   type ChainClient,
   channelScriptsSource,
@@ -22,12 +21,7 @@ import {
   type UdtWhitelist,
   type Wallet,
 } from '../chain/index.ts';
-import {
-  ChannelService,
-  channelSchema,
-  checkpointBackupStore,
-  loadChannelScripts,
-} from '../channel/index.ts';
+import { ChannelService, checkpointBackupStore, loadChannelScripts } from '../channel/index.ts';
 import { bytesToHex, hexToBytes } from '../codec/index.ts';
 import {
   blake160,
@@ -44,13 +38,11 @@ import {
   createGraphService,
   featureBytes,
   type GraphService,
-  graphSchema,
   udtCfgInfosFromWhitelist,
 } from '../graph/index.ts';
-import { createInvoiceService, type InvoiceService, invoiceSchema } from '../invoice/index.ts';
-import { createPeerManager, type PeerManager, peerSchema } from '../p2p/index.ts';
+import { createInvoiceService, type InvoiceService } from '../invoice/index.ts';
+import { createPeerManager, type PeerManager } from '../p2p/index.ts';
 import type { PaymentRelay, PaymentService } from '../payment/index.ts';
-import { paymentLinkSchema, paymentSchema } from '../payment/index.ts';
 import type { MethodSpec, ScriptJson } from '../rpc/index.ts';
 import {
   adminMethods,
@@ -84,7 +76,6 @@ import {
   type Db,
   isSqlite,
   type LeaseOptions,
-  nodeMetaSchema,
   openStore,
   StoreChangeBus,
   watchPageQuota,
@@ -96,7 +87,6 @@ import {
   type Watchtower,
   type WatchtowerFeed,
   WatchtowerStore,
-  watchtowerSchema,
 } from '../watchtower/index.ts';
 import { COMMIT_HASH, VERSION } from './build-info.ts';
 import { startCch } from './cch.ts';
@@ -106,6 +96,7 @@ import { createLogger, type Logger } from './log.ts';
 import { NodeObservers } from './observers.ts';
 import { syncOwnChannels, wirePayments } from './payments.ts';
 import { nodeRules } from './rules.ts';
+import { NODE_SCHEMAS } from './store-schemas.ts';
 
 /** How long a starting node waits for an unreachable chain before giving up. */
 const CHAIN_STARTUP_TIMEOUT_MS = 30_000;
@@ -229,17 +220,7 @@ export class StrandNode {
         : undefined;
     const db = await openStore(
       { url: config.store.url, file: path.join(config.fiberDir, 'store', 'strand.db') },
-      [
-        nodeMetaSchema,
-        invoiceSchema,
-        peerSchema,
-        channelSchema,
-        graphSchema,
-        paymentSchema,
-        paymentLinkSchema,
-        watchtowerSchema,
-        cchSchema,
-      ],
+      NODE_SCHEMAS,
       config.store.url ? leaderLease(config, identity.pubkeyHex, log, opts.onLeaseLost) : undefined,
     );
     const node = new StrandNode(config, identity, walletKey, db, log);

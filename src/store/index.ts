@@ -7,6 +7,8 @@ export type { BackupResult } from './backup.ts';
 export { backupNode } from './backup.ts';
 export type { StoreChange } from './changes.ts';
 export { StoreChangeBus } from './changes.ts';
+export type { CopiedTable } from './copy.ts';
+export { copySqliteToPostgres } from './copy.ts';
 export type { Db, DomainSchema, SqliteDb } from './db.ts';
 export { isSqlite, openDatabase, watchPageQuota } from './db.ts';
 export { checkNodeOwnership, nodeMetaSchema } from './node-meta.ts';
