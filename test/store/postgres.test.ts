@@ -20,6 +20,7 @@ import { PaymentStore, paymentSchema } from '../../src/payment/store.ts';
 import { type Db, type DomainSchema, openDatabase } from '../../src/store/db.ts';
 import { checkNodeOwnership, nodeMetaSchema } from '../../src/store/node-meta.ts';
 import { openStore } from '../../src/store/open.ts';
+import { PgDb } from '../../src/store/postgres/pg-db.ts';
 import { WatchtowerStore, watchtowerSchema } from '../../src/watchtower/store.ts';
 import { freshDatabase, type PostgresServer, pgQuery, startPostgres } from '../helpers/postgres.ts';
 
@@ -241,5 +242,28 @@ describe('postgres store', () => {
     });
     expect(r.sqlite).toEqual({ failed: 'boom', state: 'CHANNEL_READY', outcomes: [5n], count: 1 });
     expect(r.postgres).toEqual(r.sqlite);
+  }, 60_000);
+
+  it('the lease: one holder at a time, handed over on close, and a holder whose lease is taken writes nothing', async () => {
+    const url = await freshDatabase(server);
+    const a = new PgDb(url);
+    const b = new PgDb(url);
+    try {
+      expect(a.takeLease('02node', 'A', 60_000)).toEqual({ held: true });
+      expect(b.takeLease('02node', 'B', 60_000)).toEqual({ held: false, holder: 'A' });
+      a.close();
+      expect(b.takeLease('02node', 'B', 3000)).toEqual({ held: true });
+      b.exec('CREATE TABLE t (v INTEGER)');
+      const lost = new Promise<string>((resolve) => {
+        b.onLeaseLost = resolve;
+      });
+      await pgQuery(url, "UPDATE strand_lease SET holder = 'C' WHERE node_key = '02node'");
+      expect(await lost).toMatch(/held by C/);
+      expect(() => b.prepare('INSERT INTO t (v) VALUES (?)').run(1)).toThrow(/lease lost/);
+      expect(await pgQuery(url, 'SELECT * FROM t')).toEqual([]);
+    } finally {
+      a.close();
+      b.close();
+    }
   }, 60_000);
 });

@@ -32,7 +32,8 @@ export class PgDb implements Db {
   private depth = 0;
   private closed = false;
   private readonly keys = new Map<string, string[]>();
-  private readonly statements = new Map<string, Translated>();
+  /** Translated once per SQL text, and prepared once on the server under its name. */
+  private readonly statements = new Map<string, Translated & { name: string }>();
   /** Called once when the worker reports the leader lease lost (the node must stop). */
   onLeaseLost?: (reason: string) => void;
 
@@ -67,17 +68,17 @@ export class PgDb implements Db {
   prepare(sql: string): Statement {
     let t = this.statements.get(sql);
     if (!t) {
-      t = translate(sql, (table) => this.primaryKeyOf(table));
+      t = { ...translate(sql, (table) => this.primaryKeyOf(table)), name: `s${this.statements.size}` };
       this.statements.set(sql, t);
     }
-    const { text } = t;
+    const { text, name } = t;
     return {
       run: (...params: unknown[]): RunResult => {
-        const r = this.query(text, params);
+        const r = this.query(text, params, name);
         return { changes: r.rowCount, lastInsertRowid: 0 };
       },
-      get: (...params: unknown[]) => this.query(text, params).rows[0],
-      all: (...params: unknown[]) => this.query(text, params).rows,
+      get: (...params: unknown[]) => this.query(text, params, name).rows[0],
+      all: (...params: unknown[]) => this.query(text, params, name).rows,
     };
   }
 
@@ -134,8 +135,12 @@ export class PgDb implements Db {
     return this;
   }
 
-  private query(text: string, params: unknown[]): { rows: Record<string, unknown>[]; rowCount: number } {
-    const r = this.call({ op: 'query', sql: text, params }) as {
+  private query(
+    text: string,
+    params: unknown[],
+    name?: string,
+  ): { rows: Record<string, unknown>[]; rowCount: number } {
+    const r = this.call({ op: 'query', sql: text, params, name }) as {
       rows: Record<string, unknown>[];
       rowCount: number;
     };

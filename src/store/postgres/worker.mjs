@@ -95,7 +95,7 @@ async function handle(req) {
     case 'query': {
       const problem = broken ?? leaseProblem();
       if (problem) throw new Error(problem);
-      const r = await client.query({ text: req.sql, values: req.params.map(param) });
+      const r = await client.query({ name: req.name, text: req.sql, values: req.params.map(param) });
       return { rows: r.rows, rowCount: r.rowCount ?? 0 };
     }
     case 'exec': {
@@ -105,6 +105,7 @@ async function handle(req) {
       return {};
     }
     case 'lease': {
+      if (lease) throw new Error(`this store already holds the lease of ${lease.key}`);
       const c = new pg.Client({ connectionString: url });
       await c.connect();
       c.on('error', () => {});
