@@ -5,6 +5,7 @@
  * target gets the same migrations, so both sides have the same tables and versions; a target
  * that already holds rows is refused rather than merged.
  */
+import fs from 'node:fs';
 import { StoreError } from '../codec/index.ts';
 import { type DomainSchema, migrate, openDatabase } from './db.ts';
 import { PgDb } from './postgres/pg-db.ts';
@@ -15,6 +16,8 @@ export interface CopiedTable {
 }
 
 export function copySqliteToPostgres(file: string, url: string, schemas: DomainSchema[]): CopiedTable[] {
+  // openDatabase would create an empty store where none is: a mistyped path copies nothing.
+  if (!fs.existsSync(file)) throw new StoreError(`no SQLite store at ${file}`);
   const src = openDatabase(file, schemas);
   let dst: PgDb | undefined;
   try {

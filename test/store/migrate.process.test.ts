@@ -86,6 +86,8 @@ describe('strand store migrate', () => {
     const again = await runStrand(['store', 'migrate', '--from', `sqlite:${file}`, '--to', url]);
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(/target database is not empty/);
+    const typo = await runStrand(['store', 'migrate', '--from', `sqlite:${file}x`, '--to', url]);
+    expect([typo.code, typo.stderr]).toEqual([1, `strand: no SQLite store at ${file}x\n`]);
 
     // The file goes away: whatever the node answers now comes from Postgres.
     for (const f of fs.readdirSync(path.dirname(file)))

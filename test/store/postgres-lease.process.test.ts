@@ -50,19 +50,23 @@ describe('leader lease on Postgres', () => {
     // B: same key, same database. It must not start its services while A holds the lease.
     const twin = sameKeyDir(a.dir);
     let b: NodeProcess | undefined;
-    const bStarted = startNode({ config, dir: twin }).then((n) => {
+    let early = '';
+    const bStarted = startNode({
+      config,
+      dir: twin,
+      onOutput: (chunk) => {
+        early += chunk;
+      },
+    }).then((n) => {
       b = n;
       procs.push(n);
       return n;
     });
-    // `startNode` hands B over only once it serves RPC; until then, the database shows who leads.
-    await eventually(
-      async () => (await pgQuery(url, 'SELECT holder FROM strand_lease')).length === 1,
-      'the lease row of A',
-    );
-    // Several lease periods with A alive: B is still not serving, A still is.
+    await eventually(async () => /standby: another node holds the leader lease/.test(early), 'B on standby');
+    // Several lease periods with A alive: B still waits and serves nothing, A still serves.
     await new Promise((r) => setTimeout(r, LEASE_MS * 3));
     expect(b).toBeUndefined();
+    expect(early).not.toMatch(/rpc server listening/);
     expect((await a.call('get_invoice', [{ payment_hash: hash }])).result.status).toBe('Open');
     const holderOfA = (await pgQuery<{ holder: string }>(url, 'SELECT holder FROM strand_lease'))[0]!.holder;
     expect(holderOfA).toContain(`/${a.proc.pid}/`);
@@ -70,7 +74,6 @@ describe('leader lease on Postgres', () => {
     // A dies without a word: its lease runs out and B takes over, with what A committed.
     a.proc.kill('SIGKILL');
     const bNode = await bStarted;
-    expect(bNode.output()).toMatch(/standby: another node holds the leader lease/);
     expect((await bNode.call('get_invoice', [{ payment_hash: hash }])).result.status).toBe('Open');
     const holderOfB = (await pgQuery<{ holder: string }>(url, 'SELECT holder FROM strand_lease'))[0]!.holder;
     expect(holderOfB).toContain(`/${bNode.proc.pid}/`);
