@@ -25,7 +25,6 @@ export interface LeaseResult {
 }
 
 export class PgDb implements Db {
-  readonly dialect = 'postgres';
   private readonly worker: Worker;
   private readonly port;
   private readonly flag = new Int32Array(new SharedArrayBuffer(4));
