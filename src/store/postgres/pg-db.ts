@@ -29,6 +29,11 @@ export class PgDb implements Db {
   private readonly port;
   private readonly flag = new Int32Array(new SharedArrayBuffer(4));
   private depth = 0;
+  /**
+   * BEGIN not yet sent: it rides with the transaction's first statement (one hop to the worker
+   * less per transaction), and a transaction that ran nothing costs nothing.
+   */
+  private pendingBegin = false;
   private closed = false;
   private readonly keys = new Map<string, string[]>();
   /** Translated once per SQL text, and prepared once on the server under its name. */
@@ -94,17 +99,18 @@ export class PgDb implements Db {
     const run = (...args: Parameters<F>): ReturnType<F> => {
       const outer = this.depth === 0;
       const savepoint = `sp${this.depth}`;
-      this.call({ op: 'exec', sql: outer ? 'BEGIN' : `SAVEPOINT ${savepoint}` });
+      if (outer) this.pendingBegin = true;
+      else this.call({ op: 'exec', sql: `SAVEPOINT ${savepoint}` });
       this.depth++;
       try {
         const out = fn(...args);
         this.depth--;
-        this.call({ op: 'exec', sql: outer ? 'COMMIT' : `RELEASE SAVEPOINT ${savepoint}` });
+        this.end(outer ? 'COMMIT' : `RELEASE SAVEPOINT ${savepoint}`);
         return out;
       } catch (e) {
         this.depth--;
         try {
-          this.call({ op: 'exec', sql: outer ? 'ROLLBACK' : `ROLLBACK TO SAVEPOINT ${savepoint}` });
+          this.end(outer ? 'ROLLBACK' : `ROLLBACK TO SAVEPOINT ${savepoint}`);
         } catch {
           // the connection is gone: the server rolls back by itself
         }
@@ -113,6 +119,15 @@ export class PgDb implements Db {
     };
     // better-sqlite3's lock modes mean nothing here: one connection, Postgres' own locking.
     return Object.assign(run, { default: run, deferred: run, immediate: run, exclusive: run }) as never;
+  }
+
+  /** Ends a transaction or savepoint; an outer transaction that never began needs nothing sent. */
+  private end(sql: string): void {
+    if (this.depth === 0 && this.pendingBegin) {
+      this.pendingBegin = false;
+      return;
+    }
+    this.call({ op: 'exec', sql });
   }
 
   /**
@@ -174,6 +189,10 @@ export class PgDb implements Db {
 
   private call(req: Record<string, unknown>): unknown {
     if (this.closed && req.op !== 'close') throw new StoreError('the store is closed');
+    if (this.pendingBegin && (req.op === 'query' || req.op === 'exec')) {
+      req.begin = true;
+      this.pendingBegin = false;
+    }
     Atomics.store(this.flag, 0, 0);
     this.port.postMessage(req);
     const deadline = Date.now() + CALL_TIMEOUT_MS;

@@ -95,12 +95,14 @@ async function handle(req) {
     case 'query': {
       const problem = broken ?? leaseProblem();
       if (problem) throw new Error(problem);
+      if (req.begin) await client.query('BEGIN');
       const r = await client.query({ name: req.name, text: req.sql, values: req.params.map(param) });
       return { rows: r.rows, rowCount: r.rowCount ?? 0 };
     }
     case 'exec': {
       const problem = broken ?? leaseProblem();
       if (problem) throw new Error(problem);
+      if (req.begin) await client.query('BEGIN');
       await client.query(req.sql);
       return {};
     }
