@@ -266,4 +266,21 @@ describe('postgres store', () => {
       b.close();
     }
   }, 60_000);
+
+  it('a leader whose store connection is cut gives the lease up (the node exits) instead of staying leader', async () => {
+    const url = await freshDatabase(server);
+    const db = new PgDb(url);
+    try {
+      expect(db.takeLease('02cut', 'A', 60_000)).toEqual({ held: true });
+      const lost = new Promise<string>((resolve) => {
+        db.onLeaseLost = resolve;
+      });
+      const [{ pid }] = db.prepare('SELECT pg_backend_pid() AS pid').all() as { pid: number }[];
+      await pgQuery(url, 'SELECT pg_terminate_backend($1)', [pid]);
+      expect(await lost).toMatch(/connection/);
+      expect(() => db.prepare('SELECT 1').get()).toThrow(/lease lost/);
+    } finally {
+      db.close();
+    }
+  }, 60_000);
 });

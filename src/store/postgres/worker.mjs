@@ -27,11 +27,36 @@ const types = {
 
 const client = new pg.Client({ connectionString: url, types });
 let broken = null;
-client.on('error', (e) => {
-  broken = `the Postgres connection failed: ${e.message}`;
-});
+client.on('error', (e) => connectionLost(e));
 
-/** @type {{ key: string, holder: string, ttlMs: number, validUntil: number, timer?: NodeJS.Timeout, client: pg.Client } | undefined} */
+/**
+ * The store's connection is gone (server restart, network, terminated backend): whatever was in
+ * flight is rolled back by the server, and this process cannot know what a new connection would
+ * find. A leader gives its lease up to the node (which exits, to be started again) rather than
+ * stay leader of a store it can no longer write.
+ */
+function connectionLost(e) {
+  if (broken) return;
+  broken = `the Postgres connection failed: ${e.message}`;
+  if (lease) lost(broken);
+}
+
+/** A connection gone or going: SQLSTATE 08 (connection), 57P0x (shutdown), or the socket itself. */
+const isConnectionError = (e) =>
+  (typeof e.code === 'string' && /^08|^57P0/.test(e.code)) ||
+  /Connection terminated|not queryable|ECONNRESET|ECONNREFUSED|EPIPE/.test(e.message);
+
+/** Runs `fn` on the store's connection; a connection failure marks the store broken. */
+async function onConnection(fn) {
+  try {
+    return await fn();
+  } catch (e) {
+    if (isConnectionError(e)) connectionLost(e);
+    throw e;
+  }
+}
+
+/** @type {{ key: string, holder: string, ttlMs: number, validUntil: number, gone?: boolean, timer?: NodeJS.Timeout, client: pg.Client } | undefined} */
 let lease;
 
 function param(v) {
@@ -71,17 +96,22 @@ function renewLater() {
   lease.timer = setTimeout(async () => {
     try {
       const r = await tryLease(lease.client, lease.key, lease.holder, lease.ttlMs);
+      if (lease.gone) return;
       if (r.held) lease.validUntil = r.validUntil;
       else return lost(`the lease of ${lease.key} is held by ${r.holder}`);
     } catch (e) {
       if (Date.now() >= lease.validUntil) return lost(e.message);
     }
+    if (lease.gone) return;
     if (Date.now() >= lease.validUntil) return lost('renewal came too late');
     renewLater();
   }, lease.ttlMs / 3);
 }
 
 function lost(reason) {
+  if (lease.gone) return;
+  lease.gone = true;
+  clearTimeout(lease.timer);
   broken = `lease lost: ${reason}`;
   lease.validUntil = 0;
   parentPort.postMessage({ leaseLost: reason });
@@ -95,16 +125,20 @@ async function handle(req) {
     case 'query': {
       const problem = broken ?? leaseProblem();
       if (problem) throw new Error(problem);
-      if (req.begin) await client.query('BEGIN');
-      const r = await client.query({ name: req.name, text: req.sql, values: req.params.map(param) });
-      return { rows: r.rows, rowCount: r.rowCount ?? 0 };
+      return onConnection(async () => {
+        if (req.begin) await client.query('BEGIN');
+        const r = await client.query({ name: req.name, text: req.sql, values: req.params.map(param) });
+        return { rows: r.rows, rowCount: r.rowCount ?? 0 };
+      });
     }
     case 'exec': {
       const problem = broken ?? leaseProblem();
       if (problem) throw new Error(problem);
-      if (req.begin) await client.query('BEGIN');
-      await client.query(req.sql);
-      return {};
+      return onConnection(async () => {
+        if (req.begin) await client.query('BEGIN');
+        await client.query(req.sql);
+        return {};
+      });
     }
     case 'lease': {
       if (lease) throw new Error(`this store already holds the lease of ${lease.key}`);
