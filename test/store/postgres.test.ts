@@ -17,6 +17,7 @@ import { createPeerStore, peerSchema } from '../../src/p2p/peer-store.ts';
 import { paymentLinkSchema, TlcLinks } from '../../src/payment/links.ts';
 import type { PaymentSession } from '../../src/payment/session.ts';
 import { PaymentStore, paymentSchema } from '../../src/payment/store.ts';
+import { backupNode } from '../../src/store/backup.ts';
 import { type Db, type DomainSchema, openDatabase } from '../../src/store/db.ts';
 import { checkNodeOwnership, nodeMetaSchema } from '../../src/store/node-meta.ts';
 import { openStore } from '../../src/store/open.ts';
@@ -279,6 +280,18 @@ describe('postgres store', () => {
       await pgQuery(url, 'SELECT pg_terminate_backend($1)', [pid]);
       expect(await lost).toMatch(/connection/);
       expect(() => db.prepare('SELECT 1').get()).toThrow(/lease lost/);
+    } finally {
+      db.close();
+    }
+  }, 60_000);
+
+  it('backup_now has no file to copy on Postgres: refused, naming the tools to use', async () => {
+    const db = await openStore({ url: await freshDatabase(server), file: '' }, SCHEMAS);
+    try {
+      await expect(
+        backupNode(path.join(dir, 'backup'), { db, files: [], storePath: 'fiber/store/strand.db' }),
+      ).rejects.toThrow(/Postgres server: back it up with the server tools \(pg_dump/);
+      expect(fs.existsSync(path.join(dir, 'backup'))).toBe(false);
     } finally {
       db.close();
     }
