@@ -37,7 +37,7 @@ client.on('error', (e) => connectionLost(e));
  */
 function connectionLost(e) {
   if (broken) return;
-  broken = `the Postgres connection failed: ${e.message}`;
+  broken = `the Postgres store failed: ${e.message}`;
   if (lease) lost(broken);
 }
 
@@ -173,6 +173,11 @@ async function handle(req) {
       throw new Error(`unknown request ${req.op}`);
   }
 }
+
+// A bug here must not leave a leader that looks alive: the store is refused from now on, and a
+// lease holder is told to stop, as when the connection breaks.
+process.on('uncaughtException', (e) => connectionLost(e));
+process.on('unhandledRejection', (e) => connectionLost(e instanceof Error ? e : new Error(String(e))));
 
 port.on('message', async (req) => {
   try {
