@@ -234,14 +234,52 @@ describe('postgres store', () => {
           })();
         } catch {}
       })();
+      // Savepoints in every shape: empty, failing before or after a write, nested two deep.
+      const rec = (n: bigint) => links.recordOutcome('0x02', n, { preimage: hash(Number(n)) });
+      const swallow = (f: () => void) => {
+        try {
+          f();
+        } catch {}
+      };
+      db.transaction(() => {
+        db.transaction(() => {})();
+        swallow(() =>
+          db.transaction(() => {
+            throw new Error('x');
+          })(),
+        );
+        rec(7n);
+        db.transaction(() => rec(8n))();
+        swallow(() =>
+          db.transaction(() => {
+            rec(9n);
+            db.transaction(() => rec(10n))();
+            throw new Error('y');
+          })(),
+        );
+      })();
+      swallow(() =>
+        db.transaction(() => {
+          db.transaction(() => rec(11n))();
+          throw new Error('z');
+        })(),
+      );
+      db.transaction(() => {})();
       return {
         failed,
+        inTransaction: db.inTransaction,
         state: new ChannelStore(db).get('0x02')?.state,
         outcomes: links.outcomes().map((o) => o.tlcId),
         count: store.nextCount() + store.nextCount(),
       };
     });
-    expect(r.sqlite).toEqual({ failed: 'boom', state: 'CHANNEL_READY', outcomes: [5n], count: 1 });
+    expect(r.sqlite).toEqual({
+      failed: 'boom',
+      inTransaction: false,
+      state: 'CHANNEL_READY',
+      outcomes: [5n, 7n, 8n],
+      count: 1,
+    });
     expect(r.postgres).toEqual(r.sqlite);
   }, 60_000);
 

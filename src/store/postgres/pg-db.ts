@@ -30,10 +30,12 @@ export class PgDb implements Db {
   private readonly flag = new Int32Array(new SharedArrayBuffer(4));
   private depth = 0;
   /**
-   * BEGIN not yet sent: it rides with the transaction's first statement (one hop to the worker
-   * less per transaction), and a transaction that ran nothing costs nothing.
+   * Transaction control not yet sent (BEGIN, SAVEPOINT, RELEASE, ROLLBACK TO): it rides, in order,
+   * with the next statement, so the nested transactions the domains open inside each other cost
+   * no hop to the worker of their own; a (sub)transaction that ran nothing sends nothing, and the
+   * RELEASEs still pending at COMMIT are dropped (COMMIT releases every savepoint).
    */
-  private pendingBegin = false;
+  private pending: string[] = [];
   private closed = false;
   private readonly keys = new Map<string, string[]>();
   /** Translated once per SQL text, and prepared once on the server under its name. */
@@ -98,22 +100,21 @@ export class PgDb implements Db {
   transaction<F extends (...args: any[]) => any>(fn: F): Database.Transaction<F> {
     const run = (...args: Parameters<F>): ReturnType<F> => {
       const outer = this.depth === 0;
-      const savepoint = `sp${this.depth}`;
-      if (outer) this.pendingBegin = true;
-      else this.call({ op: 'exec', sql: `SAVEPOINT ${savepoint}` });
+      const open = outer ? 'BEGIN' : `SAVEPOINT sp${this.depth}`;
+      this.pending.push(open);
       this.depth++;
       try {
         const out = fn(...args);
         this.depth--;
-        this.end(outer ? 'COMMIT' : `RELEASE SAVEPOINT ${savepoint}`);
+        if (this.pending.at(-1) === open) this.pending.pop();
+        else if (outer) this.commit();
+        else this.pending.push(`RELEASE SAVEPOINT sp${this.depth}`);
         return out;
       } catch (e) {
         this.depth--;
-        try {
-          this.end(outer ? 'ROLLBACK' : `ROLLBACK TO SAVEPOINT ${savepoint}`);
-        } catch {
-          // the connection is gone: the server rolls back by itself
-        }
+        if (this.pending.at(-1) === open) this.pending.pop();
+        else if (outer) this.rollback();
+        else this.pending.push(`ROLLBACK TO SAVEPOINT sp${this.depth}`, `RELEASE SAVEPOINT sp${this.depth}`);
         throw e;
       }
     };
@@ -121,13 +122,20 @@ export class PgDb implements Db {
     return Object.assign(run, { default: run, deferred: run, immediate: run, exclusive: run }) as never;
   }
 
-  /** Ends a transaction or savepoint; an outer transaction that never began needs nothing sent. */
-  private end(sql: string): void {
-    if (this.depth === 0 && this.pendingBegin) {
-      this.pendingBegin = false;
-      return;
-    }
+  private commit(): void {
+    const sql = [...this.pending.filter((q) => !q.startsWith('RELEASE')), 'COMMIT'].join('; ');
+    this.pending = [];
     this.call({ op: 'exec', sql });
+  }
+
+  private rollback(): void {
+    // Whatever is pending happened after the BEGIN that was sent: the rollback undoes it all.
+    this.pending = [];
+    try {
+      this.call({ op: 'exec', sql: 'ROLLBACK' });
+    } catch {
+      // the connection is gone: the server rolls back by itself
+    }
   }
 
   /**
@@ -189,9 +197,9 @@ export class PgDb implements Db {
 
   private call(req: Record<string, unknown>): unknown {
     if (this.closed && req.op !== 'close') throw new StoreError('the store is closed');
-    if (this.pendingBegin && (req.op === 'query' || req.op === 'exec')) {
-      req.begin = true;
-      this.pendingBegin = false;
+    if (this.pending.length > 0 && (req.op === 'query' || req.op === 'exec')) {
+      req.before = this.pending.join('; ');
+      this.pending = [];
     }
     Atomics.store(this.flag, 0, 0);
     this.port.postMessage(req);

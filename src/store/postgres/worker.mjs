@@ -126,7 +126,7 @@ async function handle(req) {
       const problem = broken ?? leaseProblem();
       if (problem) throw new Error(problem);
       return onConnection(async () => {
-        if (req.begin) await client.query('BEGIN');
+        if (req.before) await client.query(req.before);
         const r = await client.query({ name: req.name, text: req.sql, values: req.params.map(param) });
         return { rows: r.rows, rowCount: r.rowCount ?? 0 };
       });
@@ -135,7 +135,7 @@ async function handle(req) {
       const problem = broken ?? leaseProblem();
       if (problem) throw new Error(problem);
       return onConnection(async () => {
-        if (req.begin) await client.query('BEGIN');
+        if (req.before) await client.query(req.before);
         await client.query(req.sql);
         return {};
       });
