@@ -97,15 +97,24 @@ export async function startPostgres(): Promise<PostgresServer> {
       await new Promise((r) => setTimeout(r, 100));
     }
   }
+  // The postmaster itself: runuser does not pass signals on.
+  const pid = Number(fs.readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  // A test process that ends without `stop` (killed, a hook timed out) leaves no server behind.
+  const orphanGuard = () => {
+    try {
+      process.kill(pid, 'SIGQUIT');
+      fs.rmSync(dir, { recursive: true, force: true });
+    } catch {}
+  };
+  process.once('exit', orphanGuard);
   return {
     url,
     port,
     async stop() {
+      process.off('exit', orphanGuard);
       if (proc.exitCode === null) {
         const exited = new Promise((r) => proc.once('exit', r));
-        // The postmaster itself (runuser does not pass SIGINT on): a fast shutdown.
-        const pid = Number(fs.readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
-        process.kill(pid, 'SIGINT');
+        process.kill(pid, 'SIGINT'); // a fast shutdown
         await exited;
       }
       fs.rmSync(dir, { recursive: true, force: true });
