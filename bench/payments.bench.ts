@@ -7,6 +7,7 @@
  * (latency p50/p99) and with `BENCH_CONCURRENCY` in flight (default "16,64"); then two hops
  * (alice → bob → carol, bob forwarding with a fee, routed over the gossiped graph) the same way.
  * Prints the machine's load average first: on a shared machine the figures move with it.
+ * `BENCH_STORE=postgres`: the nodes keep their stores on a Postgres server started for the run.
  */
 import os from 'node:os';
 import path from 'node:path';
@@ -14,6 +15,7 @@ import WebSocket from 'ws';
 import { startDevnet } from '../src/devnet/devnet.ts';
 import { createRpcClient, type RpcClient } from '../src/rpc/client.ts';
 import { tempDir } from '../test/helpers/node-process.ts';
+import { freshDatabase, startPostgres } from '../test/helpers/postgres.ts';
 
 const PAYMENTS = Number(process.env.BENCH_PAYMENTS ?? 200);
 const CONCURRENCY = (process.env.BENCH_CONCURRENCY ?? '16,64').split(',').map(Number).filter(Boolean);
@@ -112,6 +114,10 @@ console.log(
     .map((l) => l.toFixed(2))
     .join(' ')} on ${os.cpus().length} cores; ${PAYMENTS} keysends per run`,
 );
+const pgServer = process.env.BENCH_STORE === 'postgres' ? await startPostgres() : undefined;
+const urls = new Map<string, string>();
+if (pgServer) for (const n of ['alice', 'bob', 'carol']) urls.set(n, await freshDatabase(pgServer));
+console.log(`store: ${pgServer ? 'postgres' : 'sqlite'}`);
 const net = await startDevnet({
   dir: path.join(tempDir('strand-bench-pay-'), 'net'),
   nodes: 3,
@@ -129,6 +135,7 @@ const net = await startDevnet({
     ],
   },
   reset: true,
+  store: pgServer ? (node) => ({ url: urls.get(node) }) : undefined,
   log: () => {},
 });
 const nodes = net.description.nodes;
@@ -146,4 +153,5 @@ try {
 } finally {
   feed.close();
   await net.stop();
+  await pgServer?.stop();
 }

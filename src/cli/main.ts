@@ -9,6 +9,7 @@ import { registerDevnetCommand } from './devnet.ts';
 import { registerKeysCommand } from './keys.ts';
 import { registerNodeCommand } from './node.ts';
 import { registerRpcCommand } from './rpc.ts';
+import { registerStoreCommand } from './store.ts';
 import { registerTokenCommand } from './token.ts';
 import { registerWatchtowerCommand } from './watchtower.ts';
 
@@ -24,5 +25,6 @@ export async function main(argv: string[]): Promise<void> {
   registerRpcCommand(program);
   registerWatchtowerCommand(program);
   registerCchCommand(program);
+  registerStoreCommand(program);
   await program.parseAsync(argv);
 }

@@ -11,7 +11,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ccc } from '@ckb-ccc/core';
-import type { Db } from '../store/index.ts';
+import type { SqliteDb as Db } from '../store/index.ts';
 import { type Block, type Header, makeBlock, ZERO_HASH } from './block.ts';
 import { ChainTxError } from './errors.ts';
 import {

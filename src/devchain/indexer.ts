@@ -5,7 +5,7 @@
  * ascending or descending order, and cursor pagination. Only committed cells are indexed, as in CKB.
  */
 import type { ccc } from '@ckb-ccc/core';
-import type { Db } from '../store/index.ts';
+import type { SqliteDb as Db } from '../store/index.ts';
 import type { CellRow } from './store.ts';
 
 export type SearchMode = 'prefix' | 'exact' | 'partial';

@@ -5,7 +5,7 @@
  * (`args >= p AND args < p || 'g'`: 'g' sorts after every hex digit).
  */
 import type { ccc } from '@ckb-ccc/core';
-import { type Db, type DomainSchema, openDatabase } from '../store/index.ts';
+import { type SqliteDb as Db, type DomainSchema, openDatabase } from '../store/index.ts';
 
 export const DEVCHAIN_SCHEMA: DomainSchema = {
   domain: 'devchain',

@@ -44,6 +44,8 @@ export interface DevnetOptions {
   cch?: boolean;
   /** The LND double's port with `cch` (its control endpoint: the next one); default 10009. */
   lndPort?: number;
+  /** The `store:` section of a node's config (e.g. `{ url: 'postgres://…' }`); unset: SQLite. */
+  store?: (node: string) => Record<string, unknown>;
   log: (line: string) => void;
 }
 
@@ -207,7 +209,7 @@ export async function startDevnet(opts: DevnetOptions): Promise<RunningDevnet> {
     }
     for (const [i, n] of nodes.entries()) {
       const cch = i === 0 ? lightning?.cchSection(testUdtScript(scripts)) : undefined;
-      writeNodeConfig(n.nodeDir, { ...n, chainUrl, scripts, cch });
+      writeNodeConfig(n.nodeDir, { ...n, chainUrl, scripts, cch, store: opts.store?.(n.name) });
       if (cch) log(`cch: ${n.name} runs the cross-chain hub (wrapped BTC: the test UDT)`);
       const rpcUrl = await startNode(n);
       clients.set(n.name, createRpcClient(rpcUrl));
@@ -281,10 +283,14 @@ export function testTokenWhitelist(scripts: NodeSetup['scripts']) {
   return [entry('test-udt', scripts.test_udt), entry('test-xudt', scripts.test_xudt)];
 }
 
-function writeNodeConfig(nodeDir: string, n: NodeSetup & { cch?: Record<string, unknown> }): void {
+function writeNodeConfig(
+  nodeDir: string,
+  n: NodeSetup & { cch?: Record<string, unknown>; store?: Record<string, unknown> },
+): void {
   const config = {
     services: n.cch ? ['fiber', 'rpc', 'ckb', 'cch'] : ['fiber', 'rpc', 'ckb'],
     ...(n.cch ? { cch: n.cch } : {}),
+    ...(n.store ? { store: n.store } : {}),
     fiber: {
       listening_addr: `/ip4/127.0.0.1/tcp/${n.p2pPort}`,
       chain: 'dev',

@@ -64,6 +64,14 @@ export const CONFIG_FIELDS: FieldDef[] = [
       flag: ['log-format'],
     }),
   ]),
+  ...section('Store', [
+    f(
+      'store.url',
+      'string',
+      'postgres://user:pass@host:port/db: the store on Postgres (unset: the SQLite file)',
+    ),
+    f('store.lease_ms', 'uint', 'Postgres: how long the leader lease lasts unless renewed (default 10000)'),
+  ]),
   ...section('RPC', [
     f('rpc.listening_addr', 'string', 'JSON-RPC address, host:port (default 127.0.0.1:8227)'),
     f(

@@ -72,6 +72,17 @@ const schema = z.object({
   /** Unset: follows `fiber.chain` (mainnet, testnet, else dev). */
   network: z.enum(NETWORK_NAMES as [NetworkName, ...NetworkName[]]).optional(),
   log_format: z.enum(['json', 'pretty'], { error: 'expected json or pretty' }).default('json'),
+  /** Where the node keeps its state: the SQLite file under `fiber/store/` unless `url` names a Postgres database. */
+  store: z
+    .object({
+      url: z
+        .string()
+        .regex(/^postgres(ql)?:\/\/./, { error: 'expected postgres://user:password@host:port/database' })
+        .optional(),
+      /** The leader lease (Postgres only): renewed every third of it; a standby takes over once it ran out. */
+      lease_ms: positiveNum.default(10_000),
+    })
+    .prefault({}),
   rpc: z
     .object({
       listening_addr: hostPort.default('127.0.0.1:8227'),

@@ -7,3 +7,4 @@ export { ConfigError, loadConfig } from './config.ts';
 export { CONFIG_FIELDS, flagNames } from './config-fields.ts';
 export { dropPendingLogs, flushLogsForExit } from './log.ts';
 export { StrandNode } from './node.ts';
+export { NODE_SCHEMAS } from './store-schemas.ts';

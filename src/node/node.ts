@@ -2,9 +2,10 @@
  * The composition root: builds one node from its configuration — keys, store, services, RPC —
  * and tears it down in the reverse order. Nothing else imports `node/`.
  */
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
 import path from 'node:path';
 import type { CchService } from '../cch/index.ts';
-import { cchSchema } from '../cch/index.ts';
 import {
   type ChainClient,
   channelScriptsSource,
@@ -20,12 +21,7 @@ import {
   type UdtWhitelist,
   type Wallet,
 } from '../chain/index.ts';
-import {
-  ChannelService,
-  channelSchema,
-  checkpointBackupStore,
-  loadChannelScripts,
-} from '../channel/index.ts';
+import { ChannelService, checkpointBackupStore, loadChannelScripts } from '../channel/index.ts';
 import { bytesToHex, hexToBytes } from '../codec/index.ts';
 import {
   blake160,
@@ -42,13 +38,11 @@ import {
   createGraphService,
   featureBytes,
   type GraphService,
-  graphSchema,
   udtCfgInfosFromWhitelist,
 } from '../graph/index.ts';
-import { createInvoiceService, type InvoiceService, invoiceSchema } from '../invoice/index.ts';
-import { createPeerManager, type PeerManager, peerSchema } from '../p2p/index.ts';
+import { createInvoiceService, type InvoiceService } from '../invoice/index.ts';
+import { createPeerManager, type PeerManager } from '../p2p/index.ts';
 import type { PaymentRelay, PaymentService } from '../payment/index.ts';
-import { paymentLinkSchema, paymentSchema } from '../payment/index.ts';
 import type { MethodSpec, ScriptJson } from '../rpc/index.ts';
 import {
   adminMethods,
@@ -80,8 +74,9 @@ import {
   backupNode,
   checkNodeOwnership,
   type Db,
-  nodeMetaSchema,
-  openDatabase,
+  isSqlite,
+  type LeaseOptions,
+  openStore,
   StoreChangeBus,
   watchPageQuota,
 } from '../store/index.ts';
@@ -92,7 +87,6 @@ import {
   type Watchtower,
   type WatchtowerFeed,
   WatchtowerStore,
-  watchtowerSchema,
 } from '../watchtower/index.ts';
 import { COMMIT_HASH, VERSION } from './build-info.ts';
 import { startCch } from './cch.ts';
@@ -102,6 +96,7 @@ import { createLogger, type Logger } from './log.ts';
 import { NodeObservers } from './observers.ts';
 import { syncOwnChannels, wirePayments } from './payments.ts';
 import { nodeRules } from './rules.ts';
+import { NODE_SCHEMAS } from './store-schemas.ts';
 
 /** How long a starting node waits for an unreachable chain before giving up. */
 const CHAIN_STARTUP_TIMEOUT_MS = 30_000;
@@ -126,6 +121,42 @@ export const STORE_QUOTA_ENV = 'STRAND_DEV_STORE_QUOTA_FILE';
 export interface StartOptions {
   env?: Record<string, string | undefined>;
   logger?: Logger;
+  /**
+   * The Postgres leader lease was lost (another node may take over any moment): default, exit
+   * the process at once, before anything else is written.
+   */
+  onLeaseLost?: (reason: string) => void;
+}
+
+/**
+ * The lease of a node on Postgres: one holder per node key. A second process waits as a standby
+ * (logged once) and starts once the first stopped or its lease ran out; a holder that could not
+ * renew in time exits, as another may already be writing.
+ */
+function leaderLease(
+  config: Config,
+  pubkey: string,
+  log: Logger,
+  onLost?: (reason: string) => void,
+): LeaseOptions {
+  const holder = `${os.hostname()}/${process.pid}/${randomBytes(4).toString('hex')}`;
+  return {
+    key: pubkey,
+    holder,
+    ttlMs: config.store.lease_ms,
+    onStandby: (current) =>
+      log.warn(
+        { holder: current, lease_ms: config.store.lease_ms },
+        'standby: another node holds the leader lease',
+      ),
+    onLost:
+      onLost ??
+      ((reason) => {
+        log.fatal({ reason }, 'leader lease lost: exiting');
+        log.flush();
+        process.exit(3);
+      }),
+  };
 }
 
 export class StrandNode {
@@ -187,20 +218,14 @@ export class StrandNode {
       config.services.includes('ckb') || config.services.includes('fiber')
         ? loadWalletKey(path.join(config.ckbDir, 'key'), { password: env[PASSWORD_ENV] })
         : undefined;
-    const db = openDatabase(path.join(config.fiberDir, 'store', 'strand.db'), [
-      nodeMetaSchema,
-      invoiceSchema,
-      peerSchema,
-      channelSchema,
-      graphSchema,
-      paymentSchema,
-      paymentLinkSchema,
-      watchtowerSchema,
-      cchSchema,
-    ]);
+    const db = await openStore(
+      { url: config.store.url, file: path.join(config.fiberDir, 'store', 'strand.db') },
+      NODE_SCHEMAS,
+      config.store.url ? leaderLease(config, identity.pubkeyHex, log, opts.onLeaseLost) : undefined,
+    );
     const node = new StrandNode(config, identity, walletKey, db, log);
     const quotaFile = env[STORE_QUOTA_ENV];
-    if (quotaFile)
+    if (quotaFile && isSqlite(db))
       node.stopQuota = watchPageQuota(db, quotaFile, (pages) =>
         log.warn({ ...pages, file: quotaFile }, 'dev store page quota applied'),
       );

@@ -11,7 +11,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { checkBackupPath, makeDirs } from './backup-path.ts';
-import { type Db, openDatabase } from './db.ts';
+import { type Db, isSqlite, openDatabase } from './db.ts';
 
 export interface BackupSources {
   db: Db;
@@ -36,6 +36,11 @@ export interface BackupResult {
 export class BackupError extends Error {}
 
 export async function backupNode(dest: string, src: BackupSources, now = Date.now()): Promise<BackupResult> {
+  if (!isSqlite(src.db))
+    throw new BackupError(
+      'the store is on a Postgres server: back it up with the server tools (pg_dump, base backups)',
+    );
+  const db = src.db;
   dest = checkBackupPath(dest);
   if (fs.existsSync(dest) && !fs.statSync(dest).isDirectory()) {
     throw new BackupError(`backup path ${dest} exists and is not a directory`);
@@ -48,7 +53,7 @@ export async function backupNode(dest: string, src: BackupSources, now = Date.no
   const tmp = `${dest}.partial-${process.pid}-${now}`;
   makeDirs(path.join(tmp, path.dirname(src.storePath)));
   try {
-    await src.db.backup(path.join(tmp, src.storePath));
+    await db.backup(path.join(tmp, src.storePath));
     let extra: Record<string, unknown> = {};
     if (src.annotate) {
       const copy = openDatabase(path.join(tmp, src.storePath), []);

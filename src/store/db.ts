@@ -10,7 +10,39 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { StoreError } from '../codec/index.ts';
 
-export type Db = Database.Database;
+/** What `run` says: rows changed (SQLite's `lastInsertRowid` is not used by the domains). */
+export interface RunResult {
+  changes: number;
+  lastInsertRowid: number | bigint;
+}
+
+export interface Statement {
+  run(...params: unknown[]): RunResult;
+  get(...params: unknown[]): unknown;
+  all(...params: unknown[]): unknown[];
+}
+
+/**
+ * The store as the domains use it: better-sqlite3's synchronous API, the part they need. Met by a
+ * better-sqlite3 database (the default) and by `postgres/pg-db.ts` (`store.url: postgres://…`).
+ */
+export interface Db {
+  prepare(sql: string): Statement;
+  exec(sql: string): unknown;
+  // biome-ignore lint/suspicious/noExplicitAny: better-sqlite3's signature.
+  transaction<F extends (...args: any[]) => any>(fn: F): Database.Transaction<F>;
+  readonly inTransaction: boolean;
+  readonly open: boolean;
+  close(): unknown;
+}
+
+/** The SQLite store: what backups, the page quota and the migration source need beyond `Db`. */
+export type SqliteDb = Database.Database;
+
+/** Whether `db` is the SQLite file (else a server store, which has no file to copy or cap). */
+export function isSqlite(db: Db): db is SqliteDb {
+  return db instanceof Database;
+}
 
 export interface Migration {
   /** 1, 2, 3 … in order, per domain. */
@@ -30,7 +62,7 @@ export interface OpenOptions {
 }
 
 /** Opens (creating if needed) the database at `file` and brings every schema up to date. */
-export function openDatabase(file: string, schemas: DomainSchema[], opts: OpenOptions = {}): Db {
+export function openDatabase(file: string, schemas: DomainSchema[], opts: OpenOptions = {}): SqliteDb {
   if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
   const db = new Database(file, { readonly: opts.readonly ?? false });
   try {
@@ -40,7 +72,9 @@ export function openDatabase(file: string, schemas: DomainSchema[], opts: OpenOp
       db.pragma('foreign_keys = ON');
     }
     db.pragma('busy_timeout = 5000');
-    migrate(db, schemas, opts.readonly ?? false);
+    const hasVersions = () =>
+      !!db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'").get();
+    migrate(db, schemas, opts.readonly ?? false, hasVersions);
     return db;
   } catch (e) {
     db.close();
@@ -48,13 +82,20 @@ export function openDatabase(file: string, schemas: DomainSchema[], opts: OpenOp
   }
 }
 
-function migrate(db: Db, schemas: DomainSchema[], readonly: boolean): void {
+/**
+ * Brings every domain's tables up to its latest migration (same for both dialects: the Postgres
+ * store translates the SQL). `hasVersions` says whether `schema_version` exists (read-only opens).
+ */
+export function migrate(
+  db: Db,
+  schemas: DomainSchema[],
+  readonly: boolean,
+  hasVersions: () => boolean = () => true,
+): void {
   if (!readonly) {
     db.exec('CREATE TABLE IF NOT EXISTS schema_version (domain TEXT PRIMARY KEY, version INTEGER NOT NULL)');
   }
-  const hasTable = db
-    .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'")
-    .get();
+  const hasTable = readonly ? hasVersions() : true;
   const current = new Map<string, number>();
   if (hasTable) {
     for (const row of db.prepare('SELECT domain, version FROM schema_version').all() as {
@@ -111,7 +152,7 @@ const NO_PAGE_CAP = 4294967294;
  * a real storage failure without root, a mount or a full disk. Returns the function that stops it.
  */
 export function watchPageQuota(
-  db: Db,
+  db: SqliteDb,
   file: string,
   onApplied?: (pages: { max: number; count: number }) => void,
 ): () => void {

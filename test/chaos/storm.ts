@@ -25,6 +25,8 @@ export interface ChaosOptions {
   /** How long the network may take to settle after the storm, ms. */
   settleMs: number;
   dir?: string;
+  /** Each node's `store:` config section (Postgres runs); unset: SQLite files. */
+  store?: (node: string) => Record<string, unknown>;
   log: (line: string) => void;
 }
 
@@ -73,6 +75,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       ],
     },
     reset: true,
+    store: o.store,
     log: () => {},
   });
   let crash = '';

@@ -34,6 +34,8 @@ export interface StartNodeOptions {
   args?: string[];
   env?: Record<string, string>;
   dir?: string;
+  /** Sees the output (stdout and stderr) as it comes, before the node listens too. */
+  onOutput?: (chunk: string) => void;
 }
 
 export function tempDir(prefix = 'strand-node-'): string {
@@ -76,12 +78,14 @@ export async function startNode(opts: StartNodeOptions = {}): Promise<NodeProces
   const url = await new Promise<string>((resolve, reject) => {
     const onData = (d: Buffer) => {
       out += d.toString();
+      opts.onOutput?.(d.toString());
       const m = /"url":"(http:\/\/[^"]+)"[^\n]*"msg":"rpc server listening"/.exec(out);
       if (m) resolve(m[1]!);
     };
     proc.stdout!.on('data', onData);
     proc.stderr!.on('data', (d) => {
       out += d.toString();
+      opts.onOutput?.(d.toString());
     });
     proc.on('exit', (code) => reject(new Error(`strand node exited with ${code} before listening:\n${out}`)));
   });

@@ -18,6 +18,23 @@ function writeConfig(text: string): string {
 }
 
 describe('configuration', () => {
+  it('store: SQLite by default; store.url from file, STORE_URL or --store-url, only postgres://', () => {
+    expect(loadConfig({ dir, env: {} }).store).toEqual({ lease_ms: 10_000 });
+    writeConfig('store:\n  url: postgres://u:p@db:5432/n\n  lease_ms: 3000\n');
+    expect(loadConfig({ dir, env: {} }).store).toEqual({ url: 'postgres://u:p@db:5432/n', lease_ms: 3000 });
+    expect(loadConfig({ dir, env: { STORE_URL: 'postgresql://h/x' } }).store.url).toBe('postgresql://h/x');
+    expect(loadConfig({ dir, env: {}, flags: { 'store-url': 'postgres://f/y' } }).store.url).toBe(
+      'postgres://f/y',
+    );
+    expect(() => loadConfig({ dir, env: { STORE_URL: 'mysql://h/x' } })).toThrow(
+      'invalid configuration: store.url: expected postgres://user:password@host:port/database',
+    );
+    writeConfig('store:\n  lease_ms: 0\n');
+    expect(() => loadConfig({ dir, env: {} })).toThrow(
+      'invalid configuration: store.lease_ms: must be at least 1',
+    );
+  });
+
   it('has the defaults of the seed and fnn', () => {
     const c = loadConfig({ dir, env: {} });
     expect(c.rpc.listening_addr).toBe('127.0.0.1:8227');

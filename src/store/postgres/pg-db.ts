@@ -1,0 +1,226 @@
+/**
+ * The node's store on a Postgres server, behind the same synchronous `Db` the domains use with
+ * SQLite (`prepare(sql).run/get/all`, `transaction(fn)`, `exec`): each call is sent to the thread
+ * that holds the connection (`worker.mjs`) and this thread sleeps until the answer is back
+ * (Atomics.wait on a shared flag, then `receiveMessageOnPort`). The SQL is the domains' SQLite
+ * text, translated once per statement (`translate.ts`); rows come back with the values
+ * better-sqlite3 gives (numbers for integers, Buffers for blobs). A transaction is BEGIN … COMMIT
+ * on the one connection (nested ones are savepoints, as in better-sqlite3), and a commit is
+ * durable when Postgres says so.
+ */
+
+import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_threads';
+import type Database from 'better-sqlite3';
+import { StorageError, StoreError } from '../../codec/index.ts';
+import type { Db, RunResult, Statement } from '../db.ts';
+import { splitStatements, type Translated, translate } from './translate.ts';
+
+/** How long one call may take before the store is declared dead (a hung server or network). */
+const CALL_TIMEOUT_MS = 120_000;
+
+export interface LeaseResult {
+  held: boolean;
+  /** Who holds it, when we do not. */
+  holder?: string;
+}
+
+export class PgDb implements Db {
+  private readonly worker: Worker;
+  private readonly port;
+  private readonly flag = new Int32Array(new SharedArrayBuffer(4));
+  private depth = 0;
+  /**
+   * Transaction control not yet sent (BEGIN, SAVEPOINT, RELEASE, ROLLBACK TO): it rides, in order,
+   * with the next statement, so the nested transactions the domains open inside each other cost
+   * no hop to the worker of their own; a (sub)transaction that ran nothing sends nothing, and the
+   * RELEASEs still pending at COMMIT are dropped (COMMIT releases every savepoint).
+   */
+  private pending: string[] = [];
+  private closed = false;
+  private readonly keys = new Map<string, string[]>();
+  /** Translated once per SQL text, and prepared once on the server under its name. */
+  private readonly statements = new Map<string, Translated & { name: string }>();
+  /** Called once when the worker reports the leader lease lost (the node must stop). */
+  onLeaseLost?: (reason: string) => void;
+
+  constructor(readonly url: string) {
+    const { port1, port2 } = new MessageChannel();
+    this.port = port1;
+    this.worker = new Worker(new URL('./worker.mjs', import.meta.url), {
+      workerData: { url, port: port2, flag: this.flag.buffer },
+      transferList: [port2],
+    });
+    this.worker.on('message', (m: { leaseLost?: string }) => {
+      if (m.leaseLost !== undefined) this.onLeaseLost?.(m.leaseLost);
+    });
+    this.worker.on('error', () => {});
+    this.worker.unref();
+    try {
+      this.call({ op: 'connect' });
+    } catch (e) {
+      void this.worker.terminate();
+      throw e;
+    }
+  }
+
+  get open(): boolean {
+    return !this.closed;
+  }
+
+  get inTransaction(): boolean {
+    return this.depth > 0;
+  }
+
+  prepare(sql: string): Statement {
+    let t = this.statements.get(sql);
+    if (!t) {
+      t = { ...translate(sql, (table) => this.primaryKeyOf(table)), name: `s${this.statements.size}` };
+      this.statements.set(sql, t);
+    }
+    const { text, name } = t;
+    return {
+      run: (...params: unknown[]): RunResult => {
+        const r = this.query(text, params, name);
+        return { changes: r.rowCount, lastInsertRowid: 0 };
+      },
+      get: (...params: unknown[]) => this.query(text, params, name).rows[0],
+      all: (...params: unknown[]) => this.query(text, params, name).rows,
+    };
+  }
+
+  exec(sql: string): this {
+    const text = splitStatements(sql)
+      .map((s) => translate(s, (table) => this.primaryKeyOf(table)).text)
+      .join(';\n');
+    if (text) this.call({ op: 'exec', sql: text });
+    return this;
+  }
+
+  // biome-ignore lint/suspicious/noExplicitAny: the shape of better-sqlite3's `transaction`.
+  transaction<F extends (...args: any[]) => any>(fn: F): Database.Transaction<F> {
+    const run = (...args: Parameters<F>): ReturnType<F> => {
+      const outer = this.depth === 0;
+      const open = outer ? 'BEGIN' : `SAVEPOINT sp${this.depth}`;
+      this.pending.push(open);
+      this.depth++;
+      try {
+        const out = fn(...args);
+        this.depth--;
+        if (this.pending.at(-1) === open) this.pending.pop();
+        else if (outer) this.commit();
+        else this.pending.push(`RELEASE SAVEPOINT sp${this.depth}`);
+        return out;
+      } catch (e) {
+        this.depth--;
+        if (this.pending.at(-1) === open) this.pending.pop();
+        else if (outer) this.rollback();
+        else this.pending.push(`ROLLBACK TO SAVEPOINT sp${this.depth}`, `RELEASE SAVEPOINT sp${this.depth}`);
+        throw e;
+      }
+    };
+    // better-sqlite3's lock modes mean nothing here: one connection, Postgres' own locking.
+    return Object.assign(run, { default: run, deferred: run, immediate: run, exclusive: run }) as never;
+  }
+
+  private commit(): void {
+    const sql = [...this.pending.filter((q) => !q.startsWith('RELEASE')), 'COMMIT'].join('; ');
+    this.pending = [];
+    this.call({ op: 'exec', sql });
+  }
+
+  private rollback(): void {
+    // Whatever is pending happened after the BEGIN that was sent: the rollback undoes it all.
+    this.pending = [];
+    try {
+      this.call({ op: 'exec', sql: 'ROLLBACK' });
+    } catch {
+      // the connection is gone: the server rolls back by itself
+    }
+  }
+
+  /**
+   * Takes the leader lease of `key` for `holder` if free, expired or already ours; the worker then
+   * renews it every `ttlMs / 3` and fails every call once it could not before it ran out.
+   */
+  takeLease(key: string, holder: string, ttlMs: number): LeaseResult {
+    return this.call({ op: 'lease', key, holder, ttlMs }) as LeaseResult;
+  }
+
+  close(): this {
+    if (this.closed) return this;
+    this.closed = true;
+    try {
+      this.call({ op: 'close' });
+    } finally {
+      void this.worker.terminate();
+    }
+    return this;
+  }
+
+  private query(
+    text: string,
+    params: unknown[],
+    name?: string,
+  ): { rows: Record<string, unknown>[]; rowCount: number } {
+    const r = this.call({ op: 'query', sql: text, params, name }) as {
+      rows: Record<string, unknown>[];
+      rowCount: number;
+    };
+    for (const row of r.rows) {
+      // SQLite's rowid is not one of a table's columns (`SELECT *` leaves it out).
+      delete row.rowid;
+      for (const k in row) {
+        const v = row[k];
+        if (v instanceof Uint8Array && !Buffer.isBuffer(v))
+          row[k] = Buffer.from(v.buffer, v.byteOffset, v.length);
+      }
+    }
+    return r;
+  }
+
+  private primaryKeyOf(table: string): string[] {
+    let key = this.keys.get(table);
+    if (!key) {
+      const r = this.call({
+        op: 'query',
+        sql: `SELECT a.attname AS name FROM pg_index i
+              JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
+              WHERE i.indrelid = $1::regclass AND i.indisprimary ORDER BY array_position(i.indkey, a.attnum)`,
+        params: [table],
+      }) as { rows: { name: string }[] };
+      key = r.rows.map((x) => x.name);
+      if (key.length === 0) throw new StoreError(`table ${table} has no primary key (INSERT OR REPLACE)`);
+      this.keys.set(table, key);
+    }
+    return key;
+  }
+
+  private call(req: Record<string, unknown>): unknown {
+    if (this.closed && req.op !== 'close') throw new StoreError('the store is closed');
+    if (this.pending.length > 0 && (req.op === 'query' || req.op === 'exec')) {
+      req.before = this.pending.join('; ');
+      this.pending = [];
+    }
+    Atomics.store(this.flag, 0, 0);
+    this.port.postMessage(req);
+    const deadline = Date.now() + CALL_TIMEOUT_MS;
+    let msg = receiveMessageOnPort(this.port);
+    while (!msg) {
+      const left = deadline - Date.now();
+      if (left <= 0) throw new StoreError('the Postgres store did not answer in time');
+      Atomics.wait(this.flag, 0, 0, Math.min(left, 1000));
+      msg = receiveMessageOnPort(this.port);
+    }
+    const m = msg.message as { ok?: unknown; error?: string; code?: string };
+    if (m.error !== undefined) {
+      // No SQLSTATE (connection gone, lease lost), a connection class (08) or resources (53: disk
+      // full): the storage failed, as SQLITE_FULL/IOERR say for a file.
+      if (!m.code || /^(08|53|57|58)/.test(m.code))
+        throw new StorageError(m.code ? `POSTGRES_${m.code}` : 'POSTGRES_UNAVAILABLE', m.error);
+      const e = new StoreError(`postgres: ${m.error}`);
+      (e as { code?: string }).code = m.code;
+      throw e;
+    }
+    return m.ok;
+  }
+}

@@ -1,0 +1,337 @@
+/**
+ * The Postgres store (`store/postgres/pg-db.ts`) on a real Postgres server: every domain's
+ * migrations apply, and the same calls through each domain's own store code give the same
+ * answers as on a SQLite file — upserts, `INSERT OR IGNORE/REPLACE`, blobs, 64-bit integers,
+ * aliases, paging order, rollbacks of transactions and savepoints.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CchOrderStore, cchSchema } from '../../src/cch/store.ts';
+import type { Channel } from '../../src/channel/state.ts';
+import { ChannelStore, channelSchema } from '../../src/channel/store.ts';
+import { GraphStore, graphSchema } from '../../src/graph/store.ts';
+import { invoiceSchema, invoiceTables } from '../../src/invoice/store.ts';
+import { createPeerStore, peerSchema } from '../../src/p2p/peer-store.ts';
+import { paymentLinkSchema, TlcLinks } from '../../src/payment/links.ts';
+import type { PaymentSession } from '../../src/payment/session.ts';
+import { PaymentStore, paymentSchema } from '../../src/payment/store.ts';
+import { backupNode } from '../../src/store/backup.ts';
+import { type Db, type DomainSchema, openDatabase } from '../../src/store/db.ts';
+import { checkNodeOwnership, nodeMetaSchema } from '../../src/store/node-meta.ts';
+import { openStore } from '../../src/store/open.ts';
+import { PgDb } from '../../src/store/postgres/pg-db.ts';
+import { WatchtowerStore, watchtowerSchema } from '../../src/watchtower/store.ts';
+import { freshDatabase, type PostgresServer, pgQuery, startPostgres } from '../helpers/postgres.ts';
+
+const SCHEMAS: DomainSchema[] = [
+  nodeMetaSchema,
+  invoiceSchema,
+  peerSchema,
+  channelSchema,
+  graphSchema,
+  paymentSchema,
+  paymentLinkSchema,
+  watchtowerSchema,
+  cchSchema,
+];
+
+let server: PostgresServer;
+let dir: string;
+beforeAll(async () => {
+  server = await startPostgres();
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strand-pgcmp-'));
+}, 120_000);
+afterAll(async () => {
+  await server?.stop();
+  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** Runs `script` on a new SQLite file and on a new Postgres database; both results. */
+async function onBoth<T>(script: (db: Db) => T): Promise<{ sqlite: T; postgres: T }> {
+  const lite = openDatabase(path.join(dir, `${Math.random()}.db`), SCHEMAS);
+  const pg = await openStore({ url: await freshDatabase(server), file: '' }, SCHEMAS);
+  try {
+    return { sqlite: script(lite), postgres: script(pg) };
+  } finally {
+    lite.close();
+    pg.close();
+  }
+}
+
+const hash = (n: number) => new Uint8Array(32).fill(n);
+
+describe('postgres store', () => {
+  it('applies every domain migration once and refuses a store of another node', async () => {
+    const url = await freshDatabase(server);
+    const db = await openStore({ url, file: '' }, SCHEMAS);
+    checkNodeOwnership(db, '02aa');
+    db.close();
+    const again = await openStore({ url, file: '' }, SCHEMAS);
+    try {
+      expect(() => checkNodeOwnership(again, '02bb')).toThrow(/belongs to node 02aa/);
+    } finally {
+      again.close();
+    }
+    const versions = await pgQuery<{ domain: string; version: number }>(
+      url,
+      'SELECT domain, version FROM schema_version ORDER BY domain',
+    );
+    expect(versions.map((v) => `${v.domain}:${v.version}`)).toEqual(
+      SCHEMAS.map((s) => `${s.domain}:${s.migrations.length}`).sort(),
+    );
+  }, 60_000);
+
+  it('invoices and preimages: blobs, INSERT OR IGNORE, coalesce', async () => {
+    const r = await onBoth((db) => {
+      const t = invoiceTables(db);
+      const first = t.insert(hash(1), 'fibd1', 1_700_000_000_000);
+      const dup = t.insert(hash(1), 'fibd-other', 1_700_000_000_001);
+      t.setStatus(hash(1), 'Received', 5, 12345678901234567890n);
+      t.setStatus(hash(1), 'Paid', 6);
+      t.putPreimage(hash(1), hash(7), 1);
+      t.putPreimage(hash(1), hash(8), 2);
+      const pre = t.getPreimage(hash(1));
+      return { first, dup, row: t.get(hash(1)), pre: pre && Buffer.from(pre).toString('hex') };
+    });
+    expect(r.sqlite.first).toBe(true);
+    expect(r.sqlite.dup).toBe(false);
+    expect(r.sqlite.row).toEqual({ invoice: 'fibd1', status: 'Paid', receivedAmount: 12345678901234567890n });
+    expect(r.postgres).toEqual(r.sqlite);
+  }, 60_000);
+
+  it('payment sessions page in byte order of the hash; metrics count as numbers', async () => {
+    const r = await onBoth((db) => {
+      const s = new PaymentStore(db);
+      const hashes = ['0xff', '0xAb', '0x0a', '0xab', '0x_1'];
+      for (const [i, h] of hashes.entries())
+        s.put({ paymentHash: h, status: i % 2 ? 'Success' : 'Inflight' } as unknown as PaymentSession);
+      const counts = db.prepare('SELECT status, COUNT(*) AS n FROM payment_sessions GROUP BY status').all();
+      return {
+        page1: s.list({ limit: 2 }).map((x) => x.paymentHash),
+        page2: s.list({ limit: 10, after: '0xAb' }).map((x) => x.paymentHash),
+        inflight: s.list({ status: 'Inflight', limit: 10 }).map((x) => x.paymentHash),
+        unfinished: s.unfinished().length,
+        counts: (counts as { status: string; n: number }[]).sort((a, b) => (a.status < b.status ? -1 : 1)),
+      };
+    });
+    expect(r.sqlite.page1).toEqual(['0x0a', '0xAb']);
+    expect(r.sqlite.counts).toEqual([
+      { status: 'Inflight', n: 3 },
+      { status: 'Success', n: 2 },
+    ]);
+    expect(r.postgres).toEqual(r.sqlite);
+  }, 60_000);
+
+  it('TLC links: INSERT OR REPLACE, held parts in arrival order, outcomes by rowid', async () => {
+    const r = await onBoth((db) => {
+      const l = new TlcLinks(db);
+      l.put('0xc1', 1n, { kind: 'origin', paymentHash: '0xAA', attemptId: 'a1' });
+      l.put('0xc1', 1n, { kind: 'origin', paymentHash: '0xAA', attemptId: 'a2' });
+      l.put('0xc1', 2n, {
+        kind: 'forward',
+        paymentHash: '0xaa',
+        inChannelId: '0xc0',
+        inTlcId: 9n,
+        sharedSecret: '0x55',
+      });
+      for (const [i, ch] of ['0xz', '0xa', '0xm'].entries())
+        l.hold({ channelId: ch, tlcId: BigInt(i), paymentHash: '0xh', amount: 10n, holdExpireAt: 100 + i });
+      l.recordOutcome('0xc9', 3n, { preimage: hash(3) });
+      l.recordOutcome('0xc1', 4n, { errorPacket: new Uint8Array([1, 2]) });
+      return {
+        link: l.get('0xc1', 1n),
+        withHash: l.withHash('0xaA').map((x) => `${x.channelId}/${x.tlcId}`),
+        forwarded: l.forwardedFrom('0xc0', 9n),
+        ofAttempt: l.ofAttempt('a2'),
+        held: l.held('0xh').map((h) => h.channelId),
+        expired: l.expiredHolds(101),
+        outcomes: l.outcomes().map((o) => `${o.channelId}/${o.tlcId}`),
+      };
+    });
+    expect(r.sqlite.held).toEqual(['0xz', '0xa', '0xm']);
+    expect(r.sqlite.outcomes).toEqual(['0xc9/3', '0xc1/4']);
+    expect(r.sqlite.link).toEqual({ kind: 'origin', paymentHash: '0xAA', attemptId: 'a2' });
+    expect(r.postgres).toEqual(r.sqlite);
+  }, 60_000);
+
+  it('peers, watchtower, cch orders, graph history: aliases, LIMIT, substr, duplicates', async () => {
+    const r = await onBoth((db) => {
+      const peers = createPeerStore(db);
+      peers.save('02p', 'Qm1', '/ip4/1.2.3.4/tcp/1');
+      peers.touch('02p', '/ip4/1.2.3.4/tcp/1');
+      const w = new WatchtowerStore(db);
+      w.insertPreimage('', `0x${'ab'.repeat(32)}`, '0x01');
+      w.setOutcome('lock', 'revoked', null);
+      w.setOutcome('lock', 'closed', '0xtx');
+      const cch = new CchOrderStore(db);
+      const order = { paymentHash: '0xp', status: 'Pending', createdAt: 1, amountSats: 5n, feeSats: 1n };
+      cch.insert(order as never);
+      let dup = '';
+      try {
+        cch.insert(order as never);
+      } catch (e) {
+        dup = (e as Error).message;
+      }
+      const g = new GraphStore(db);
+      g.saveHistory(
+        'op',
+        'Forward' as never,
+        {
+          failTime: 1,
+          failAmount: 2n,
+          successTime: 2 ** 40,
+          successAmount: 3n,
+        } as never,
+      );
+      return {
+        peers: peers.all().map((p) => ({ ...p, lastConnectedAt: typeof p.lastConnectedAt })),
+        search: w.searchPreimage(`0x${'ab'.repeat(20)}`),
+        outcome: w.outcome('lock'),
+        dup,
+        unfinished: cch.unfinished().length,
+        history: g.loadHistory(),
+        latest: g.latestCursor(),
+      };
+    });
+    expect(r.sqlite.peers).toEqual([
+      { pubkey: '02p', peerId: 'Qm1', address: '/ip4/1.2.3.4/tcp/1', lastConnectedAt: 'number' },
+    ]);
+    expect(r.sqlite.dup).toMatch(/duplicated key/);
+    expect(r.postgres).toEqual(r.sqlite);
+  }, 60_000);
+
+  it('a failed transaction leaves nothing; a failed nested one only undoes itself', async () => {
+    const r = await onBoth((db) => {
+      const store = new ChannelStore(db);
+      const links = new TlcLinks(db);
+      const ch = (state: string, tlcs: bigint[]) =>
+        ({
+          tempId: '0x01',
+          id: '0x02',
+          peer: 'p',
+          state,
+          createdAt: 1,
+          tlcs: tlcs.map((id) => ({ id })),
+        }) as unknown as Channel;
+      store.save(ch('CHANNEL_READY', [0n]));
+      let failed = '';
+      try {
+        store.saveWith(ch('SHUTTING_DOWN', []), () => {
+          links.recordOutcome('0x02', 0n, { preimage: hash(1) });
+          throw new Error('boom');
+        });
+      } catch (e) {
+        failed = (e as Error).message;
+      }
+      db.transaction(() => {
+        links.recordOutcome('0x02', 5n, { preimage: hash(5) });
+        try {
+          db.transaction(() => {
+            links.recordOutcome('0x02', 6n, { preimage: hash(6) });
+            throw new Error('inner');
+          })();
+        } catch {}
+      })();
+      // Savepoints in every shape: empty, failing before or after a write, nested two deep.
+      const rec = (n: bigint) => links.recordOutcome('0x02', n, { preimage: hash(Number(n)) });
+      const swallow = (f: () => void) => {
+        try {
+          f();
+        } catch {}
+      };
+      db.transaction(() => {
+        db.transaction(() => {})();
+        swallow(() =>
+          db.transaction(() => {
+            throw new Error('x');
+          })(),
+        );
+        rec(7n);
+        db.transaction(() => rec(8n))();
+        swallow(() =>
+          db.transaction(() => {
+            rec(9n);
+            db.transaction(() => rec(10n))();
+            throw new Error('y');
+          })(),
+        );
+      })();
+      swallow(() =>
+        db.transaction(() => {
+          db.transaction(() => rec(11n))();
+          throw new Error('z');
+        })(),
+      );
+      db.transaction(() => {})();
+      return {
+        failed,
+        inTransaction: db.inTransaction,
+        state: new ChannelStore(db).get('0x02')?.state,
+        outcomes: links.outcomes().map((o) => o.tlcId),
+        count: store.nextCount() + store.nextCount(),
+      };
+    });
+    expect(r.sqlite).toEqual({
+      failed: 'boom',
+      inTransaction: false,
+      state: 'CHANNEL_READY',
+      outcomes: [5n, 7n, 8n],
+      count: 1,
+    });
+    expect(r.postgres).toEqual(r.sqlite);
+  }, 60_000);
+
+  it('the lease: one holder at a time, handed over on close, and a holder whose lease is taken writes nothing', async () => {
+    const url = await freshDatabase(server);
+    const a = new PgDb(url);
+    const b = new PgDb(url);
+    try {
+      expect(a.takeLease('02node', 'A', 60_000)).toEqual({ held: true });
+      expect(b.takeLease('02node', 'B', 60_000)).toEqual({ held: false, holder: 'A' });
+      a.close();
+      expect(b.takeLease('02node', 'B', 3000)).toEqual({ held: true });
+      b.exec('CREATE TABLE t (v INTEGER)');
+      const lost = new Promise<string>((resolve) => {
+        b.onLeaseLost = resolve;
+      });
+      await pgQuery(url, "UPDATE strand_lease SET holder = 'C' WHERE node_key = '02node'");
+      expect(await lost).toMatch(/held by C/);
+      expect(() => b.prepare('INSERT INTO t (v) VALUES (?)').run(1)).toThrow(/lease lost/);
+      expect(await pgQuery(url, 'SELECT * FROM t')).toEqual([]);
+    } finally {
+      a.close();
+      b.close();
+    }
+  }, 60_000);
+
+  it('a leader whose store connection is cut gives the lease up (the node exits) instead of staying leader', async () => {
+    const url = await freshDatabase(server);
+    const db = new PgDb(url);
+    try {
+      expect(db.takeLease('02cut', 'A', 60_000)).toEqual({ held: true });
+      const lost = new Promise<string>((resolve) => {
+        db.onLeaseLost = resolve;
+      });
+      const [{ pid }] = db.prepare('SELECT pg_backend_pid() AS pid').all() as { pid: number }[];
+      await pgQuery(url, 'SELECT pg_terminate_backend($1)', [pid]);
+      expect(await lost).toMatch(/connection/);
+      expect(() => db.prepare('SELECT 1').get()).toThrow(/lease lost/);
+    } finally {
+      db.close();
+    }
+  }, 60_000);
+
+  it('backup_now has no file to copy on Postgres: refused, naming the tools to use', async () => {
+    const db = await openStore({ url: await freshDatabase(server), file: '' }, SCHEMAS);
+    try {
+      await expect(
+        backupNode(path.join(dir, 'backup'), { db, files: [], storePath: 'fiber/store/strand.db' }),
+      ).rejects.toThrow(/Postgres server: back it up with the server tools \(pg_dump/);
+      expect(fs.existsSync(path.join(dir, 'backup'))).toBe(false);
+    } finally {
+      db.close();
+    }
+  }, 60_000);
+});
