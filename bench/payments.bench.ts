@@ -8,10 +8,17 @@
  * (alice → bob → carol, bob forwarding with a fee, routed over the gossiped graph) the same way.
  * Prints the machine's load average first: on a shared machine the figures move with it.
  * `BENCH_STORE=postgres`: the nodes keep their stores on a Postgres server started for the run.
+ *
+ * Per run, the cost per payment on each node, from its Prometheus metrics (read before and after):
+ * CPU ms, store flushes (fdatasync) and KB written to disk. Then the machine's curve ceiling (k·G
+ * and Schnorr verifications per second on the backend the nodes use) and the ratio of the best
+ * rate to it. The last line is one JSON summary.
  */
 import os from 'node:os';
 import path from 'node:path';
+import * as nobleSchnorr from '@noble/curves/secp256k1.js';
 import WebSocket from 'ws';
+import { curve, schnorrVerify } from '../src/crypto/index.ts';
 import { startDevnet } from '../src/devnet/devnet.ts';
 import { createRpcClient, type RpcClient } from '../src/rpc/client.ts';
 import { tempDir } from '../test/helpers/node-process.ts';
@@ -86,8 +93,39 @@ const pct = (xs: number[], p: number) =>
     ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))]!
     : NaN;
 
-/** `n` payments with `inFlight` at once: completed per second, latencies, failures. */
-async function run(alice: RpcClient, feed: Outcomes, target: string, inFlight: number) {
+/** The counters of a node that say what its payments cost. */
+async function costCounters(metricsUrl: string) {
+  const text = await (await fetch(metricsUrl)).text();
+  const read = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  return {
+    cpuMs: read('strand_process_cpu_seconds_total') * 1000,
+    syncs: read('strand_store_syncs_total'),
+    diskKb: read('strand_disk_write_bytes_total') / 1024,
+  };
+}
+type Cost = Awaited<ReturnType<typeof costCounters>>;
+
+interface RunResult {
+  inFlight: number;
+  rate: number;
+  p50: number;
+  p99: number;
+  failed: number;
+  /** Per node, per completed payment. */
+  cost: Record<string, Cost>;
+}
+
+/** `n` payments with `inFlight` at once: completed per second, latencies, failures, cost per node. */
+async function run(
+  alice: RpcClient,
+  feed: Outcomes,
+  target: string,
+  inFlight: number,
+  metrics: Record<string, string>,
+): Promise<RunResult> {
+  const before = Object.fromEntries(
+    await Promise.all(Object.entries(metrics).map(async ([n, url]) => [n, await costCounters(url)] as const)),
+  );
   const lat: number[] = [];
   const failed: string[] = [];
   let next = 0;
@@ -104,8 +142,52 @@ async function run(alice: RpcClient, feed: Outcomes, target: string, inFlight: n
     }),
   );
   const rate = (lat.length * 1000) / (performance.now() - t0);
-  const fails = failed.length ? `; ${failed.length} failed (${[...new Set(failed)].join('; ')})` : '';
-  return `${inFlight} in flight: ${rate.toFixed(1)}/s, p50 ${pct(lat, 50).toFixed(1)} ms, p99 ${pct(lat, 99).toFixed(1)} ms${fails}`;
+  const cost: Record<string, Cost> = {};
+  for (const [n, url] of Object.entries(metrics)) {
+    const a = await costCounters(url);
+    const b = before[n] as Cost;
+    const per = (x: number, y: number) => (x - y) / Math.max(1, lat.length);
+    cost[n] = { cpuMs: per(a.cpuMs, b.cpuMs), syncs: per(a.syncs, b.syncs), diskKb: per(a.diskKb, b.diskKb) };
+  }
+  if (failed.length) console.log(`    ${failed.length} failed: ${[...new Set(failed)].join('; ')}`);
+  return { inFlight, rate, p50: pct(lat, 50), p99: pct(lat, 99), failed: failed.length, cost };
+}
+
+function describe(r: RunResult): string {
+  const costs = Object.entries(r.cost)
+    .map(
+      ([n, c]) => `${n} ${c.cpuMs.toFixed(1)} ms cpu, ${c.syncs.toFixed(2)} fsync, ${c.diskKb.toFixed(0)} KB`,
+    )
+    .join(' | ');
+  return (
+    `${String(r.inFlight).padStart(2)} in flight: ${r.rate.toFixed(1)}/s, p50 ${r.p50.toFixed(1)} ms, ` +
+    `p99 ${r.p99.toFixed(1)} ms\n      per payment: ${costs}`
+  );
+}
+
+/** Operations per second of `fn` over about `ms`. */
+function opsPerSecond(fn: () => void, ms = 500): number {
+  let n = 0;
+  const t0 = performance.now();
+  while (performance.now() - t0 < ms) {
+    for (let i = 0; i < 50; i++) fn();
+    n += 50;
+  }
+  return (n * 1000) / (performance.now() - t0);
+}
+
+/** What the curve backend the nodes use does per second on this machine. */
+function curveCeiling() {
+  const c = curve();
+  const k = new Uint8Array(32).fill(7);
+  const mulG = opsPerSecond(() => c.mulG(k));
+  const { schnorr } = nobleSchnorr;
+  const sk = new Uint8Array(32).fill(3);
+  const msg = new Uint8Array(32).fill(9);
+  const sig = schnorr.sign(msg, sk, new Uint8Array(32));
+  const pub = schnorr.getPublicKey(sk);
+  const verify = opsPerSecond(() => schnorrVerify(sig, msg, pub));
+  return { backend: c.name, mulG, schnorrVerify: verify };
 }
 
 console.log(
@@ -141,15 +223,48 @@ const net = await startDevnet({
 const nodes = net.description.nodes;
 const alice = createRpcClient(nodes[0]!.rpc_url);
 const feed = await outcomes(nodes[0]!.rpc_url);
+const summary: Record<string, unknown> = { store: pgServer ? 'postgres' : 'sqlite', payments: PAYMENTS };
 try {
-  for (const [label, target] of [
-    ['one channel (alice → bob)', nodes[1]!.pubkey],
-    ['two hops (alice → bob → carol)', nodes[2]!.pubkey],
+  for (const [key, label, target, involved] of [
+    ['one_channel', 'one channel (alice → bob)', nodes[1]!.pubkey, 2],
+    ['two_hops', 'two hops (alice → bob → carol)', nodes[2]!.pubkey, 3],
   ] as const) {
+    const metrics = Object.fromEntries(nodes.slice(0, involved).map((n) => [n.name, n.metrics_url]));
     for (let i = 0; i < 10; i++) await pay(alice, feed, target); // warm-up (and the route)
     console.log(`${label}:`);
-    for (const n of [1, ...CONCURRENCY]) console.log(`  ${await run(alice, feed, target, n)}`);
+    const runs: RunResult[] = [];
+    for (const n of [1, ...CONCURRENCY]) {
+      const r = await run(alice, feed, target, n, metrics);
+      console.log(`  ${describe(r)}`);
+      runs.push(r);
+    }
+    summary[key] = runs.map((r) => ({
+      in_flight: r.inFlight,
+      per_s: +r.rate.toFixed(1),
+      p50_ms: +r.p50.toFixed(1),
+      p99_ms: +r.p99.toFixed(1),
+      failed: r.failed,
+      per_payment: Object.fromEntries(
+        Object.entries(r.cost).map(([n, c]) => [
+          n,
+          { cpu_ms: +c.cpuMs.toFixed(2), fsync: +c.syncs.toFixed(3), disk_kb: +c.diskKb.toFixed(1) },
+        ]),
+      ),
+    }));
   }
+  const ceiling = curveCeiling();
+  const best = Math.max(...((summary.one_channel as { per_s: number }[]) ?? []).map((r) => r.per_s));
+  console.log(
+    `curve ceiling (${ceiling.backend}): ${ceiling.mulG.toFixed(0)} k·G/s, ` +
+      `${ceiling.schnorrVerify.toFixed(0)} Schnorr verify/s; best one-channel rate is ` +
+      `${((best / ceiling.schnorrVerify) * 100).toFixed(2)}% of the verify rate`,
+  );
+  summary.curve = {
+    backend: ceiling.backend,
+    mul_g_per_s: Math.round(ceiling.mulG),
+    schnorr_verify_per_s: Math.round(ceiling.schnorrVerify),
+  };
+  console.log(JSON.stringify(summary));
 } finally {
   feed.close();
   await net.stop();

@@ -8,6 +8,7 @@ export { cchSection, resolveCchConfig } from './config.ts';
 export { CCH_ERROR_CODES, CchError, type CchErrorCode } from './errors.ts';
 export type { FiberAgent } from './fiber-agent.ts';
 export { inProcessFiberAgent, rpcFiberAgent } from './fiber-agent.ts';
+export type { LightningBackend } from './lnd.ts';
 export { connectLnd } from './lnd.ts';
 export { ORDER_STATUSES, orderToJson } from './order.ts';
 export { CchService } from './service.ts';

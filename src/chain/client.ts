@@ -30,6 +30,11 @@ export interface ChainClientOptions {
   backoffMs?: number;
   /** Where the channel scripts come from (default: the dev chain's `get_dev_scripts`). */
   channelScripts?: (client: ChainClient) => Promise<ChannelScripts>;
+  /**
+   * Awaited before a transaction is sent: the state that produced it must be durable first
+   * (persist-before-speak; the store's `Durability.durable`).
+   */
+  beforeSend?: () => Promise<void>;
 }
 
 /** Whether the chain answered: `unreachable` since the first failed call after the last answer. */
@@ -371,6 +376,7 @@ export function createChainClient(opts: ChainClientOptions): ChainClient {
       return call('get_live_cell', [{ tx_hash: op.txHash, index: q(op.index) }, withData]);
     },
     async sendTransaction(tx) {
+      await opts.beforeSend?.();
       try {
         const h = await call('send_transaction', [txToJson(tx), 'passthrough']);
         return checked(h256, h, 'send_transaction', rpcUrl) as ccc.Hex;

@@ -9,6 +9,7 @@ import {
   connectLnd,
   type FiberAgent,
   inProcessFiberAgent,
+  type LightningBackend,
   resolveCchConfig,
   rpcFiberAgent,
 } from '../cch/index.ts';
@@ -25,6 +26,8 @@ export interface CchParts {
   /** The node's own methods, when it runs the `fiber` service (in-process hub). */
   localMethods?: MethodSpec[];
   changes: StoreChangeBus;
+  /** Resolves once every commit so far is on disk: LND is told nothing before (persist-before-speak). */
+  durable: () => Promise<void>;
 }
 
 export function startCch(parts: CchParts): CchService {
@@ -50,11 +53,14 @@ export function startCch(parts: CchParts): CchService {
   const service = new CchService({
     config: cfg,
     store: new CchOrderStore(parts.db),
-    lightning: connectLnd({
-      url: cfg.lndRpcUrl,
-      certPath: cfg.lndCertPath,
-      macaroonPath: cfg.lndMacaroonPath,
-    }),
+    lightning: afterDurable(
+      connectLnd({
+        url: cfg.lndRpcUrl,
+        certPath: cfg.lndCertPath,
+        macaroonPath: cfg.lndMacaroonPath,
+      }),
+      parts.durable,
+    ),
     fiber,
     currency: currencyOf(parts.config.fiber.chain),
     log,
@@ -62,4 +68,27 @@ export function startCch(parts: CchParts): CchService {
   service.start();
   log.info({ lnd: cfg.lndRpcUrl, fiber: cfg.fiberRpcUrl ?? 'in-process' }, 'cross-chain hub started');
   return service;
+}
+
+/** LND's calls that act on an order's stored state wait until that state is durable. */
+function afterDurable(lnd: LightningBackend, durable: () => Promise<void>): LightningBackend {
+  return {
+    trackInvoice: lnd.trackInvoice.bind(lnd),
+    trackPayment: lnd.trackPayment.bind(lnd),
+    close: lnd.close.bind(lnd),
+    addHoldInvoice: (req) => durable().then(() => lnd.addHoldInvoice(req)),
+    settleInvoice: (preimage) => durable().then(() => lnd.settleInvoice(preimage)),
+    cancelInvoice: (hash) => durable().then(() => lnd.cancelInvoice(hash)),
+    sendPayment(req, onUpdate, onError) {
+      let stop: (() => void) | undefined;
+      let stopped = false;
+      void durable().then(() => {
+        if (!stopped) stop = lnd.sendPayment(req, onUpdate, onError);
+      });
+      return () => {
+        stopped = true;
+        stop?.();
+      };
+    },
+  };
 }

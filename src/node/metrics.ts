@@ -4,6 +4,7 @@
  * read the services' state when scraped, counters are fed by the events the node already
  * publishes (store changes, channel changes and TLC news, RPC calls, group commits, gossip).
  */
+import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
@@ -17,6 +18,8 @@ export interface MetricsSources {
   channels(): Channel[];
   /** Payment sessions in the store, by status. */
   paymentCounts(): Record<string, number>;
+  /** Store flushes (fdatasync of the WAL) so far. */
+  storeSyncs(): number;
 }
 
 /** A forward we took part in: the TLC we received and the one we offered for it. */
@@ -129,6 +132,34 @@ export class NodeMetrics {
         this.set({ direction: 'received' }, received);
       },
     });
+    new Counter({
+      name: 'strand_store_syncs_total',
+      help: 'Store flushes (fdatasync): one covers every commit made before it started',
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(self.sources?.storeSyncs() ?? 0);
+      },
+    });
+    new Counter({
+      name: 'strand_process_cpu_seconds_total',
+      help: 'CPU time of the node process, user and system',
+      registers: [this.registry],
+      collect() {
+        const u = process.cpuUsage();
+        this.reset();
+        this.inc((u.user + u.system) / 1e6);
+      },
+    });
+    new Counter({
+      name: 'strand_disk_write_bytes_total',
+      help: 'Bytes the node process caused to be written to storage (Linux /proc/self/io; 0 elsewhere)',
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(diskWriteBytes());
+      },
+    });
     new Gauge({
       name: 'strand_payments',
       help: 'Payment sessions in the store, by status',
@@ -186,6 +217,16 @@ export class NodeMetrics {
 
   text(): Promise<string> {
     return this.registry.metrics();
+  }
+}
+
+/** `write_bytes` of /proc/self/io: what reached the block layer on this process's behalf. */
+function diskWriteBytes(): number {
+  try {
+    const m = /^write_bytes: (\d+)$/m.exec(fs.readFileSync('/proc/self/io', 'utf8'));
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
   }
 }
 

@@ -74,10 +74,13 @@ import {
   backupNode,
   checkNodeOwnership,
   type Db,
+  type Durability,
+  IMMEDIATE_DURABILITY,
   isSqlite,
   type LeaseOptions,
   openStore,
   StoreChangeBus,
+  WalDurability,
   watchPageQuota,
 } from '../store/index.ts';
 import {
@@ -159,8 +162,23 @@ function leaderLease(
   };
 }
 
+/**
+ * A flush of the store failed: pages the kernel was given may be gone, and the node cannot say
+ * which state it will find after a restart. Stop before anything else leaves (PostgreSQL does the
+ * same on a failed fsync); the restart recovers from what is on disk.
+ */
+function storeFlushFailed(log: Logger): (err: Error) => void {
+  return (err) => {
+    log.fatal({ err: err.message }, 'store flush (fdatasync) failed: exiting');
+    log.flush();
+    process.exit(70);
+  };
+}
+
 export class StrandNode {
   private rpc?: RpcServer;
+  /** When a commit is on disk; every outgoing byte waits for it (persist-before-speak). */
+  durability: Durability = IMMEDIATE_DURABILITY;
   private stopped = false;
   private stopQuota?: () => void;
   private fundingLock?: ScriptJson;
@@ -218,12 +236,15 @@ export class StrandNode {
       config.services.includes('ckb') || config.services.includes('fiber')
         ? loadWalletKey(path.join(config.ckbDir, 'key'), { password: env[PASSWORD_ENV] })
         : undefined;
+    const file = path.join(config.fiberDir, 'store', 'strand.db');
     const db = await openStore(
-      { url: config.store.url, file: path.join(config.fiberDir, 'store', 'strand.db') },
+      { url: config.store.url, file, synchronous: 'NORMAL' },
       NODE_SCHEMAS,
       config.store.url ? leaderLease(config, identity.pubkeyHex, log, opts.onLeaseLost) : undefined,
     );
     const node = new StrandNode(config, identity, walletKey, db, log);
+    if (isSqlite(db))
+      node.durability = new WalDurability(db, { walFile: `${file}-wal`, onFatal: storeFlushFailed(log) });
     const quotaFile = env[STORE_QUOTA_ENV];
     if (quotaFile && isSqlite(db))
       node.stopQuota = watchPageQuota(db, quotaFile, (pages) =>
@@ -243,10 +264,15 @@ export class StrandNode {
           db,
           log,
           changes: node.changes,
+          durable: () => node.durability.durable(),
           localMethods: node.payments ? node.allMethods() : undefined,
         });
       if (config.services.includes('rpc')) await node.startRpc();
-      await node.observers.start({ peers: node.peers, channels: node.channels });
+      await node.observers.start({
+        peers: node.peers,
+        channels: node.channels,
+        storeSyncs: () => node.durability.syncs,
+      });
     } catch (e) {
       await node.stop();
       throw e;
@@ -449,6 +475,7 @@ export class StrandNode {
       limits: { maxInbound: fiber.max_inbound_peers },
       onGossipSent: this.observers.onGossipSent,
       logger: this.log,
+      release: this.release,
     });
     this.observers.watchPeers(this.peers);
     await this.peers.start();
@@ -465,6 +492,7 @@ export class StrandNode {
       rpcUrl: ckb.rpc_url,
       logger: this.log,
       channelScripts: channelScriptsSource(this.config.network, readScriptsConfig(this.config.fiber.scripts)),
+      beforeSend: () => this.durability.durable(),
     });
     const deadline = Date.now() + CHAIN_STARTUP_TIMEOUT_MS;
     for (let delay = 500; ; delay = Math.min(delay * 2, 5000)) {
@@ -530,6 +558,7 @@ export class StrandNode {
       dashboard: rpc.dashboard,
       onAnswered: this.observers.onRpcAnswered,
       logger: this.log,
+      release: this.release,
     });
   }
 
@@ -678,8 +707,12 @@ export class StrandNode {
   /** Closes the store now (a second signal, a missed deadline); committed state stays. */
   closeStore(): void {
     this.stopQuota?.();
+    this.durability.close();
     if (this.db.open) this.db.close();
   }
+
+  /** Output gate for peers and RPC: runs `fn` once the store is durable. */
+  private readonly release = (fn: () => void): void => this.durability.whenDurable(fn);
 
   private async stopServices(): Promise<void> {
     await this.observers.stop();

@@ -33,15 +33,20 @@ export class NodeObservers {
   }
 
   /** Serves `/metrics` (when configured) over the node's services. */
-  async start(sources: { peers?: PeerManager; channels?: ChannelService }): Promise<void> {
+  async start(sources: {
+    peers?: PeerManager;
+    channels?: ChannelService;
+    storeSyncs: () => number;
+  }): Promise<void> {
     if (!this.metrics || !this.metricsAddr) return;
-    const { peers, channels } = sources;
+    const { peers, channels, storeSyncs } = sources;
     const counts = this.db.prepare('SELECT status, COUNT(*) AS n FROM payment_sessions GROUP BY status');
     this.metrics.attach({
       peersCount: () => peers?.peersCount ?? 0,
       channels: () => channels?.list() ?? [],
       paymentCounts: () =>
         Object.fromEntries((counts.all() as { status: string; n: number }[]).map((r) => [r.status, r.n])),
+      storeSyncs,
     });
     this.server = await startMetricsServer(this.metricsAddr, this.metrics);
     this.log.info({ url: this.server.url }, 'metrics served');

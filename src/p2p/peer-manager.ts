@@ -33,7 +33,7 @@ import { createPeerStore, type PeerStore } from './peer-store.ts';
 import { FIBER_PROTOCOL_ID, GOSSIP_PROTOCOL_ID } from './protocol-select.ts';
 import { type ReconnectPolicy, Redialer } from './redial.ts';
 import { secioHandshake } from './secio/handshake.ts';
-import { PeerSession } from './session.ts';
+import { checkFrameSize, PeerSession } from './session.ts';
 import { dial, type Listener, listen } from './transport.ts';
 
 /**
@@ -82,6 +82,11 @@ export interface PeerManagerOptions {
   resolveAddresses?: (pubkey: string) => string[];
   /** Called per gossip message sent to a peer (metrics). */
   onGossipSent?: () => void;
+  /**
+   * Holds outgoing bytes until the state they depend on is durable (persist-before-speak; the
+   * store's `Durability.whenDurable`). Runs `fn` in the order offered. Default: at once.
+   */
+  release?: (fn: () => void) => void;
 }
 
 export interface PeerInfo {
@@ -301,7 +306,8 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
   /** Closes the session with `pubkey` and keeps redialling it as after any drop (a peer that stopped answering). */
   drop(pubkey: string, reason: string): void {
     const peer = this.peers.get(normalisePubkey(pubkey));
-    if (peer) this.closeSession(peer, reason);
+    // After what was offered before it: a held message must not be cut off by the close.
+    if (peer) this.release(() => this.closeSession(peer, reason));
   }
 
   /** Closes the session with `pubkey`; it is not redialled until connected again explicitly. */
@@ -311,7 +317,7 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
     if (!peer)
       return Promise.reject(new PeerError('PeerNotConnected', `peer Pubkey(${pk}) is not connected`));
     if (peer.redial) this.redialer.unwant(peer.redial);
-    return new Promise((resolve) => this.closeSession(peer, reason, resolve));
+    return new Promise((resolve) => this.release(() => this.closeSession(peer, reason, resolve)));
   }
 
   private dialOnce(target: DialTarget): Promise<PeerInfo> {
@@ -640,7 +646,8 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
     for (const p of this.peers.values()) {
       if (p.pubkey === skip || !p.init || p.session.isClosed || !p.session.isOpen(GOSSIP_PROTOCOL_ID))
         continue;
-      p.session.send(GOSSIP_PROTOCOL_ID, payload);
+      const session = p.session;
+      this.release(() => session.send(GOSSIP_PROTOCOL_ID, payload));
       this.opts.onGossipSent?.();
       sent.push(p.pubkey);
     }
@@ -655,8 +662,13 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
     if (!peer.session.isOpen(protocolId)) {
       throw new PeerError('ProtocolNotOpen', `peer Pubkey(${pk}) has no open protocol /p2p/${protocolId}`);
     }
-    peer.session.send(protocolId, payload);
+    checkFrameSize(payload);
+    const session = peer.session;
+    this.release(() => session.send(protocolId, payload));
   }
+
+  private readonly release: (fn: () => void) => void = (fn) =>
+    this.opts.release ? this.opts.release(fn) : fn();
 
   // ---- reconnection ----
 

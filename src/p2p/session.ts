@@ -206,9 +206,7 @@ export class PeerSession {
   send(protocolId: number, payload: Uint8Array): void {
     const p = this.open.get(protocolId);
     if (!p || this.closed) throw new P2pError('Closed', `protocol ${protocolId} is not open`);
-    if (payload.length > MAX_PROTOCOL_FRAME) {
-      throw new P2pError('FrameTooLarge', `message of ${payload.length} bytes exceeds ${MAX_PROTOCOL_FRAME}`);
-    }
+    checkFrameSize(payload);
     p.stream.write(lengthPrefixed(payload));
   }
 
@@ -235,5 +233,12 @@ export class PeerSession {
     else this.secure.end();
     this.open.clear();
     this.opts.handlers.close(reason, err);
+  }
+}
+
+/** A protocol message fits one tentacle frame (130 KiB) or is refused before it is queued. */
+export function checkFrameSize(payload: Uint8Array): void {
+  if (payload.length > MAX_PROTOCOL_FRAME) {
+    throw new P2pError('FrameTooLarge', `message of ${payload.length} bytes exceeds ${MAX_PROTOCOL_FRAME}`);
   }
 }

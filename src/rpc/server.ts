@@ -29,6 +29,11 @@ export interface RpcServerOptions {
   logger?: DispatchLogger & { info(obj: object, msg: string): void };
   /** Told of every call answered (metrics): see `Dispatcher`. */
   onAnswered?: (method: string, code: number) => void;
+  /**
+   * Holds an answer or notification until the state it reports is durable (the store's
+   * `Durability.whenDurable`): a client never learns of a state a crash could undo.
+   */
+  release?: (fn: () => void) => void;
 }
 
 export interface RpcServer {
@@ -56,6 +61,8 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
   const { host, port } = parseHostPort(opts.listeningAddr);
   assertBindAllowed(opts.listeningAddr, opts.auth.enabled);
   const dispatcher = new Dispatcher(opts.methods, opts.auth, opts.logger, opts.onAnswered);
+  const release = opts.release ?? ((fn: () => void) => fn());
+  const durable = () => new Promise<void>((resolve) => release(resolve));
   const app = Fastify({ logger: false, bodyLimit: opts.maxBodySize, return503OnClosing: false });
 
   app.removeAllContentTypeParsers();
@@ -90,6 +97,7 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
     const out = await dispatcher.handleText(String(req.body ?? ''), req.headers.authorization, {
       transport: 'http',
     });
+    await durable();
     if (out === undefined) return reply.code(204).send();
     return reply.header('content-type', 'application/json; charset=utf-8').send(out);
   });
@@ -103,7 +111,7 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) =>
-      serveWebSocket(ws, upgradeAuthorization(req.headers.authorization, req.url), dispatcher),
+      serveWebSocket(ws, upgradeAuthorization(req.headers.authorization, req.url), dispatcher, release),
     );
   });
 
@@ -133,7 +141,12 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
 
 let nextConnectionId = 1;
 
-function serveWebSocket(socket: WebSocket, authorization: string | undefined, dispatcher: Dispatcher): void {
+function serveWebSocket(
+  socket: WebSocket,
+  authorization: string | undefined,
+  dispatcher: Dispatcher,
+  release: (fn: () => void) => void,
+): void {
   const closers: (() => void)[] = [];
   const connection: RpcConnection = {
     id: nextConnectionId++,
@@ -143,7 +156,10 @@ function serveWebSocket(socket: WebSocket, authorization: string | undefined, di
         socket.close(1013, 'subscriber too slow');
         return;
       }
-      socket.send(stringify({ jsonrpc: '2.0', method, params }));
+      const text = stringify({ jsonrpc: '2.0', method, params });
+      release(() => {
+        if (socket.readyState === socket.OPEN) socket.send(text);
+      });
     },
     onClose: (fn) => closers.push(fn),
   };
@@ -153,7 +169,10 @@ function serveWebSocket(socket: WebSocket, authorization: string | undefined, di
   socket.on('message', async (data, isBinary) => {
     const text = isBinary ? Buffer.from(data as Buffer).toString('utf8') : data.toString();
     const out = await dispatcher.handleText(text, authorization, { transport: 'ws', connection });
-    if (out !== undefined && socket.readyState === socket.OPEN) socket.send(out);
+    if (out === undefined) return;
+    release(() => {
+      if (socket.readyState === socket.OPEN) socket.send(out);
+    });
   });
 }
 

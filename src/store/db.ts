@@ -1,6 +1,7 @@
 /**
- * The node's SQLite database: one file, WAL journal, `synchronous=FULL` so that a committed
- * transaction survives a crash or power loss. Each domain (channels, invoices, peers, …) owns its
+ * The node's SQLite database: one file, WAL journal. By default `synchronous=FULL`, so that a
+ * committed transaction survives a crash or power loss when it returns; the node itself opens with
+ * `synchronous=NORMAL` and holds its output until a group flush (`durability.ts`). Each domain (channels, invoices, peers, …) owns its
  * tables and registers its own ordered migrations; the applied version of each domain is kept in
  * `schema_version`. A database written by a newer Strand (a domain version above what this build
  * knows) is refused rather than silently misread.
@@ -59,6 +60,11 @@ export interface DomainSchema {
 export interface OpenOptions {
   /** Open read-only (e.g. `--check-validate`); migrations are not applied. */
   readonly?: boolean;
+  /**
+   * `FULL` (default): each commit is flushed before it returns. `NORMAL`: commits reach the WAL
+   * unflushed; the caller must flush before relying on them (`WalDurability`).
+   */
+  synchronous?: 'FULL' | 'NORMAL';
 }
 
 /** Opens (creating if needed) the database at `file` and brings every schema up to date. */
@@ -68,7 +74,7 @@ export function openDatabase(file: string, schemas: DomainSchema[], opts: OpenOp
   try {
     if (!opts.readonly) {
       db.pragma('journal_mode = WAL');
-      db.pragma('synchronous = FULL');
+      db.pragma(`synchronous = ${opts.synchronous ?? 'FULL'}`);
       db.pragma('foreign_keys = ON');
     }
     db.pragma('busy_timeout = 5000');

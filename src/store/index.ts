@@ -11,6 +11,8 @@ export type { CopiedTable } from './copy.ts';
 export { copySqliteToPostgres } from './copy.ts';
 export type { Db, DomainSchema, SqliteDb } from './db.ts';
 export { isSqlite, openDatabase, watchPageQuota } from './db.ts';
+export type { Durability } from './durability.ts';
+export { IMMEDIATE_DURABILITY, WalDurability } from './durability.ts';
 export { BackupPathError, STORE_ERROR_CODES, type StoreErrorCode } from './errors.ts';
 export { checkNodeOwnership, nodeMetaSchema } from './node-meta.ts';
 export type { LeaseOptions, StoreLocation } from './open.ts';

@@ -26,6 +26,8 @@ export interface StoreLocation {
   /** `postgres://…` or `postgresql://…`; unset: the SQLite file. */
   url?: string;
   file: string;
+  /** SQLite only: `NORMAL` when the caller flushes through `WalDurability`. */
+  synchronous?: 'FULL' | 'NORMAL';
 }
 
 export function isPostgresUrl(url: string | undefined): url is string {
@@ -37,7 +39,7 @@ export async function openStore(
   schemas: DomainSchema[],
   lease?: LeaseOptions,
 ): Promise<Db> {
-  if (!where.url) return openDatabase(where.file, schemas);
+  if (!where.url) return openDatabase(where.file, schemas, { synchronous: where.synchronous });
   if (!isPostgresUrl(where.url)) throw new StoreError(`store.url: expected postgres://…, got ${where.url}`);
   const db = new PgDb(where.url);
   try {

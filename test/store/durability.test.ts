@@ -1,0 +1,140 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openDatabase, type SqliteDb } from '../../src/store/db.ts';
+import { WalDurability } from '../../src/store/durability.ts';
+
+const SCHEMA = [{ domain: 't', migrations: [{ version: 1, up: 'CREATE TABLE t (v INTEGER)' }] }];
+
+type Flush = (fd: number, done: (err: Error | null) => void) => void;
+
+/** A flush the test completes by hand, so the order of events is the test's. */
+function manualFlush() {
+  const pending: { fd: number; done: (err: Error | null) => void }[] = [];
+  const flush: Flush = (fd, done) => pending.push({ fd, done });
+  return {
+    flush,
+    pending,
+    /** Completes the oldest flush for real (fdatasync) or with `err`. */
+    finish(err?: Error) {
+      const p = pending.shift();
+      if (!p) throw new Error('no flush in flight');
+      if (!err) fs.fdatasyncSync(p.fd);
+      p.done(err ?? null);
+    },
+  };
+}
+
+describe('WalDurability (group commit for SQLite)', () => {
+  const dirs: string[] = [];
+  const dbs: SqliteDb[] = [];
+  afterEach(() => {
+    for (const db of dbs.splice(0)) if (db.open) db.close();
+    for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+  });
+  function setup(fatal: Error[] = []) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strand-durable-'));
+    dirs.push(dir);
+    const file = path.join(dir, 'node.db');
+    const db = openDatabase(file, SCHEMA, { synchronous: 'NORMAL' });
+    dbs.push(db);
+    const m = manualFlush();
+    const d = new WalDurability(db, {
+      walFile: `${file}-wal`,
+      onFatal: (e) => fatal.push(e),
+      fdatasync: m.flush,
+    });
+    const insert = db.prepare('INSERT INTO t (v) VALUES (?)');
+    return { db, d, m, write: (v: number) => insert.run(v) };
+  }
+
+  it('passes output straight through when nothing was written since the last flush', () => {
+    const { d, m } = setup();
+    const out: string[] = [];
+    d.whenDurable(() => out.push('a'));
+    expect(out).toEqual(['a']);
+    expect(m.pending).toHaveLength(0);
+  });
+
+  it('holds output that follows a commit until one flush covers it, then releases in order', () => {
+    const { d, m, write } = setup();
+    const out: string[] = [];
+    write(1);
+    d.whenDurable(() => out.push('after 1'));
+    write(2);
+    d.whenDurable(() => out.push('after 2'));
+    // Nothing new was written, but it was offered after held output: it must not overtake it.
+    d.whenDurable(() => out.push('read'));
+    expect(out).toEqual([]);
+    // One flush is in flight; it started after write 1 only.
+    expect(m.pending).toHaveLength(1);
+    m.finish();
+    expect(out).toEqual(['after 1']);
+    // The commit made during the first flush needs a second one; the read waits behind it.
+    expect(m.pending).toHaveLength(1);
+    m.finish();
+    expect(out).toEqual(['after 1', 'after 2', 'read']);
+    expect(d.syncs).toBe(2);
+    expect(m.pending).toHaveLength(0);
+  });
+
+  it('shares one flush among every commit made before it started (group commit)', () => {
+    const { d, m, write } = setup();
+    const out: number[] = [];
+    for (let i = 0; i < 50; i++) {
+      write(i);
+      if (i === 0) d.whenDurable(() => out.push(-1));
+    }
+    // Flush #1 covers write 0 only; offered later, these 50 outputs share flush #2.
+    m.finish();
+    for (let i = 0; i < 50; i++) d.whenDurable(() => out.push(i));
+    expect(m.pending).toHaveLength(1);
+    m.finish();
+    expect(out).toHaveLength(51);
+    expect(d.syncs).toBe(2);
+  });
+
+  it('a failed flush releases nothing and tells the node, which must stop', () => {
+    const fatal: Error[] = [];
+    const { d, m, write } = setup(fatal);
+    const out: string[] = [];
+    write(1);
+    d.whenDurable(() => out.push('x'));
+    m.finish(new Error('EIO'));
+    expect(out).toEqual([]);
+    expect(fatal.map((e) => e.message)).toEqual(['EIO']);
+    write(2);
+    d.whenDurable(() => out.push('y'));
+    expect(out).toEqual([]);
+    expect(m.pending).toHaveLength(0);
+  });
+
+  it('close flushes and releases what was held; the data is in the file', async () => {
+    const { db, d, write } = setup();
+    const out: string[] = [];
+    write(7);
+    d.whenDurable(() => out.push('held'));
+    d.close();
+    expect(out).toEqual(['held']);
+    expect((db.prepare('SELECT v FROM t').get() as { v: number }).v).toBe(7);
+    // After close output is not held (the store is going away with the process).
+    d.whenDurable(() => out.push('late'));
+    expect(out).toEqual(['held', 'late']);
+  });
+
+  it('durable() resolves after the real fdatasync of the WAL', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strand-durable-'));
+    dirs.push(dir);
+    const file = path.join(dir, 'node.db');
+    const db = openDatabase(file, SCHEMA, { synchronous: 'NORMAL' });
+    dbs.push(db);
+    const d = new WalDurability(db, { walFile: `${file}-wal`, onFatal: (e) => expect.fail(e.message) });
+    db.prepare('INSERT INTO t (v) VALUES (1)').run();
+    await d.durable();
+    expect(d.syncs).toBe(1);
+    await d.durable();
+    expect(d.syncs).toBe(1);
+    d.close();
+  });
+});
