@@ -17,7 +17,7 @@ import { awaitingRevoke, markOutdated, onPeerBehind, syncVerdict, withoutFlag } 
 import { toScript } from './script-data.ts';
 import { type Channel, hasFlag, resolvingPending } from './state.ts';
 import { type Effect, fail, type Step } from './step.ts';
-import { dec } from './tlc.ts';
+import { dec, replayedUpdate } from './tlc.ts';
 import type { ChannelMessage, ReestablishChannel } from './wire.ts';
 
 const b = (h: string) => hexToBytes(h);
@@ -125,7 +125,7 @@ function readyReplay(ch0: Channel, m: ReestablishChannel): Step {
   const cache = ch.cache;
   if (R === pL + 1n && cache?.revoke) effects.push(send(dec(cache.revoke)));
   if (awaitingRevoke(ch) && L === pR && cache?.commit) {
-    for (const u of cache.updates) effects.push(send(dec(u)));
+    for (const u of cache.updates) effects.push(send(replayedUpdate(ch, u)));
     effects.push(send(dec(cache.commit)));
   }
   return { ch, effects };

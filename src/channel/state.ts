@@ -119,11 +119,25 @@ export interface Tlc {
   removal?: { preimage?: Hex; error?: Hex; state: 'announced' | 'committed' };
 }
 
+/** Our round's start, as a step back restores it (`tlc.ts`, `ROUND_LOCAL`). */
+export interface RoundSnapshot {
+  localBalance: bigint;
+  remoteBalance: bigint;
+  nextTlcId: { offered: bigint; received: bigint };
+  /** Received TLCs our round's RemoveTlcs marked removed (the AddTlcs are those from `nextTlcId.offered`). */
+  removed: bigint[];
+  /** Strand mode: the head of the peer's nonce pool, taken by our CommitmentSigned. */
+  theirNonce?: Hex;
+}
+
 /** The TLC round in progress: updates + CommitmentSigned one way, RevokeAndAck + CommitmentSigned back, RevokeAndAck. */
 export interface Round {
   initiator: 'local' | 'remote';
-  /** Local rounds: the channel as it was before, to step back if the peer's round collides. */
-  before?: string;
+  /**
+   * Local rounds: what stepping back needs if the peer's round collides (`tlc.ts`). A string in
+   * states stored by earlier versions: the whole channel as it was (JSON, no onions).
+   */
+  before?: RoundSnapshot | string;
   /** Local initiator: the peer's RevokeAndAck / CommitmentSigned arrived. */
   gotRevoke?: boolean;
   gotCommit?: boolean;

@@ -31,9 +31,10 @@ import { nonceData, toScript } from './script-data.ts';
 import {
   type Channel,
   deserializeChannel,
+  type Hex,
   type PartyParams,
+  type RoundSnapshot,
   resolvingPending,
-  serializeChannelLean,
   type Tlc,
   tlcKey,
   withOnions,
@@ -285,12 +286,29 @@ function withRemoval(ch: Channel, tlc: Tlc, removal: NonNullable<Tlc['removal']>
 }
 
 function startRound(ch0: Channel, env: MachineEnv, updates: ChannelMessage[] = [], before?: Channel): Step {
-  // Without onions: the live channel keeps every TLC of the snapshot (none is deleted before the
-  // peer's RevokeAndAck, after which there is no stepping back), and `collide` takes them from it.
-  const snapshot = serializeChannelLean({ ...(before ?? ch0), round: null });
-  const { ch, msg } = commitmentSigned({ ...ch0, round: { initiator: 'local', before: snapshot } }, env);
-  const cache = { updates: updates.map(enc), commit: enc(msg), revoke: ch.cache?.revoke ?? null };
+  const { ch, msg } = commitmentSigned(
+    { ...ch0, round: { initiator: 'local', before: roundSnapshot(before ?? ch0, updates) } },
+    env,
+  );
+  const cache = { updates: updates.map(cachedUpdate), commit: enc(msg), revoke: ch.cache?.revoke ?? null };
   return { ch: { ...ch, cache }, effects: [{ type: 'send', msg }] };
+}
+
+/**
+ * What a step back needs to undo our round (`ROUND_LOCAL`): a few numbers, not the channel. The
+ * round's own changes to the TLCs are known from its updates — the TLCs it offered have ids from
+ * `nextTlcId.offered` on, and `removed` lists the received ones it marked removed — so the TLCs
+ * (and their keys, tens of KB at a hundred pending) are not copied into every state of the round.
+ */
+function roundSnapshot(base: Channel, updates: ChannelMessage[]): RoundSnapshot {
+  return {
+    localBalance: base.localBalance,
+    remoteBalance: base.remoteBalance,
+    nextTlcId: base.nextTlcId,
+    removed: updates.flatMap((u) => (u.type === 'RemoveTlc' ? [u.value.tlcId] : [])),
+    // Strand mode: the head of the peer's pool, which our CommitmentSigned takes.
+    ...(isFnn(base) || !base.nonces.theirs[0] ? {} : { theirNonce: base.nonces.theirs[0] }),
+  };
 }
 
 export const enc = (m: ChannelMessage) => h(encodeFiberMessage(toFiberMessage(m)));
@@ -298,6 +316,37 @@ export function dec(x: string): ChannelMessage {
   const m = fromFiberMessage(decodeFiberMessage(b(x)));
   if (!m) throw new ChannelError('MissingState', 'cached message is not a channel message');
   return m;
+}
+
+/**
+ * An update of our round as kept for a replay (`Channel.cache`). An AddTlc is kept as a reference
+ * to its TLC, which holds every field of the message: its onion (~13 KB of hex) is stored once, in
+ * the TLC, not again in every state written during the round.
+ */
+function cachedUpdate(m: ChannelMessage): string {
+  return m.type === 'AddTlc' ? `${ADD_REF}${m.value.tlcId}` : enc(m);
+}
+
+const ADD_REF = 'add:';
+
+/** The message a cached update stands for, byte for byte as it was sent (`cachedUpdate`). */
+export function replayedUpdate(ch: Channel, x: string): ChannelMessage {
+  if (!x.startsWith(ADD_REF)) return dec(x);
+  const id = BigInt(x.slice(ADD_REF.length));
+  const t = ch.tlcs.find((t) => t.offered && t.id === id);
+  if (!t) throw new ChannelError('MissingState', `cached AddTlc ${id} has no TLC`);
+  return {
+    type: 'AddTlc',
+    value: {
+      channelId: b(ch.id),
+      tlcId: t.id,
+      amount: t.amount,
+      paymentHash: b(t.paymentHash),
+      expiry: t.expiry,
+      hashAlgorithm: t.hashAlgorithm,
+      onionPacket: b(t.onion),
+    },
+  };
 }
 
 // ---- the peer's messages -----------------------------------------------------------------------
@@ -311,12 +360,39 @@ export function collide(ch: Channel): { drop: true } | { drop: false; ch: Channe
   if (ch.round?.initiator !== 'local' || ch.round.gotRevoke) return { drop: false, ch };
   const weWin = Buffer.compare(b(ch.local.fundingPubkey), b((ch.remote as PartyParams).fundingPubkey)) < 0;
   if (weWin || !ch.round.before) return { drop: true };
-  // The snapshot keeps no onions (`startRound`): every TLC in it is still in the live channel.
-  const before = withOnions(
-    deserializeChannel(ch.round.before),
-    new Map(ch.tlcs.map((t) => [tlcKey(t), t.onion])),
-  );
-  return { drop: false, ch: stepBack(ch, before) };
+  return { drop: false, ch: stepBack(ch, undoneRound(ch, ch.round.before)) };
+}
+
+type Undone = Pick<Channel, (typeof ROUND_LOCAL)[number]> & { theirNonce: Hex[] };
+
+/** The `ROUND_LOCAL` fields as they were before our round, and the peer's nonce it took. */
+function undoneRound(ch: Channel, before: RoundSnapshot | string): Undone {
+  if (typeof before === 'string') {
+    // A whole channel, as states stored by earlier versions keep it (no onions: every TLC in it
+    // is still in the live channel).
+    const was = withOnions(deserializeChannel(before), new Map(ch.tlcs.map((t) => [tlcKey(t), t.onion])));
+    return { ...pickRoundLocal(was), theirNonce: isFnn(ch) ? [] : was.nonces.theirs.slice(0, 1) };
+  }
+  const removed = new Set(before.removed);
+  const tlcs = ch.tlcs
+    .filter((t) => !(t.offered && t.id >= before.nextTlcId.offered))
+    .map((t) => (!t.offered && removed.has(t.id) ? { ...t, removal: undefined } : t));
+  return {
+    tlcs,
+    localBalance: before.localBalance,
+    remoteBalance: before.remoteBalance,
+    nextTlcId: before.nextTlcId,
+    theirNonce: before.theirNonce ? [before.theirNonce] : [],
+  };
+}
+
+function pickRoundLocal(c: Channel): Pick<Channel, (typeof ROUND_LOCAL)[number]> {
+  return {
+    tlcs: c.tlcs,
+    localBalance: c.localBalance,
+    remoteBalance: c.remoteBalance,
+    nextTlcId: c.nextTlcId,
+  };
 }
 
 /**
@@ -353,21 +429,19 @@ const ROUND_LOCAL = [
 ] as const satisfies readonly (keyof Channel)[];
 
 /** The channel with our unacknowledged round undone (`ROUND_LOCAL`), our updates queued for retry. */
-function stepBack(ch: Channel, before: Channel): Channel {
-  const restored = Object.fromEntries(ROUND_LOCAL.map((k) => [k, before[k]])) as Pick<
-    Channel,
-    (typeof ROUND_LOCAL)[number]
-  >;
-  // Strand mode: the peer's nonce our CommitmentSigned took goes back in front of those it
-  // advertised meanwhile. fnn mode: the ledger never steps back (`nonces` stays empty).
-  const taken = isFnn(ch) ? [] : before.nonces.theirs.slice(0, 1);
+function stepBack(ch: Channel, undone: Undone): Channel {
+  const { theirNonce, ...restored } = undone;
+  // Retried updates are kept whole: the TLCs an AddTlc reference points to go with the step back.
+  const updates = (ch.cache?.updates ?? []).map((x) => enc(replayedUpdate(ch, x)));
   return {
     ...ch,
     ...restored,
     round: null,
     cache: { updates: [], commit: null, revoke: ch.cache?.revoke ?? null },
-    nonces: { ...ch.nonces, theirs: [...taken, ...ch.nonces.theirs] },
-    retry: [...(ch.retry ?? []), ...(ch.cache?.updates ?? [])],
+    // Strand mode: the peer's nonce our CommitmentSigned took goes back in front of those it
+    // advertised meanwhile. fnn mode: the ledger never steps back (`nonces` stays empty).
+    nonces: { ...ch.nonces, theirs: [...theirNonce, ...ch.nonces.theirs] },
+    retry: [...(ch.retry ?? []), ...updates],
   };
 }
 

@@ -9,7 +9,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { step } from '../../src/channel/machine.ts';
 import { reestablishMessage } from '../../src/channel/reestablish.ts';
-import type { Channel } from '../../src/channel/state.ts';
+import { type Channel, serializeChannelLean } from '../../src/channel/state.ts';
 import type { Effect } from '../../src/channel/step.ts';
 import type { TlcCommand, TlcOutcome } from '../../src/channel/tlc.ts';
 import { CKB } from '../../src/channel/tx.ts';
@@ -116,6 +116,25 @@ describe('a batch of TLC updates', () => {
     expect(notices(B, 'received')).toBe(5);
     // One round: each commitment moved on by one version.
     expect(A.ch.commitmentNumbers).toEqual({ local: numbers.local + 1n, remote: numbers.remote + 1n });
+  });
+
+  it('the states written during the round hold no onion: the round keeps references and a few numbers', () => {
+    const { A, B } = h.readyPair();
+    batch(A, B, [add(1), add(2), add(3)]);
+    expect(A.ch.round?.before).toEqual({
+      localBalance: expect.any(BigInt),
+      remoteBalance: expect.any(BigInt),
+      nextTlcId: { offered: 0n, received: 0n },
+      removed: [],
+      theirNonce: expect.any(String),
+    });
+    expect(A.ch.cache?.updates).toEqual(['add:0', 'add:1', 'add:2']);
+    const onionHex = (n: number) => Buffer.from(new Uint8Array(64).fill(n)).toString('hex');
+    const written = () => [serializeChannelLean(A.ch), serializeChannelLean(B.ch)].join();
+    for (const n of [1, 2, 3]) expect(written()).not.toContain(onionHex(n));
+    // Each step of the round writes a state; none of them carries an onion.
+    while (h.runSteps(A, B, 1) > 0) for (const n of [1, 2, 3]) expect(written()).not.toContain(onionHex(n));
+    agreed(A, B);
   });
 
   it('mixes removes and adds: fulfils and failures of the peer’s TLCs with new TLCs of ours', () => {
