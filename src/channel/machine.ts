@@ -40,7 +40,6 @@ import {
 } from './tlc.ts';
 import type { ChannelMessage } from './wire.ts';
 
-const b = (h: string) => hexToBytes(h);
 const h = (x: Uint8Array) => bytesToHex(x);
 
 // ---- the step function -------------------------------------------------------------------------

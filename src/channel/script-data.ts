@@ -3,7 +3,6 @@ import { ccc } from '@ckb-ccc/core';
 import { bytesToHex, hexToBytes } from '../codec/index.ts';
 import type { CellDepData, Nonce, ScriptData } from './state.ts';
 
-const b = (h: string) => hexToBytes(h);
 const h = (x: Uint8Array) => bytesToHex(x);
 
 export function scriptData(s: ccc.ScriptLike): ScriptData {

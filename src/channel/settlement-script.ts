@@ -4,7 +4,6 @@
  * contract requires of the continuation cell once TLCs or a party's share are settled. Shared by
  * the channel (its own share settled) and the watchtower (settling on behalf of a client).
  */
-import { ccc } from '@ckb-ccc/core';
 import { concat } from '../codec/index.ts';
 
 export const TLC_LEN = 85;

@@ -289,11 +289,13 @@ export function serializeChannel(c: Channel): string {
  * in its own table (`store.ts`) or, for a round's snapshot, in the live channel (`tlc.ts`).
  * `withOnions` puts them back.
  */
-export function serializeChannelLean(c: Channel): string {
-  return JSON.stringify(c, (k, v) =>
-    typeof v === 'bigint' ? { $big: v.toString() } : k === 'onion' && typeof v === 'string' ? '0x' : v,
-  );
+export function serializeChannelLean(c: Channel | (Omit<Channel, 'tlcs'> & { tlcs: string[] })): string {
+  return JSON.stringify(c, leanReplacer);
 }
+
+/** bigint as `{ $big }`, onions left out (`0x`). */
+const leanReplacer = (k: string, v: unknown) =>
+  typeof v === 'bigint' ? { $big: v.toString() } : k === 'onion' && typeof v === 'string' ? '0x' : v;
 
 /** A TLC's key among the channel's: the direction and the id (ids are per direction). */
 export const tlcKey = (t: Pick<Tlc, 'offered' | 'id'>): string => `${t.offered ? 'o' : 'r'}${t.id}`;
@@ -316,4 +318,13 @@ export function deserializeChannel(text: string): Channel {
       ? BigInt(v.$big)
       : v,
   ) as Channel;
+}
+
+/** One TLC's JSON without its onion (a row of `channel_tlcs`, `store.ts`). */
+export function serializeTlcLean(t: Tlc): string {
+  return JSON.stringify(t, leanReplacer);
+}
+
+export function deserializeTlc(text: string): Tlc {
+  return deserializeChannel(text) as unknown as Tlc;
 }

@@ -13,7 +13,6 @@ import type { ScriptInfo } from './tx.ts';
 import type { ChannelMessage } from './wire.ts';
 
 const b = (h: string) => hexToBytes(h);
-const h = (x: Uint8Array) => bytesToHex(x);
 
 export interface MachineEnv {
   /**

@@ -1,9 +1,14 @@
 /**
- * Channel rows in the node's SQLite store: one row per channel, keyed by the temporary id (stable
- * for the channel's life), with the current id, peer, state name and the JSON of the state.
- * The TLCs' onions (~13 KB of hex each, fixed for a TLC's life) are not in that JSON, which is
- * written on every event: each is written once to `channel_onions`, in the transaction of the
- * first state holding its TLC, and deleted in the one of the first state without it.
+ * Channel rows in the node's store: one row per channel, keyed by the temporary id (stable for the
+ * channel's life), with the current id, peer, state name and the JSON of the state.
+ * That JSON is written on every event, so what is large and changes seldom lives apart, written
+ * only when it changes:
+ * - each TLC is a row of `channel_tlcs` (its JSON without the onion), written when the TLC object
+ *   differs from the one in the last committed state and deleted with the first state without
+ *   it; the state's `tlcs` holds only the TLCs' keys, in order. At a hundred pending TLCs this is
+ *   the difference between a few hundred bytes and ~60 KB per event;
+ * - each onion (~13 KB of hex, fixed for a TLC's life) is written once to `channel_onions`.
+ * Rows of states written by earlier versions keep their TLCs inline until rewritten.
  *
  * Committed channels are also kept in memory, one cache per database connection (every
  * ChannelStore on the same `Db` shares it), so reads do not parse a channel's JSON — tens of KB
@@ -12,8 +17,18 @@
  * drops the entry (the transaction may still roll back), and reads inside a transaction go to
  * the database and are not cached.
  */
+import { StoreError } from '../codec/index.ts';
 import type { Db, DomainSchema } from '../store/index.ts';
-import { type Channel, deserializeChannel, serializeChannelLean, tlcKey, withOnions } from './state.ts';
+import {
+  type Channel,
+  deserializeChannel,
+  deserializeTlc,
+  serializeChannelLean,
+  serializeTlcLean,
+  type Tlc,
+  tlcKey,
+  withOnions,
+} from './state.ts';
 
 export const channelSchema: DomainSchema = {
   domain: 'channel',
@@ -41,6 +56,15 @@ export const channelSchema: DomainSchema = {
         PRIMARY KEY (temp_id, tlc)
       );`,
     },
+    {
+      version: 3,
+      up: `CREATE TABLE channel_tlcs (
+        temp_id TEXT NOT NULL,
+        tlc TEXT NOT NULL,
+        data TEXT NOT NULL,
+        PRIMARY KEY (temp_id, tlc)
+      );`,
+    },
   ],
 };
 
@@ -63,6 +87,11 @@ export class ChannelStore {
   private readonly dropOnion;
   private readonly onionsOf;
   private readonly allOnions;
+  private readonly putTlc;
+  private readonly dropTlc;
+  private readonly dropTlcs;
+  private readonly tlcsOf;
+  private readonly allTlcs;
 
   constructor(private readonly db: Db) {
     let cache = caches.get(db);
@@ -87,6 +116,13 @@ export class ChannelStore {
     this.dropOnion = db.prepare('DELETE FROM channel_onions WHERE temp_id = ? AND tlc = ?');
     this.onionsOf = db.prepare('SELECT tlc, onion FROM channel_onions WHERE temp_id = ?');
     this.allOnions = db.prepare('SELECT temp_id, tlc, onion FROM channel_onions');
+    this.putTlc = db.prepare(
+      'INSERT INTO channel_tlcs (temp_id, tlc, data) VALUES (?, ?, ?) ON CONFLICT(temp_id, tlc) DO UPDATE SET data = excluded.data',
+    );
+    this.dropTlc = db.prepare('DELETE FROM channel_tlcs WHERE temp_id = ? AND tlc = ?');
+    this.dropTlcs = db.prepare('DELETE FROM channel_tlcs WHERE temp_id = ?');
+    this.tlcsOf = db.prepare('SELECT tlc, data FROM channel_tlcs WHERE temp_id = ?');
+    this.allTlcs = db.prepare('SELECT temp_id, tlc, data FROM channel_tlcs');
   }
 
   /** Writes the channel in one transaction (committed, fsynced) before anything depends on it. */
@@ -128,22 +164,27 @@ export class ChannelStore {
     if (hit) return hit;
     const row = this.byAnyId.get(id, id) as { data: string } | undefined;
     if (!row) return undefined;
-    const ch = this.withStoredOnions(deserializeChannel(row.data));
+    const stored = deserializeChannel(row.data);
+    const fromRows = withTlcRows(stored, rowsOf(this.tlcsOf.all(stored.tempId)));
+    const ch = this.withStoredOnions(fromRows);
+    if (fromRows === stored && ch.tlcs.length) inlineRows.add(ch);
     if (!this.db.inTransaction) this.cache.byTempId.set(ch.tempId, ch);
     return ch;
   }
 
   list(): Channel[] {
     if (!this.cache.complete || this.db.inTransaction) {
-      const onions = new Map<string, Map<string, string>>();
-      for (const r of this.allOnions.all() as { temp_id: string; tlc: string; onion: string }[]) {
-        const m = onions.get(r.temp_id) ?? new Map<string, string>();
-        onions.set(r.temp_id, m);
-        m.set(r.tlc, r.onion);
-      }
+      const onions = byChannel(
+        this.allOnions.all() as { temp_id: string; tlc: string; onion: string }[],
+        'onion',
+      );
+      const tlcs = byChannel(this.allTlcs.all() as { temp_id: string; tlc: string; data: string }[], 'data');
       const all = (this.all.all() as { data: string }[]).map((r) => {
         const ch = deserializeChannel(r.data);
-        return withOnions(ch, onions.get(ch.tempId) ?? new Map());
+        return withOnions(
+          withTlcRows(ch, tlcs.get(ch.tempId) ?? new Map()),
+          onions.get(ch.tempId) ?? new Map(),
+        );
       });
       if (this.db.inTransaction) return all;
       this.cache.byTempId = new Map(all.map((ch) => [ch.tempId, ch]));
@@ -156,22 +197,36 @@ export class ChannelStore {
   }
 
   /**
-   * The row and the onion changes since the last committed state, in one transaction. Without a
-   * cached last state (first write, or after a foreign transaction) every onion is written again.
+   * The row and the TLC and onion changes since the last committed state, in one transaction.
+   * Without a cached last state (first write, or after a foreign transaction) every TLC and onion
+   * is written again. A TLC is a value: the same object as in the last state means unchanged.
    */
   private write(ch: Channel): void {
-    const last = this.cache.byTempId.get(ch.tempId);
-    const before = new Map(last?.tlcs.map((t) => [tlcKey(t), t.onion]) ?? []);
+    const cached = this.cache.byTempId.get(ch.tempId);
+    // A state read from an inline row has no TLC rows (nor, from the first version, onion rows).
+    const last = cached && !inlineRows.has(cached) ? cached : undefined;
+    const before = new Map<string, Tlc>(last?.tlcs.map((t) => [tlcKey(t), t]) ?? []);
+    const keys = ch.tlcs.map(tlcKey);
     this.db.transaction(() => {
-      this.upsert.run(ch.tempId, ch.id, ch.peer, ch.state, ch.createdAt, serializeChannelLean(ch));
-      for (const t of ch.tlcs) {
-        const key = tlcKey(t);
+      this.upsert.run(
+        ch.tempId,
+        ch.id,
+        ch.peer,
+        ch.state,
+        ch.createdAt,
+        serializeChannelLean({ ...ch, tlcs: keys }),
+      );
+      if (!last) this.dropTlcs.run(ch.tempId);
+      ch.tlcs.forEach((t, i) => {
+        const key = keys[i] as string;
         const had = before.get(key);
         before.delete(key);
-        if (!t.onion || t.onion === '0x' || (last && had === t.onion)) continue;
+        if (had !== t) this.putTlc.run(ch.tempId, key, serializeTlcLean(t));
+        if (!t.onion || t.onion === '0x' || (had && had.onion === t.onion)) return;
         this.putOnion.run(ch.tempId, key, t.onion);
-      }
+      });
       // Gone since the last state; with no last state, whatever the table holds beyond the TLCs.
+      for (const key of before.keys()) this.dropTlc.run(ch.tempId, key);
       const gone = last ? [...before.keys()] : this.staleOnions(ch);
       for (const key of gone) this.dropOnion.run(ch.tempId, key);
     })();
@@ -207,4 +262,41 @@ export class ChannelStore {
       return v;
     })();
   }
+}
+
+/** Channels read from a row with its TLCs inline (written by an earlier version). */
+const inlineRows = new WeakSet<Channel>();
+
+/** Rows of one table by channel, then by TLC key. */
+function byChannel<K extends string>(
+  rows: ({ temp_id: string; tlc: string } & Record<K, string>)[],
+  field: K,
+): Map<string, Map<string, string>> {
+  const out = new Map<string, Map<string, string>>();
+  for (const r of rows) {
+    const m = out.get(r.temp_id) ?? new Map<string, string>();
+    out.set(r.temp_id, m);
+    m.set(r.tlc, r[field]);
+  }
+  return out;
+}
+
+function rowsOf(rows: unknown[]): Map<string, string> {
+  return new Map((rows as { tlc: string; data: string }[]).map((r) => [r.tlc, r.data]));
+}
+
+/**
+ * The channel with its TLCs read back: a stored state lists its TLCs' keys (`write`), each TLC
+ * being a row of `channel_tlcs`; states written before keep them inline.
+ */
+function withTlcRows(ch: Channel, rows: ReadonlyMap<string, string>): Channel {
+  const listed = ch.tlcs as unknown as (Tlc | string)[];
+  if (!listed.some((t) => typeof t === 'string')) return ch;
+  const tlcs = listed.map((t) => {
+    if (typeof t !== 'string') return t;
+    const row = rows.get(t);
+    if (row === undefined) throw new StoreError(`channel ${ch.tempId}: TLC ${t} has no row`);
+    return deserializeTlc(row);
+  });
+  return { ...ch, tlcs };
 }

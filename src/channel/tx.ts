@@ -115,12 +115,28 @@ export function commitmentLockArgs(
   );
 }
 
-/** Serialized size in a block (+4) of a mock commitment tx, for the commitment fee. */
+/**
+ * Serialized size in a block (+4) of a mock commitment tx, for the commitment fee. It depends only
+ * on the dep count and the UDT args' length (every other field has a fixed size), so it is built
+ * once per shape: every commitment of every round asks for it.
+ */
 export function commitmentTxSize(
   depCount: number,
   lockInfo: ScriptInfo,
   udt?: ccc.ScriptLike | null,
 ): number {
+  const key = `${depCount}:${udt ? ccc.bytesFrom(udt.args).length : -1}`;
+  let size = commitmentSizes.get(key);
+  if (size === undefined) {
+    size = mockCommitmentSize(depCount, lockInfo, udt);
+    commitmentSizes.set(key, size);
+  }
+  return size;
+}
+
+const commitmentSizes = new Map<string, number>();
+
+function mockCommitmentSize(depCount: number, lockInfo: ScriptInfo, udt?: ccc.ScriptLike | null): number {
   const mock = ccc.Transaction.from({
     version: 0,
     cellDeps: Array.from({ length: depCount }, () => ({

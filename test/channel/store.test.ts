@@ -121,4 +121,61 @@ describe('channel store', () => {
     expect(back.get('0x02')?.tlcs.map((t) => t.onion)).toEqual([onion(2)]);
     expect(back.list()[0]?.tlcs.map((t) => t.onion)).toEqual([onion(2)]);
   });
+
+  it('writes a TLC only when it changed: a state with 50 pending TLCs and one new costs two rows', () => {
+    const store = new ChannelStore(db);
+    const tlc = (id: bigint, added = 'announced') =>
+      ({
+        id,
+        offered: true,
+        amount: 1000n,
+        paymentHash: `0x${'ab'.repeat(32)}`,
+        added,
+        onion: '0x',
+      }) as const;
+    const first = {
+      ...channel('CHANNEL_READY', []),
+      tlcs: Array.from({ length: 50 }, (_, i) => tlc(BigInt(i))),
+    };
+    store.save(first as unknown as Channel);
+    const changes = () => (db.prepare('SELECT total_changes() AS n').get() as { n: number }).n;
+    const before = changes();
+    // The same TLC objects (a channel is a value) plus one new: the row and the new TLC.
+    const next = { ...first, tlcs: [...first.tlcs, tlc(50n)] };
+    store.save(next as unknown as Channel);
+    expect(changes() - before).toBe(2);
+    // One TLC committed (a new object), one gone: the row, one update, one delete.
+    const after = changes();
+    store.save({ ...next, tlcs: [tlc(1n, 'committed'), ...next.tlcs.slice(2)] } as unknown as Channel);
+    expect(changes() - after).toBe(3);
+    const json = (db.prepare('SELECT data FROM channels').get() as { data: string }).data;
+    expect(json).not.toContain('ab'.repeat(32));
+    // Reopened: the TLCs come back whole and in order.
+    db.close();
+    db = openDatabase(path.join(dir, 'strand.db'), [channelSchema, paymentLinkSchema]);
+    const back = new ChannelStore(db).get('0x01');
+    expect(back?.tlcs.map((t) => [t.id, t.added])).toEqual([
+      [1n, 'committed'],
+      ...Array.from({ length: 49 }, (_, i) => [BigInt(i + 2), 'announced']),
+    ]);
+    expect(back?.tlcs[0]?.amount).toBe(1000n);
+  });
+
+  it('reads a state written before TLC rows, with its TLCs inline', () => {
+    const legacy = JSON.stringify({
+      ...channel('CHANNEL_READY', []),
+      tlcs: [{ id: { $big: '7' }, offered: false, onion: '0x1234' }],
+    });
+    db.prepare(
+      "INSERT INTO channels (temp_id, id, peer, state, created_at, data) VALUES ('0x01', '0x02', 'peer', 'CHANNEL_READY', 1, ?)",
+    ).run(legacy);
+    const store = new ChannelStore(db);
+    expect(store.get('0x02')?.tlcs.map((t) => t.id)).toEqual([7n]);
+    // Rewritten once, it moves to rows, its onion too (the first version kept onions inline).
+    store.save(store.get('0x02') as Channel);
+    expect(db.prepare('SELECT tlc FROM channel_tlcs').all()).toEqual([{ tlc: 'r7' }]);
+    db.close();
+    db = openDatabase(path.join(dir, 'strand.db'), [channelSchema, paymentLinkSchema]);
+    expect(new ChannelStore(db).get('0x02')?.tlcs.map((t) => t.onion)).toEqual(['0x1234']);
+  });
 });
