@@ -18,7 +18,7 @@ import { advertiseCommitment, fnnOf, isFnn, promote } from './fnn-nonces.ts';
 import { finalChannelId, keysOf } from './keys.ts';
 import { peerParams } from './open.ts';
 import { nonceData, toScript } from './script-data.ts';
-import { type Channel, hasFlag, type PartyParams, withFlag } from './state.ts';
+import { type Channel, hasFlag, type PartyParams, seenKey, withFlag } from './state.ts';
 import { type Effect, freshNonce, type MachineEnv, type Step } from './step.ts';
 import { le128 } from './tx.ts';
 import type { AcceptChannel } from './wire.ts';
@@ -114,7 +114,7 @@ export function onAccept(ch0: Channel, m: AcceptChannel, env: MachineEnv): Step 
           nonces: {
             ...ch0.nonces,
             theirs: [h(m.nextCommitmentNonce), h(m.nextRevocationNonce)],
-            seen: [h(m.nextCommitmentNonce), h(m.nextRevocationNonce)],
+            seen: [seenKey(h(m.nextCommitmentNonce)), seenKey(h(m.nextRevocationNonce))],
           },
         }),
   };

@@ -1,4 +1,4 @@
-import { bytesToHex, hexToBytes } from '../codec/index.ts';
+import { bytesToHex } from '../codec/index.ts';
 import { onAnnouncementSignatures, signAnnouncement } from './announce.ts';
 import {
   afterPendingResolved,

@@ -6,7 +6,14 @@ import { emptyFnn, fnnOf, freshUse, isFnn } from './fnn-nonces.ts';
 import { commitmentPoint, deriveChannelKeys, finalChannelId, keysOf } from './keys.ts';
 import type { ChannelRules } from './reserve.ts';
 import { cellDepData, nonceData, scriptData, toScript } from './script-data.ts';
-import type { CellDepData, Channel, Hex, PartyParams, ScriptData } from './state.ts';
+import {
+  type CellDepData,
+  type Channel,
+  type Hex,
+  type PartyParams,
+  type ScriptData,
+  seenKey,
+} from './state.ts';
 import { freshNonce, keyNonce, type MachineEnv, type Step } from './step.ts';
 import { firstRemotePoints } from './tlc-keys.ts';
 import type { AcceptChannel, OpenChannel } from './wire.ts';
@@ -221,7 +228,7 @@ export function receiveOpen(
       : {
           mine: [],
           theirs: [h(m.nextCommitmentNonce), h(m.nextRevocationNonce)],
-          seen: [h(m.nextCommitmentNonce), h(m.nextRevocationNonce)],
+          seen: [seenKey(h(m.nextCommitmentNonce)), seenKey(h(m.nextRevocationNonce))],
         },
     localBalance: 0n,
     remoteBalance: m.fundingAmount,

@@ -1,6 +1,6 @@
 /** Conversions between ccc's scripts, cell deps and nonces and the plain data a channel stores. */
 import { ccc } from '@ckb-ccc/core';
-import { bytesToHex, hexToBytes } from '../codec/index.ts';
+import { bytesToHex } from '../codec/index.ts';
 import type { CellDepData, Nonce, ScriptData } from './state.ts';
 
 const h = (x: Uint8Array) => bytesToHex(x);

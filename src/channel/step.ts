@@ -3,7 +3,7 @@
  * the shell to perform, and a step (the new state and its effects). `fail` aborts an opening.
  */
 import type { ccc } from '@ckb-ccc/core';
-import { bytesToHex, hexToBytes } from '../codec/index.ts';
+import { hexToBytes } from '../codec/index.ts';
 import type { ShutdownCommand } from './close.ts';
 import { keysOf } from './keys.ts';
 import { type NoncePair, newNonce } from './musig.ts';

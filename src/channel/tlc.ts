@@ -35,6 +35,7 @@ import {
   type PartyParams,
   type RoundSnapshot,
   resolvingPending,
+  seenKey,
   type Tlc,
   tlcKey,
   withOnions,
@@ -319,18 +320,23 @@ export function dec(x: string): ChannelMessage {
 }
 
 /**
- * An update of our round as kept for a replay (`Channel.cache`). An AddTlc is kept as a reference
- * to its TLC, which holds every field of the message: its onion (~13 KB of hex) is stored once, in
- * the TLC, not again in every state written during the round.
+ * An update of our round as kept for a replay (`Channel.cache`): a reference to its TLC, which
+ * holds every field of the message until the round ends — an AddTlc's onion (~13 KB of hex) and
+ * a RemoveTlc's preimage or error are stored once, in the TLC, not again in every state written
+ * during the round. (A cache of an earlier version holds whole messages; `dec` reads those.)
  */
 function cachedUpdate(m: ChannelMessage): string {
-  return m.type === 'AddTlc' ? `${ADD_REF}${m.value.tlcId}` : enc(m);
+  if (m.type === 'AddTlc') return `${ADD_REF}${m.value.tlcId}`;
+  if (m.type === 'RemoveTlc') return `${REMOVE_REF}${m.value.tlcId}`;
+  return enc(m);
 }
 
 const ADD_REF = 'add:';
+const REMOVE_REF = 'rm:';
 
 /** The message a cached update stands for, byte for byte as it was sent (`cachedUpdate`). */
 export function replayedUpdate(ch: Channel, x: string): ChannelMessage {
+  if (x.startsWith(REMOVE_REF)) return cachedRemove(ch, BigInt(x.slice(REMOVE_REF.length)));
   if (!x.startsWith(ADD_REF)) return dec(x);
   const id = BigInt(x.slice(ADD_REF.length));
   const t = ch.tlcs.find((t) => t.offered && t.id === id);
@@ -347,6 +353,13 @@ export function replayedUpdate(ch: Channel, x: string): ChannelMessage {
       onionPacket: b(t.onion),
     },
   };
+}
+
+function cachedRemove(ch: Channel, id: bigint): ChannelMessage {
+  const removal = ch.tlcs.find((t) => !t.offered && t.id === id)?.removal;
+  if (!removal) throw new ChannelError('MissingState', `cached RemoveTlc ${id} has no removed TLC`);
+  const reason = removal.preimage ? { fulfill: b(removal.preimage) } : { fail: b(removal.error ?? '0x') };
+  return { type: 'RemoveTlc', value: { channelId: b(ch.id), tlcId: id, reason } };
 }
 
 // ---- the peer's messages -----------------------------------------------------------------------
@@ -707,10 +720,6 @@ export function onCommitmentSignedReady(
   };
   const raaMsg: ChannelMessage = { type: 'RevokeAndAck', value: raa };
   effects.push({ type: 'send', msg: raaMsg });
-  ch = {
-    ...ch,
-    cache: { updates: ch.cache?.updates ?? [], commit: ch.cache?.commit ?? null, revoke: enc(raaMsg) },
-  };
   if (initiator === 'remote') {
     // Our turn: sign the peer's next commitment, with the same updates.
     const cs = commitmentSigned(ch, env);
@@ -718,6 +727,9 @@ export function onCommitmentSignedReady(
     effects.push({ type: 'send', msg: cs.msg });
     return { ch, effects };
   }
+  // Our round is over: the peer has acknowledged our updates (they are never replayed again, and
+  // the TLCs the references point to go now); only our RevokeAndAck may still need a replay.
+  ch = { ...ch, cache: { updates: [], commit: ch.cache?.commit ?? null, revoke: enc(raaMsg) } };
   return maybeRetry(finishRound(ch, effects), env);
 }
 
@@ -825,15 +837,15 @@ export function onNonceAdvert(ch: Channel, nonce: Uint8Array): Step {
  * its whole pool; what we already have or already used must not come back).
  */
 export function addTheirs(ch: Channel, nonces: string[]): Channel {
-  const seen = new Set(ch.nonces.seen ?? []);
-  const fresh = nonces.filter((n) => !seen.has(n) && !ch.nonces.theirs.includes(n));
+  const seen = new Set((ch.nonces.seen ?? []).map(seenKey));
+  const fresh = nonces.filter((n) => !seen.has(seenKey(n)) && !ch.nonces.theirs.includes(n));
   if (fresh.length === 0) return ch;
   return {
     ...ch,
     nonces: {
       ...ch.nonces,
       theirs: [...ch.nonces.theirs, ...fresh],
-      seen: [...(ch.nonces.seen ?? []), ...fresh].slice(-64),
+      seen: [...(ch.nonces.seen ?? []), ...fresh.map(seenKey)].slice(-64),
     },
   };
 }
