@@ -7,10 +7,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CchOrderStore, cchSchema } from '../../src/cch/store.ts';
 import type { Channel } from '../../src/channel/state.ts';
 import { ChannelStore, channelSchema } from '../../src/channel/store.ts';
+import { StorageError } from '../../src/codec/errors.ts';
 import { GraphStore, graphSchema } from '../../src/graph/store.ts';
 import { invoiceSchema, invoiceTables } from '../../src/invoice/store.ts';
 import { createPeerStore, peerSchema } from '../../src/p2p/peer-store.ts';
@@ -321,6 +323,82 @@ describe('postgres store', () => {
     } finally {
       db.close();
     }
+  }, 60_000);
+
+  it('a statement stuck behind a lock: after query_timeout the store is abandoned, coded, the session ended and the lease given up', async () => {
+    const url = await freshDatabase(server);
+    const setup = new PgDb(url);
+    setup.exec('CREATE TABLE t (v INTEGER)');
+    setup.close();
+    const db = new PgDb(`${url}?query_timeout=1500`);
+    expect(db.timeoutMs).toBe(1500);
+    // Another connection holds the table: the node's read waits on the lock.
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    try {
+      expect(db.takeLease('02hung', 'A', 60_000)).toEqual({ held: true });
+      const lost: string[] = [];
+      db.onLeaseLost = (reason) => lost.push(reason);
+      const [{ pid }] = db.prepare('SELECT pg_backend_pid() AS pid').all() as { pid: number }[];
+      await holder.query('BEGIN');
+      await holder.query('LOCK TABLE t IN ACCESS EXCLUSIVE MODE');
+      const started = Date.now();
+      let thrown: unknown;
+      try {
+        db.prepare('INSERT INTO t (v) VALUES (?)').run(1);
+      } catch (e) {
+        thrown = e;
+      }
+      const waited = Date.now() - started;
+      expect(thrown).toBeInstanceOf(StorageError);
+      expect((thrown as StorageError).code).toBe('POSTGRES_TIMEOUT');
+      expect((thrown as Error).message).toMatch(/did not answer within 1500 ms/);
+      expect(waited).toBeGreaterThanOrEqual(1500);
+      expect(waited).toBeLessThan(1500 + 6000);
+      // Told at once (the node exits), and once only.
+      expect(lost).toHaveLength(1);
+      expect(lost[0]).toMatch(/did not answer within 1500 ms/);
+      // Every later call is refused with the same failure: no answer of the hung one is ever read as another's.
+      expect(() => db.prepare('SELECT 1 AS one').get()).toThrow(/did not answer within 1500 ms/);
+      // The hung session was ended on the server: its insert never lands once the lock is free.
+      const alive = async () =>
+        (await holder.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid])).rowCount;
+      for (let i = 0; i < 50 && (await alive()) !== 0; i++) await new Promise((r) => setTimeout(r, 100));
+      expect(await alive()).toBe(0);
+      await holder.query('COMMIT');
+      expect((await holder.query('SELECT * FROM t')).rows).toEqual([]);
+      // The lease was not handed over: it runs out, so a standby waits for the lease period.
+      expect((await holder.query("SELECT holder FROM strand_lease WHERE node_key = '02hung'")).rows).toEqual([
+        { holder: 'A' },
+      ]);
+    } finally {
+      db.close();
+      await holder.end();
+    }
+  }, 60_000);
+
+  it('pg_sleep longer than query_timeout: abandoned without a lease too; a bad query_timeout is refused', async () => {
+    const url = await freshDatabase(server);
+    const db = new PgDb(`${url}?query_timeout=800`);
+    try {
+      expect(() => db.prepare('SELECT pg_sleep(30)').get()).toThrow(/POSTGRES_TIMEOUT/);
+      expect(() => db.exec('SELECT 1')).toThrow(/POSTGRES_TIMEOUT/);
+    } finally {
+      db.close();
+    }
+    expect(() => new PgDb(`${url}?query_timeout=soon`)).toThrow(
+      /query_timeout must be a number of milliseconds/,
+    );
+    // Other parameters of the URL reach the connection untouched.
+    const other = new PgDb(`${url}?application_name=strand_t&query_timeout=5000`);
+    try {
+      expect(other.prepare('SELECT current_setting(?) AS v').get('application_name')).toEqual({
+        v: 'strand_t',
+      });
+    } finally {
+      other.close();
+    }
+    expect(new PgDb(url).timeoutMs).toBe(120_000);
   }, 60_000);
 
   it('backup_now has no file to copy on Postgres: refused, naming the tools to use', async () => {
