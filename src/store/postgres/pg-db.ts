@@ -134,28 +134,41 @@ export class PgDb implements Db {
 
   // biome-ignore lint/suspicious/noExplicitAny: the shape of better-sqlite3's `transaction`.
   transaction<F extends (...args: any[]) => any>(fn: F): Database.Transaction<F> {
-    const run = (...args: Parameters<F>): ReturnType<F> => {
-      const outer = this.depth === 0;
-      const open = outer ? 'BEGIN' : `SAVEPOINT sp${this.depth}`;
-      this.pending.push(open);
-      this.depth++;
-      try {
-        const out = fn(...args);
-        this.depth--;
-        if (this.pending.at(-1) === open) this.pending.pop();
-        else if (outer) this.commit();
-        else this.pending.push(`RELEASE SAVEPOINT sp${this.depth}`);
-        return out;
-      } catch (e) {
-        this.depth--;
-        if (this.pending.at(-1) === open) this.pending.pop();
-        else if (outer) this.rollback();
-        else this.pending.push(`ROLLBACK TO SAVEPOINT sp${this.depth}`, `RELEASE SAVEPOINT sp${this.depth}`);
-        throw e;
-      }
-    };
+    const run = (...args: Parameters<F>): ReturnType<F> => this.within('BEGIN', () => fn(...args));
     // better-sqlite3's lock modes mean nothing here: one connection, Postgres' own locking.
     return Object.assign(run, { default: run, deferred: run, immediate: run, exclusive: run }) as never;
+  }
+
+  /**
+   * Runs `fn`'s reads on one snapshot of the database (a read-only REPEATABLE READ transaction):
+   * every statement sees the same committed state, whatever else commits meanwhile. Not inside
+   * a transaction.
+   */
+  snapshot<T>(fn: () => T): T {
+    if (this.depth > 0) throw new StoreError('a snapshot cannot be taken inside a transaction');
+    return this.within('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn);
+  }
+
+  /** `fn` in a transaction opened by `begin` (outermost) or in a savepoint (nested). */
+  private within<T>(begin: string, fn: () => T): T {
+    const outer = this.depth === 0;
+    const open = outer ? begin : `SAVEPOINT sp${this.depth}`;
+    this.pending.push(open);
+    this.depth++;
+    try {
+      const out = fn();
+      this.depth--;
+      if (this.pending.at(-1) === open) this.pending.pop();
+      else if (outer) this.commit();
+      else this.pending.push(`RELEASE SAVEPOINT sp${this.depth}`);
+      return out;
+    } catch (e) {
+      this.depth--;
+      if (this.pending.at(-1) === open) this.pending.pop();
+      else if (outer) this.rollback();
+      else this.pending.push(`ROLLBACK TO SAVEPOINT sp${this.depth}`, `RELEASE SAVEPOINT sp${this.depth}`);
+      throw e;
+    }
   }
 
   private commit(): void {
