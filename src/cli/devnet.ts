@@ -114,6 +114,7 @@ export function registerDevnetCommand(program: Command): void {
           ckb: BigInt(ckb),
           udt: BigInt(opts.udt),
           xudt: BigInt(opts.xudt),
+          progress: (line) => process.stdout.write(`${line}\n`),
         });
         process.stdout.write(`${lines.join('\n')}\n`);
       } catch (e) {
