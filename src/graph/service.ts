@@ -13,6 +13,7 @@ import { multiaddr } from '@multiformats/multiaddr';
 import { compareBytes, equalBytes } from '../codec/index.ts';
 import type { Db } from '../store/index.ts';
 import { cursorOf, hasPublicAddress, sameMessage } from './broadcast.ts';
+import { type BuildPathRequest, buildPath } from './build-path.ts';
 import { CURSOR_TYPE, cursorTimestamp } from './cursor.ts';
 import { GraphError } from './errors.ts';
 import type { FundingChecker } from './funding.ts';
@@ -42,16 +43,8 @@ import {
   pubkeyHex,
   sameOwnChannel,
 } from './network-graph.ts';
-import {
-  type BuildPathRequest,
-  buildPath,
-  checkOutboundLiquidity,
-  type FindRouteRequest,
-  findPath,
-  findPathInRange,
-  maxRoutableAmount,
-  type RouterHop,
-} from './pathfind.ts';
+import { findPathInRange, maxRoutableAmount } from './path-range.ts';
+import { checkOutboundLiquidity, type FindRouteRequest, findPath, type RouterHop } from './pathfind.ts';
 import {
   signChannelUpdate,
   signNodeAnnouncement,
