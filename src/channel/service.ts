@@ -127,46 +127,32 @@ export class ChannelService {
       (tempId) => this.opening.onExternalDeadline(tempId),
       this.env.now,
     );
-    this.commits = new GroupCommit({
+    // What the parts of the shell (`group-commit.ts`, `effects.ts`, `opening.ts`, …) use of it.
+    const shell = {
+      service: o,
       store: this.store,
+      env: this.env,
       log: this.log,
+      chainWatch: this.chainWatch,
+      stopped: () => this.stopped,
+      enqueue: (key: string, fn: () => void | Promise<void>) => this.enqueue(key, fn),
+      commit: (s: Step, then?: () => void) => this.commit(s, then),
+      deliver: (tempId: string, ev: Event) => this.deliver(tempId, ev),
+    };
+    this.commits = new GroupCommit({
+      ...shell,
       tlcRecorders: this.tlcRecorders,
       afterCommit: (s) => this.afterCommit(s),
       stallOnStorage: (ch, failure) => this.stallOnStorage(ch, failure),
     });
-    this.effects = new ChannelEffects({
-      service: o,
-      log: this.log,
-      funding: this.funding,
-      chainWatch: this.chainWatch,
-      tlcListeners: this.tlcListeners,
-      deliver: (tempId, ev) => this.deliver(tempId, ev),
-    });
+    this.effects = new ChannelEffects({ ...shell, funding: this.funding, tlcListeners: this.tlcListeners });
     this.opening = new ChannelOpening({
-      service: o,
-      store: this.store,
-      env: this.env,
-      log: this.log,
+      ...shell,
       externalWatch: this.externalWatch,
-      stopped: () => this.stopped,
-      enqueue: (key, fn) => this.enqueue(key, fn),
-      commit: (s, then) => this.commit(s, then),
       command: (tempId, ev) => this.command(tempId, ev),
     });
-    this.tlcCommands = new TlcCommands({
-      store: this.store,
-      env: this.env,
-      enqueue: (key, fn) => this.enqueue(key, fn),
-      commit: (s, then) => this.commit(s, then),
-    });
-    this.fundingMonitor = new FundingMonitor({
-      service: o,
-      store: this.store,
-      log: this.log,
-      chainWatch: this.chainWatch,
-      opening: this.opening,
-      stopped: () => this.stopped,
-    });
+    this.tlcCommands = new TlcCommands(shell);
+    this.fundingMonitor = new FundingMonitor({ ...shell, opening: this.opening });
   }
 
   /** Subscribes to the channel messages and resumes confirmation tracking of stored channels. */

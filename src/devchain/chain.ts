@@ -29,6 +29,7 @@ import { txBytesOf, txHashOf } from './txcache.ts';
 import {
   type ChainView,
   checkShape,
+  createdCells,
   dataHashOf,
   outPointKey,
   type ViewCell,
@@ -273,15 +274,7 @@ export class DevChain {
       .run(hash, Buffer.from(txBytesOf(tx)));
     this.pool.set(hash, entry);
     for (const input of tx.inputs) this.poolSpent.set(outPointKey(input.previousOutput), hash);
-    tx.outputs.forEach((output, index) => {
-      const data = ccc.bytesFrom(tx.outputsData[index] ?? '0x');
-      this.poolCells.set(`${hash}:${index}`, {
-        outPoint: ccc.OutPoint.from({ txHash: hash, index }),
-        output,
-        data,
-        dataHash: dataHashOf(data),
-      });
-    });
+    for (const [key, cell] of createdCells(tx, hash)) this.poolCells.set(key, cell);
     return hash;
   }
 

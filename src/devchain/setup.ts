@@ -24,7 +24,7 @@ import { epochOfBlock } from './since.ts';
 import { type ChainSpec, parseChainSpec } from './spec.ts';
 import { commitBlock } from './store.ts';
 import { txHashOf } from './txcache.ts';
-import { dataHashOf, outPointKey, type ViewCell, verifyTransaction } from './validate.ts';
+import { createdCells, dataHashOf, outPointKey, type ViewCell, verifyTransaction } from './validate.ts';
 
 /** Private key of the dev spec's 20-billion-CKB issued cell (CKB's documented dev-chain account). */
 export const DEV_FAUCET_KEY = '0xd00c06bfd800d27397002dca6fb0993d5ba6399b4238b2f29ee9deb97593d2bc';
@@ -90,17 +90,7 @@ export function initialise(db: Db, opts: SetupOptions, now: () => bigint): void 
     setMeta.run('spec', specToml);
     const commit = { blockNumber: 0n, epoch: 0n, timestamp: genesis.header.timestamp };
     genesis.transactions.forEach((tx) => {
-      const hash = txHashOf(tx);
-      tx.outputs.forEach((output, index) => {
-        const data = ccc.bytesFrom(tx.outputsData[index] ?? '0x');
-        live.set(`${hash}:${index}`, {
-          outPoint: ccc.OutPoint.from({ txHash: hash, index }),
-          output,
-          data,
-          dataHash: dataHashOf(data),
-          commit,
-        });
-      });
+      for (const [key, cell] of createdCells(tx, txHashOf(tx), commit)) live.set(key, cell);
     });
     const tx1Hash = txHashOf(genesis.transactions[1] as ccc.Transaction);
     for (const input of (genesis.transactions[1] as ccc.Transaction).inputs)
@@ -179,16 +169,7 @@ export function initialise(db: Db, opts: SetupOptions, now: () => bigint): void 
         env,
       );
       for (const input of tx.inputs) live.delete(outPointKey(input.previousOutput));
-      const hash = txHashOf(tx);
-      tx.outputs.forEach((output, index) => {
-        const data = ccc.bytesFrom(tx.outputsData[index] ?? '0x');
-        live.set(`${hash}:${index}`, {
-          outPoint: ccc.OutPoint.from({ txHash: hash, index }),
-          output,
-          data,
-          dataHash: dataHashOf(data),
-        });
-      });
+      for (const [key, cell] of createdCells(tx, txHashOf(tx))) live.set(key, cell);
     };
     const spentBySetup = new Map(live);
     apply(deployTx);

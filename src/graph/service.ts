@@ -111,6 +111,14 @@ const TLC_UPDATE_CODES = new Set([
   'ChannelDisabled',
 ]);
 
+/** A channel as `graph_channels` lists it: its announcement, its funding time, both updates. */
+export interface ListedChannel {
+  announcement: ChannelAnnouncement;
+  createdTimestamp: bigint;
+  update1: ChannelUpdate | null;
+  update2: ChannelUpdate | null;
+}
+
 export type GossipOutcome = 'accepted' | 'duplicate' | 'stale' | 'held' | 'rejected';
 
 export class GraphService {
@@ -393,16 +401,8 @@ export class GraphService {
   listChannels(
     limit: number,
     after: Uint8Array,
-  ): {
-    channels: {
-      announcement: ChannelAnnouncement;
-      createdTimestamp: bigint;
-      update1: ChannelUpdate | null;
-      update2: ChannelUpdate | null;
-    }[];
-    lastCursor: Uint8Array | null;
-  } {
-    const channels: ReturnType<GraphService['listChannels']>['channels'] = [];
+  ): { channels: ListedChannel[]; lastCursor: Uint8Array | null } {
+    const channels: ListedChannel[] = [];
     let cursor = after;
     let lastCursor: Uint8Array | null = null;
     const want = Math.min(limit, 1_000_000);

@@ -262,19 +262,16 @@ export class FinalHop {
       if (mpp) {
         // Held with the other parts until they reach the total (or the hold time ends).
         const invoiceEnd = expiresAtMs(invoice.invoice);
-        this.o.links.hold({
-          channelId: tlc.channelId,
-          tlcId: tlc.tlcId,
-          paymentHash: tlc.paymentHash,
-          amount: tlc.amount,
-          totalAmount: record?.totalAmount ?? null,
-          holdExpireAt: preimage
+        this.holdPart(
+          tlc,
+          record,
+          preimage
             ? this.now() + (this.o.mppHoldTimeoutMs ?? MPP_HOLD_TIMEOUT_MS)
             : invoiceEnd === undefined
               ? null
               : Number(invoiceEnd),
-          sharedSecret: bytesToHex(secret),
-        });
+          secret,
+        );
         return this.settleHeldSet(tlc.paymentHash);
       }
       if (!preimage) {
@@ -318,13 +315,23 @@ export class FinalHop {
     }
     if (status === 'Paid')
       return this.fail(tlc, { code: 'IncorrectOrUnknownPaymentDetails', extra: null }, secret);
+    this.holdPart(tlc, record, null, secret);
+  }
+
+  /** Holds a received TLC with its set (MPP record), until `holdExpireAt` (ms) or for good. */
+  private holdPart(
+    tlc: IncomingTlc,
+    record: { totalAmount: bigint } | null,
+    holdExpireAt: number | null,
+    secret: Uint8Array,
+  ): void {
     this.o.links.hold({
       channelId: tlc.channelId,
       tlcId: tlc.tlcId,
       paymentHash: tlc.paymentHash,
       amount: tlc.amount,
       totalAmount: record?.totalAmount ?? null,
-      holdExpireAt: null,
+      holdExpireAt,
       sharedSecret: bytesToHex(secret),
     });
   }
