@@ -15,7 +15,7 @@ import {
   loadWalletKey,
   publicKeyOf,
 } from '../crypto/index.ts';
-import { createRpcClient, RpcCallError, type RpcClient } from '../rpc/index.ts';
+import { createRpcClient, MODULE_NAMES, RpcCallError, type RpcClient } from '../rpc/index.ts';
 import { prepareSchemas, redactedUrl, urlWithSchema } from '../store/index.ts';
 import { type DevnetLightning, startDevnetLightning, withSwapChannels } from './cch.ts';
 import { type Child, spawnStrand, stopChild } from './supervisor.ts';
@@ -358,20 +358,8 @@ function writeNodeConfig(
     rpc: {
       listening_addr: `127.0.0.1:${n.rpcPort}`,
       dashboard: true,
-      enabled_modules: [
-        'info',
-        'peer',
-        'channel',
-        'payment',
-        'invoice',
-        'graph',
-        'cch',
-        'watchtower',
-        'pubsub',
-        'admin',
-        'dev',
-        'prof',
-      ],
+      // Every module: a devnet is for trying things.
+      enabled_modules: [...MODULE_NAMES],
     },
     ckb: {
       rpc_url: n.chainUrl,
