@@ -8,9 +8,9 @@
  * The digest itself comes from the shell (the graph layer defines the message).
  */
 import { bytesToHex, hexToBytes, mol } from '../codec/index.ts';
-import { ChannelError } from './errors.ts';
+import { aggregateFunding } from './commitment.ts';
 import { keysOf } from './keys.ts';
-import { aggregateTwo, SignatureError, signWithNonce, sorted2 } from './musig.ts';
+import { signWithNonce, sorted2 } from './musig.ts';
 import type { Channel, PartyParams } from './state.ts';
 import type { Effect, Step } from './step.ts';
 import type { AnnouncementSignatures } from './wire.ts';
@@ -81,25 +81,13 @@ export function onAnnouncementSignatures(ch: Channel, m: AnnouncementSignatures)
 function maybeComplete(ch: Channel): Step {
   const a = ch.announcement;
   if (!a?.myPartial || !a.theirPartial || !a.digest || a.signature) return { ch, effects: [] };
-  const localPk = b(ch.local.fundingPubkey);
-  const remotePk = b((ch.remote as PartyParams).fundingPubkey);
-  let sig: Uint8Array;
-  try {
-    sig = aggregateTwo({
-      myPubkey: localPk,
-      myNonce: b(a.myNonce?.public as string),
-      myPartial: b(a.myPartial),
-      theirPubkey: remotePk,
-      theirNonce: b(a.theirNonce as string),
-      theirPartial: b(a.theirPartial),
-      keys: sorted2(localPk, remotePk),
-      msg: b(a.digest),
-    });
-  } catch (e) {
-    if (e instanceof SignatureError)
-      throw new ChannelError('InvalidSignature', 'invalid announcement signature from the peer');
-    throw e;
-  }
+  const sig = aggregateFunding(ch, 'announcement', {
+    myNonce: b(a.myNonce?.public as string),
+    myPartial: b(a.myPartial),
+    theirNonce: b(a.theirNonce as string),
+    theirPartial: b(a.theirPartial),
+    msg: b(a.digest),
+  });
   const c: Channel = { ...ch, announcement: { ...a, signature: h(sig) } };
   return {
     ch: c,

@@ -5,11 +5,11 @@
  */
 import { ccc } from '@ckb-ccc/core';
 import { bytesToHex, hexToBytes } from '../codec/index.ts';
-import { channelDeps, completeForBroadcast, signFunding } from './commitment.ts';
+import { aggregateFunding, channelDeps, completeForBroadcast, signFunding } from './commitment.ts';
 import { ChannelError } from './errors.ts';
 import { fnnOf, isFnn } from './fnn-nonces.ts';
 import { deriveChannelKeys } from './keys.ts';
-import { aggregateTwo, SignatureError, signWithNonce, sorted2 } from './musig.ts';
+import { signWithNonce, sorted2 } from './musig.ts';
 import { scriptData, toScript } from './script-data.ts';
 import {
   type Channel,
@@ -249,25 +249,15 @@ function maybeAggregate(ch: Channel): Step {
   if (!sd?.myPartial || !sd.theirPartial || !sd.tx || hasFlag(ch, 'WAITING_COMMITMENT_CONFIRMATION'))
     return { ch, effects: [] };
   const tx = ccc.Transaction.fromBytes(sd.tx);
+  const sig = aggregateFunding(ch, 'closing', {
+    myNonce: b(sd.myNonce as string),
+    myPartial: b(sd.myPartial),
+    theirNonce: b(sd.theirNonce as string),
+    theirPartial: b(sd.theirPartial),
+    msg: txMessage(tx),
+  });
   const localPk = b(ch.local.fundingPubkey);
   const remotePk = b((ch.remote as PartyParams).fundingPubkey);
-  let sig: Uint8Array;
-  try {
-    sig = aggregateTwo({
-      myPubkey: localPk,
-      myNonce: b(sd.myNonce as string),
-      myPartial: b(sd.myPartial),
-      theirPubkey: remotePk,
-      theirNonce: b(sd.theirNonce as string),
-      theirPartial: b(sd.theirPartial),
-      keys: sorted2(localPk, remotePk),
-      msg: txMessage(tx),
-    });
-  } catch (e) {
-    if (e instanceof SignatureError)
-      throw new ChannelError('InvalidSignature', 'invalid closing signature from the peer');
-    throw e;
-  }
   tx.witnesses = [fundingWitness(localPk, remotePk, sig)];
   const c: Channel = withFlag(
     { ...ch, shutdownTxHash: tx.hash(), closeTx: bytesToHex(tx.toBytes()) },

@@ -9,6 +9,7 @@ import { ChannelError } from './errors.ts';
 import { advertiseCommitment, fnnOf, isFnn, useCommitmentNonce } from './fnn-nonces.ts';
 import { keysOf } from './keys.ts';
 import {
+  aggregateTwo,
   complete,
   type NoncePair,
   SignatureError,
@@ -113,6 +114,27 @@ export function buildCommitment(ch: Channel, forRemote: boolean, env: MachineEnv
 
 export function fundingKeys(ch: Channel): Uint8Array[] {
   return sorted2(b(ch.local.fundingPubkey), b((ch.remote as PartyParams).fundingPubkey));
+}
+
+/**
+ * Our partial signature of `msg` under the funding key aggregated with the peer's, both nonces
+ * advertised before (the cooperative close, the channel announcement). A partial of the peer's
+ * that does not verify is InvalidSignature: `invalid <what> signature from the peer`.
+ */
+export function aggregateFunding(
+  ch: Channel,
+  what: string,
+  p: Omit<Parameters<typeof aggregateTwo>[0], 'myPubkey' | 'theirPubkey' | 'keys'>,
+): Uint8Array {
+  const localPk = b(ch.local.fundingPubkey);
+  const remotePk = b((ch.remote as PartyParams).fundingPubkey);
+  try {
+    return aggregateTwo({ ...p, myPubkey: localPk, theirPubkey: remotePk, keys: sorted2(localPk, remotePk) });
+  } catch (e) {
+    if (e instanceof SignatureError)
+      throw new ChannelError('InvalidSignature', `invalid ${what} signature from the peer`);
+    throw e;
+  }
 }
 
 /**

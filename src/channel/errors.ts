@@ -5,6 +5,9 @@
  */
 import { type DetailsOf, DomainError } from '../codec/index.ts';
 
+/** `Hash256(0x…)`: fnn's display of an id in its error texts. */
+export const hash256 = (id: string) => `Hash256(${id})`;
+
 /** Every code, with when it is thrown. */
 export const CHANNEL_ERROR_CODES = {
   ChannelClosed: 'the channel is closed or gone (fnn: "Messaging failed because channel is closed")',

@@ -18,6 +18,15 @@ export interface NoncePair {
 
 export class SignatureError extends Error {}
 
+/** A two-party session: both keys (`keys` in aggregation order), the peer's public nonce, the message. */
+interface TwoParty {
+  myPubkey: Uint8Array;
+  theirPubkey: Uint8Array;
+  theirNonce: Uint8Array;
+  keys: Uint8Array[];
+  msg: Uint8Array;
+}
+
 export function newNonce(myPubkey: Uint8Array, mySecret: Uint8Array): NoncePair {
   return fast.nonceGen(myPubkey, mySecret);
 }
@@ -38,16 +47,9 @@ export function signFirst(
  * Completer: checks the first signer's partial signature, adds its own with the advertised
  * nonce and returns the 64-byte BIP340 signature. Throws SignatureError if the peer's part is bad.
  */
-export function complete(args: {
-  mySecret: Uint8Array;
-  myPubkey: Uint8Array;
-  myNonce: NoncePair;
-  theirPubkey: Uint8Array;
-  theirNonce: Uint8Array;
-  theirPartial: Uint8Array;
-  keys: Uint8Array[];
-  msg: Uint8Array;
-}): Uint8Array {
+export function complete(
+  args: TwoParty & { mySecret: Uint8Array; myNonce: NoncePair; theirPartial: Uint8Array },
+): Uint8Array {
   const { s, mine, theirs } = session(args, args.myNonce.public, args.theirNonce);
   const partials: Uint8Array[] = [];
   partials[theirs] = args.theirPartial;
@@ -115,30 +117,15 @@ export function sorted2(a: Uint8Array, b: Uint8Array): Uint8Array[] {
  * A session where both nonces were advertised in advance (the cooperative close, whose message
  * carries no nonce): our partial signature with our nonce, used once.
  */
-export function signWithNonce(a: {
-  mySecret: Uint8Array;
-  myPubkey: Uint8Array;
-  myNonce: NoncePair;
-  theirPubkey: Uint8Array;
-  theirNonce: Uint8Array;
-  keys: Uint8Array[];
-  msg: Uint8Array;
-}): Uint8Array {
+export function signWithNonce(a: TwoParty & { mySecret: Uint8Array; myNonce: NoncePair }): Uint8Array {
   const { s } = session(a, a.myNonce.public, a.theirNonce);
   return signWithSecretNonce(s, a.myNonce, a.mySecret, a.myPubkey);
 }
 
 /** Aggregates two partial signatures of such a session, checking the peer's. */
-export function aggregateTwo(a: {
-  myPubkey: Uint8Array;
-  myNonce: Uint8Array;
-  myPartial: Uint8Array;
-  theirPubkey: Uint8Array;
-  theirNonce: Uint8Array;
-  theirPartial: Uint8Array;
-  keys: Uint8Array[];
-  msg: Uint8Array;
-}): Uint8Array {
+export function aggregateTwo(
+  a: TwoParty & { myNonce: Uint8Array; myPartial: Uint8Array; theirPartial: Uint8Array },
+): Uint8Array {
   const { s, mine, theirs } = session(a, a.myNonce, a.theirNonce);
   const partials: Uint8Array[] = [];
   partials[mine] = a.myPartial;
@@ -147,15 +134,7 @@ export function aggregateTwo(a: {
 }
 
 /** BIP-327 PartialSigVerify of the peer's partial signature (no secret of ours involved). */
-export function verifyPartial(a: {
-  myPubkey: Uint8Array;
-  myNonce: Uint8Array;
-  theirPubkey: Uint8Array;
-  theirNonce: Uint8Array;
-  theirPartial: Uint8Array;
-  keys: Uint8Array[];
-  msg: Uint8Array;
-}): void {
+export function verifyPartial(a: TwoParty & { myNonce: Uint8Array; theirPartial: Uint8Array }): void {
   const { s } = session(a, a.myNonce, a.theirNonce);
   if (!fast.partialVerify(s, a.theirPartial, a.theirNonce, a.theirPubkey))
     throw new SignatureError('the peer partial signature does not verify');

@@ -3,7 +3,7 @@ import type { ccc } from '@ckb-ccc/core';
 import { bytesToHex, hexToBytes } from '../codec/index.ts';
 import { ChannelError } from './errors.ts';
 import { emptyFnn, fnnOf, freshUse, isFnn } from './fnn-nonces.ts';
-import { commitmentPoint, deriveChannelKeys, finalChannelId, keysOf } from './keys.ts';
+import { type ChannelKeys, commitmentPoint, deriveChannelKeys, finalChannelId, keysOf } from './keys.ts';
 import type { ChannelRules } from './reserve.ts';
 import { cellDepData, nonceData, scriptData, toScript } from './script-data.ts';
 import {
@@ -87,6 +87,24 @@ function firstNonces(ch: Channel, env: MachineEnv): { ch: Channel; commit: Uint8
   return { ch: { ...ch, nonces }, commit: commit.public, revoke: revoke.public };
 }
 
+/** Our keys, commitment points and first nonces, as OpenChannel and AcceptChannel carry them. */
+function ourKeysAndNonces(
+  k: ChannelKeys,
+  announce: { public: Uint8Array } | null,
+  commit: Uint8Array,
+  revoke: Uint8Array,
+) {
+  return {
+    fundingPubkey: k.fundingPubkey,
+    tlcBasepoint: k.tlcBasepoint,
+    firstPerCommitmentPoint: commitmentPoint(k.commitmentSeed, 1n),
+    secondPerCommitmentPoint: commitmentPoint(k.commitmentSeed, 2n),
+    channelAnnouncementNonce: announce ? announce.public : null,
+    nextCommitmentNonce: commit,
+    nextRevocationNonce: revoke,
+  };
+}
+
 /** The rules and nonce fields of a new channel (fnn mode: the peer's first nonces go to the ledger). */
 function rulesFields(rules: ChannelRules | undefined, theirs?: { commit: Hex; revoke: Hex }) {
   if (rules !== 'fnn') return {};
@@ -146,14 +164,8 @@ export function openChannel(p: OpenParams, env: MachineEnv): Step {
     maxTlcValueInFlight: p.maxTlcValueInFlight,
     maxTlcNumberInFlight: p.maxTlcNumberInFlight,
     commitmentDelayEpoch: p.delayEpoch,
-    fundingPubkey: k.fundingPubkey,
-    tlcBasepoint: k.tlcBasepoint,
-    firstPerCommitmentPoint: commitmentPoint(k.commitmentSeed, 1n),
-    secondPerCommitmentPoint: commitmentPoint(k.commitmentSeed, 2n),
     // Announcement signatures are not exchanged yet; a public flag travels without the nonce.
-    channelAnnouncementNonce: announce ? announce.public : null,
-    nextCommitmentNonce: commit,
-    nextRevocationNonce: revoke,
+    ...ourKeysAndNonces(k, announce, commit, revoke),
     channelFlags: (p.isPublic ? 1 : 0) | (p.external ? 4 : 0),
   };
   return { ch, effects: [{ type: 'send', msg: { type: 'OpenChannel', value: msg } }] };
@@ -284,13 +296,7 @@ export function acceptChannel(ch0: Channel, p: AcceptParams, env: MachineEnv): S
     reservedCkbAmount: local.reserve,
     maxTlcValueInFlight: local.maxTlcValueInFlight,
     maxTlcNumberInFlight: local.maxTlcNumberInFlight,
-    fundingPubkey: k.fundingPubkey,
-    tlcBasepoint: k.tlcBasepoint,
-    firstPerCommitmentPoint: commitmentPoint(k.commitmentSeed, 1n),
-    secondPerCommitmentPoint: commitmentPoint(k.commitmentSeed, 2n),
-    channelAnnouncementNonce: announce ? announce.public : null,
-    nextCommitmentNonce: commit,
-    nextRevocationNonce: revoke,
+    ...ourKeysAndNonces(k, announce, commit, revoke),
   };
   return {
     ch,

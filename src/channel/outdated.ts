@@ -140,6 +140,15 @@ const OUTDATED_REFUSAL =
 const RESTORED_REFUSAL =
   'Invalid state: the channel was restored from a backup and has not yet reestablished with the peer: its state may be outdated; connect to the peer first';
 
+/** The commands that would sign on the channel's state: refused while it may be outdated. */
+const SIGNING_COMMANDS: ReadonlySet<Event['type']> = new Set<Event['type']>([
+  'shutdown',
+  'addTlc',
+  'removeTlc',
+  'tlcBatch',
+  'signCommitment',
+]);
+
 /**
  * What a channel marked outdated or restored does with an event before the machine sees it:
  * a step, or null to let the machine handle it. An outdated channel refuses every command,
@@ -150,13 +159,8 @@ const RESTORED_REFUSAL =
  */
 export function guardOutdated(ch: Channel, ev: Event): Step | null {
   if (hasFlag(ch, 'LOCAL_STATE_OUTDATED')) {
+    if (SIGNING_COMMANDS.has(ev.type)) throw new ChannelError('LocalStateOutdated', OUTDATED_REFUSAL);
     switch (ev.type) {
-      case 'shutdown':
-      case 'addTlc':
-      case 'removeTlc':
-      case 'tlcBatch':
-      case 'signCommitment':
-        throw new ChannelError('LocalStateOutdated', OUTDATED_REFUSAL);
       case 'peer': {
         const effects: Effect[] =
           ev.msg.type === 'ReestablishChannel' ? [{ type: 'send', msg: forceCloseRequest(ch) }] : [];
@@ -169,13 +173,8 @@ export function guardOutdated(ch: Channel, ev: Event): Step | null {
     }
   }
   if (hasFlag(ch, 'RESTORED_FROM_BACKUP')) {
+    if (SIGNING_COMMANDS.has(ev.type)) throw new ChannelError('AwaitingReestablish', RESTORED_REFUSAL);
     switch (ev.type) {
-      case 'shutdown':
-      case 'addTlc':
-      case 'removeTlc':
-      case 'tlcBatch':
-      case 'signCommitment':
-        throw new ChannelError('AwaitingReestablish', RESTORED_REFUSAL);
       case 'peer':
         // The peer's ReestablishChannel comes first on every connection; until it is in, nothing else.
         return ev.msg.type === 'ReestablishChannel' || ev.msg.type === 'TxAbort' ? null : { ch, effects: [] };

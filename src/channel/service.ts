@@ -1,67 +1,43 @@
 /**
- * The channel shell: one actor (a promise queue) per channel, persist-before-send, the wallet
- * for funding, the chain for confirmations, auto-accept from the config. All decisions are the
- * pure machine's (`machine.ts`); this file only moves bytes and waits.
+ * The channel shell: one actor (a promise queue) per channel, persist-before-send
+ * (`group-commit.ts`), then the step's effects (`effects.ts`); openings in `opening.ts`, TLC
+ * commands in `tlc-commands.ts`. All decisions are the pure machine's (`machine.ts`); this file
+ * only moves bytes and waits.
  */
 import { ccc } from '@ckb-ccc/core';
-import { secp256k1 } from '@noble/curves/secp256k1.js';
 import type { ChainClient } from '../chain/index.ts';
-import { txConfirmation, UdtWhitelist, type UdtWhitelistEntry } from '../chain/index.ts';
-import { bytesToHex, hexToBytes, StorageError } from '../codec/index.ts';
-import { type FiberMessage, hasFeatureBit, STRAND_CHANNEL_RULES_BIT } from '../p2p/index.ts';
+import { txConfirmation } from '../chain/index.ts';
+import { bytesToHex, hexToBytes, type StorageError } from '../codec/index.ts';
+import type { FiberMessage } from '../p2p/index.ts';
 import { AckTimeout } from './ack-timeout.ts';
 import { ChainWatch, type ChannelLogger } from './chain-watch.ts';
 import { fundingTxOf } from './commitment.ts';
-import { ChannelError } from './errors.ts';
+import { ChannelEffects } from './effects.ts';
+import { ChannelError, hash256 } from './errors.ts';
 import { CHECK_CHANNELS_INTERVAL_MS, MS_PER_EPOCH_MAINNET } from './expiry.ts';
 import { ExpiryMonitor } from './expiry-monitor.ts';
 import { ExternalFundingWatch } from './external-funder.ts';
-import { EXTERNAL_TIMEOUT_REASON, withFunderWitnesses } from './external-funding.ts';
-import { DEFAULT_FUNDING_TIMEOUT_SECONDS, fundingTimedOut, fundingTimeoutReason } from './funding-timeout.ts';
-import { deriveChannelKeys, newChannelSeed, tempChannelId } from './keys.ts';
+import { FundingMonitor } from './funding-monitor.ts';
+import { GroupCommit } from './group-commit.ts';
 import { step } from './machine.ts';
-import { aggregateXOnly, sorted2 } from './musig.ts';
-import { acceptChannel, checkOpenChannel, openChannel, receiveOpen } from './open.ts';
+import { ChannelOpening } from './opening.ts';
 import { abortable, reestablishMessage } from './reestablish.ts';
-import {
-  type AcceptRequest,
-  acceptTerms,
-  autoAcceptFunding,
-  checkExpiryDelta,
-  type OpenRequest,
-  openTerms,
-} from './requests.ts';
-import { type ChannelRules, reserveFor } from './reserve.ts';
+import { type AcceptRequest, checkExpiryDelta, type OpenRequest } from './requests.ts';
 import { scriptData, toScript } from './script-data.ts';
-import type { AnnouncementInfo, ChannelServiceOptions } from './service-options.ts';
+import type { ChannelServiceOptions } from './service-options.ts';
 import { StagedChannelStore } from './staged-store.ts';
-import { type Channel, hasFlag, PENDING_STATES, type ScriptData } from './state.ts';
+import { type Channel, hasFlag, PENDING_STATES } from './state.ts';
 import { type Effect, type Event, fail, type MachineEnv, type Step } from './step.ts';
 import { ChannelStore } from './store.ts';
-import {
-  type AddTlcCommand,
-  type RemoveReason,
-  type TlcCommand,
-  type TlcNotice,
-  WAITING_ACK,
-} from './tlc.ts';
-import { settleOutcomes, TlcQueue, type WaitingTlc } from './tlc-queue.ts';
+import type { AddTlcCommand, RemoveReason, TlcNotice } from './tlc.ts';
+import { TlcCommands } from './tlc-commands.ts';
 import type { ScriptInfo } from './tx.ts';
 import { WalletFunding } from './wallet-funding.ts';
-import {
-  CHANNEL_CODECS,
-  type ChannelMessage,
-  type ChannelMessageKind,
-  fromFiberMessage,
-  toFiberMessage,
-} from './wire.ts';
+import { CHANNEL_CODECS, type ChannelMessage, type ChannelMessageKind, fromFiberMessage } from './wire.ts';
 
 const NOOP_LOG: ChannelLogger = { info() {}, warn() {}, error() {} };
 /** The reference's PEER_CHANNEL_RESPONSE_TIMEOUT. */
 const PEER_RESPONSE_TIMEOUT_MS = 30_000;
-/** Polls of a watched tx the chain does not know between two sends of it. */
-
-export const hash256 = (id: string) => `Hash256(${id})`;
 
 /**
  * The funding and commitment lock scripts with their cell deps: the chain client resolves them
@@ -73,30 +49,16 @@ export async function loadChannelScripts(
   return chain.channelScripts();
 }
 
-/** A step whose state is staged for the next group commit, and what waits for that commit. */
-interface StagedStep {
-  s: Step;
-  then?: () => void;
-  resolve: () => void;
-  reject: (e: Error) => void;
-}
-
 export class ChannelService {
   /** Channel states: the durable store, with the states staged for the next group commit. */
   readonly store: StagedChannelStore;
-  /** Steps staged since the last group commit, in order: their effects wait for it. */
-  private readonly batch: StagedStep[] = [];
-  private flushing = false;
   private readonly log: ChannelLogger;
   private readonly env: MachineEnv;
   private readonly queues = new Map<string, Promise<void>>();
   private readonly chainWatch: ChainWatch;
-  private fundingMonitor?: NodeJS.Timeout;
   private readonly unsubscribe: (() => void)[] = [];
   private readonly tlcListeners = new Set<(channelId: string, notice: TlcNotice) => void>();
   private readonly tlcRecorders = new Set<(channelId: string, notice: TlcNotice) => void>();
-  /** TLC commands waiting for a channel's round to end (the next round's batch), by temporary id. */
-  private readonly tlcQueue = new TlcQueue();
   private stopped = false;
   /**
    * Peers whose session is being dropped because a channel step with them could not be stored:
@@ -110,6 +72,16 @@ export class ChannelService {
   private readonly externalWatch: ExternalFundingWatch;
   /** Our part of each funding tx: wallet cells, an external funder's, tokens; its signatures. */
   private readonly funding: WalletFunding;
+  /** Persist, then act: the group commit of staged states (`group-commit.ts`). */
+  private readonly commits: GroupCommit;
+  /** What a committed step does (`effects.ts`). */
+  private readonly effects: ChannelEffects;
+  /** Opening channels, ours and the peer's (`opening.ts`). */
+  private readonly opening: ChannelOpening;
+  /** TLC commands, run at once or batched into the next round (`tlc-commands.ts`). */
+  private readonly tlcCommands: TlcCommands;
+  /** Stale openings and spent funding cells, checked on a timer (`funding-monitor.ts`). */
+  private readonly fundingMonitor: FundingMonitor;
 
   constructor(private readonly o: ChannelServiceOptions) {
     this.store = new StagedChannelStore(new ChannelStore(o.db));
@@ -152,9 +124,35 @@ export class ChannelService {
     });
     this.externalWatch = new ExternalFundingWatch(
       (o.externalFundingTimeoutSeconds ?? 300) * 1000,
-      (tempId) => this.onExternalDeadline(tempId),
+      (tempId) => this.opening.onExternalDeadline(tempId),
       this.env.now,
     );
+    // What the parts of the shell (`group-commit.ts`, `effects.ts`, `opening.ts`, …) use of it.
+    const shell = {
+      service: o,
+      store: this.store,
+      env: this.env,
+      log: this.log,
+      chainWatch: this.chainWatch,
+      stopped: () => this.stopped,
+      enqueue: (key: string, fn: () => void | Promise<void>) => this.enqueue(key, fn),
+      commit: (s: Step, then?: () => void) => this.commit(s, then),
+      deliver: (tempId: string, ev: Event) => this.deliver(tempId, ev),
+    };
+    this.commits = new GroupCommit({
+      ...shell,
+      tlcRecorders: this.tlcRecorders,
+      afterCommit: (s) => this.afterCommit(s),
+      stallOnStorage: (ch, failure) => this.stallOnStorage(ch, failure),
+    });
+    this.effects = new ChannelEffects({ ...shell, funding: this.funding, tlcListeners: this.tlcListeners });
+    this.opening = new ChannelOpening({
+      ...shell,
+      externalWatch: this.externalWatch,
+      command: (tempId, ev) => this.command(tempId, ev),
+    });
+    this.tlcCommands = new TlcCommands(shell);
+    this.fundingMonitor = new FundingMonitor({ ...shell, opening: this.opening });
   }
 
   /** Subscribes to the channel messages and resumes confirmation tracking of stored channels. */
@@ -162,7 +160,7 @@ export class ChannelService {
     for (const kind of Object.keys(CHANNEL_CODECS) as ChannelMessageKind[]) {
       this.unsubscribe.push(this.o.peers.onMessage(kind, (pk, m) => this.onWire(pk, m)));
     }
-    this.monitorFunding();
+    this.fundingMonitor.start();
     const onConnected = (peer: { pubkey: string }) => {
       this.storageStalled.delete(peer.pubkey);
       this.ackTimeout.reconnected(peer.pubkey);
@@ -189,133 +187,43 @@ export class ChannelService {
 
   async stop(): Promise<void> {
     // States staged for the group commit are committed now (their messages go out as usual).
-    this.flush();
+    this.commits.flush();
     this.stopped = true;
     this.expiry.stop();
     this.ackTimeout.stop();
     this.externalWatch.stop();
     for (const u of this.unsubscribe.splice(0)) u();
     this.chainWatch.stop();
-    if (this.fundingMonitor) clearInterval(this.fundingMonitor);
-    this.tlcQueue.rejectAll(() => new ChannelError('WaitingTlcAck', WAITING_ACK));
+    this.fundingMonitor.stop();
+    this.tlcCommands.stop();
     await Promise.allSettled([...this.queues.values()]);
-  }
-
-  /** Strand's channel rules with a peer that asked for them in `Init`, fnn's with any other. */
-  private rulesOf(pubkey: string): ChannelRules {
-    const features = this.o.peers.peerInit(pubkey)?.features;
-    return features && hasFeatureBit(features, STRAND_CHANNEL_RULES_BIT) ? 'strand' : 'fnn';
   }
 
   // ---- RPC-facing operations ---------------------------------------------------------------------
 
-  async openChannel(r: OpenRequest): Promise<{ temporaryChannelId: string }> {
-    const pk = r.pubkey;
-    if (!this.o.peers.isConnected(pk)) {
-      throw new ChannelError(
-        'PeerFeaturesUnknown',
-        `Invalid parameter: Peer Pubkey(${pk})'s feature not found, waiting for peer to send Init message`,
-      );
-    }
-    const udt = r.fundingUdtTypeScript ? this.whitelisted(r.fundingUdtTypeScript) : null;
-    if (r.fundingUdtTypeScript && !udt)
-      throw new ChannelError('InvalidParameter', 'Invalid parameter: Invalid UDT type script');
-    const t = openTerms(r, {
-      udt,
-      rules: this.rulesOf(pk),
-      defaultShutdownScript: this.o.defaultShutdownScript,
-      tlc: this.o.tlc,
-      minTlcExpiryDelta: this.o.minTlcExpiryDelta,
-    });
-    const seed = newChannelSeed(this.o.nodeSecret, this.store.nextCount());
-    const tempId = bytesToHex(tempChannelId(deriveChannelKeys(seed).tlcBasepoint));
-    const rules = this.rulesOf(pk);
-    const udtCellDeps = udt ? this.udtDeps(udt) : [];
-    const s = openChannel({ ...t, peer: pk, rules, seed, tempId, udtCellDeps }, this.env);
-    await this.enqueue(tempId, () => this.commit(s));
-    return { temporaryChannelId: tempId };
+  /** `open_channel` (`ChannelOpening.openChannel`). */
+  openChannel(r: OpenRequest): Promise<{ temporaryChannelId: string }> {
+    return this.opening.openChannel(r);
   }
 
-  /**
-   * `open_channel_with_external_funding`: opens like `openChannel`, our part paid from the cells
-   * of `external.lock`; resolves once the peer accepted and the funding tx is frozen, with that
-   * unsigned tx for the user to sign (`external-funding.ts`).
-   */
-  async openChannelWithExternalFunding(
+  /** `open_channel_with_external_funding` (`ChannelOpening.openChannelWithExternalFunding`). */
+  openChannelWithExternalFunding(
     r: OpenRequest & { external: NonNullable<OpenRequest['external']> },
   ): Promise<{ channelId: string; unsignedFundingTx: ccc.Transaction }> {
-    if (!this.o.peers.isConnected(r.pubkey))
-      throw new ChannelError(
-        'PeerNotConnected',
-        `Invalid parameter: Peer Pubkey(${r.pubkey}) is not connected`,
-      );
-    const { temporaryChannelId } = await this.openChannel(r);
-    const ch = this.store.get(temporaryChannelId) as Channel;
-    const { channelId, tx } = await this.externalWatch.waitForUnsignedTx(ch);
-    return { channelId, unsignedFundingTx: tx };
+    return this.opening.openChannelWithExternalFunding(r);
   }
 
-  /** `submit_signed_funding_tx`: the user's signed funding tx for an externally funded channel. */
-  async submitSignedFundingTx(
+  /** `submit_signed_funding_tx` (`ChannelOpening.submitSignedFundingTx`). */
+  submitSignedFundingTx(
     id: string,
     signed: ccc.Transaction,
   ): Promise<{ channelId: string; fundingTxHash: string }> {
-    const key = id.toLowerCase();
-    const ch0 = this.store.get(key);
-    if (!ch0)
-      throw new ChannelError('ChannelNotFound', `Channel not found error: ${hash256(key)}`, {
-        channelId: key,
-      });
-    const sighash = this.o.wallet.lockScript;
-    await this.command(ch0.tempId, {
-      type: 'submitFunding',
-      tx: signed,
-      sighashCodeHash: sighash.hashType === 'type' ? sighash.codeHash : undefined,
-    });
-    return { channelId: ch0.id, fundingTxHash: signed.hash() };
+    return this.opening.submitSignedFundingTx(id, signed);
   }
 
-  /** The signed tx did not come in time: abort the opening (TxAbort), nothing was spent. */
-  private onExternalDeadline(tempId: string): void {
-    void this.enqueue(tempId, () => {
-      if (this.stopped) return;
-      const ch = this.store.get(tempId);
-      if (!ch) return;
-      if (!this.externalWatch.due(ch)) {
-        this.externalWatch.observe(ch);
-        return;
-      }
-      this.log.warn({ channel: ch.id }, 'external funding timed out');
-      this.commit(fail(ch, EXTERNAL_TIMEOUT_REASON));
-    }).catch((e) =>
-      this.log.error({ channel: tempId, err: (e as Error).message }, 'external funding abort failed'),
-    );
-  }
-
-  async acceptChannel(r: AcceptRequest): Promise<{ channelId: string }> {
-    const tempId = r.temporaryChannelId.toLowerCase();
-    const notFound = () =>
-      new ChannelError(
-        'ChannelNotFound',
-        `Invalid parameter: No channel with temp id ${hash256(tempId)} found`,
-        { channelId: tempId },
-      );
-    const ch0 = this.store.get(tempId);
-    if (!ch0 || ch0.tempId !== tempId || !ch0.isAcceptor || ch0.state !== 'NEGOTIATING_FUNDING')
-      throw notFound();
-    const t = acceptTerms(ch0, r, {
-      defaultShutdownScript: this.o.defaultShutdownScript,
-      minTlcExpiryDelta: this.o.minTlcExpiryDelta,
-    });
-    let id = '';
-    await this.enqueue(tempId, () => {
-      const ch = this.store.get(tempId);
-      if (ch?.state !== 'NEGOTIATING_FUNDING') throw notFound();
-      const s = acceptChannel({ ...ch, local: { ...ch.local, ...t.local } }, t.params(ch), this.env);
-      id = s.ch.id;
-      return this.commit(s);
-    });
-    return { channelId: id };
+  /** `accept_channel` (`ChannelOpening.acceptChannel`). */
+  acceptChannel(r: AcceptRequest): Promise<{ channelId: string }> {
+    return this.opening.acceptChannel(r);
   }
 
   async abandonChannel(id: string): Promise<void> {
@@ -436,7 +344,7 @@ export class ChannelService {
     opts: { waitMs?: number } = {},
   ): Promise<{ tlcId: bigint }> {
     const ch0 = this.known(channelId);
-    const tlcId = await this.tlcCommand(ch0.tempId, { type: 'addTlc', cmd }, opts.waitMs);
+    const tlcId = await this.tlcCommands.tlcCommand(ch0.tempId, { type: 'addTlc', cmd }, opts.waitMs);
     return { tlcId: tlcId as bigint };
   }
 
@@ -452,56 +360,7 @@ export class ChannelService {
     opts: { waitMs?: number } = {},
   ): Promise<void> {
     const ch0 = this.known(channelId);
-    await this.tlcCommand(ch0.tempId, { type: 'removeTlc', id: tlcId, reason }, opts.waitMs);
-  }
-
-  /**
-   * A TLC command, inside the channel's actor: run at once on an idle channel, else queued for
-   * the batch of the next round (`drainTlcs`, from `commit` when the round ends). With
-   * `waitMs: 0` a busy channel refuses it at once (the machine's WAITING_ACK).
-   */
-  private tlcCommand(tempId: string, cmd: TlcCommand, waitMs = 10_000): Promise<bigint | undefined> {
-    return new Promise((resolve, reject) => {
-      const w: WaitingTlc = { cmd, resolve, reject };
-      this.enqueue(tempId, () => {
-        const ch = this.store.get(tempId);
-        if (!ch) throw new ChannelError('ChannelClosed', 'Messaging failed because channel is closed');
-        if (ch.round && waitMs > 0) this.tlcQueue.add(tempId, w, waitMs);
-        else this.runTlcBatch(ch, [w]);
-      }).catch(reject);
-    });
-  }
-
-  /** The round ended: everything queued meanwhile goes out as the updates of one new round. */
-  private drainTlcs(ch: Channel): void {
-    if (ch.state === 'CLOSED') {
-      for (const w of this.tlcQueue.take(ch.tempId))
-        w.reject(new ChannelError('ChannelClosed', 'Messaging failed because channel is closed'));
-      return;
-    }
-    if (ch.round) return;
-    const ws = this.tlcQueue.take(ch.tempId);
-    if (ws.length) this.runTlcBatch(ch, ws);
-  }
-
-  private runTlcBatch(ch: Channel, ws: WaitingTlc[]): void {
-    let s: Step;
-    try {
-      s = step(ch, { type: 'tlcBatch', cmds: ws.map((w) => w.cmd) }, this.env);
-    } catch (e) {
-      for (const w of ws) w.reject(e as Error);
-      return;
-    }
-    // The owners learn their TLC ids once the state holding them is durable.
-    this.commit(s, () =>
-      settleOutcomes(
-        ws,
-        s.outcomes,
-        () => new ChannelError('ChannelClosed', 'Messaging failed because channel is closed'),
-      ),
-    ).catch((e) => {
-      for (const w of ws) w.reject(e as Error);
-    });
+    await this.tlcCommands.tlcCommand(ch0.tempId, { type: 'removeTlc', id: tlcId, reason }, opts.waitMs);
   }
 
   /** dev `commitment_signed`: a round without updates. */
@@ -553,21 +412,6 @@ export class ChannelService {
   onTlcRecord(recorder: (channelId: string, notice: TlcNotice) => void): () => void {
     this.tlcRecorders.add(recorder);
     return () => this.tlcRecorders.delete(recorder);
-  }
-
-  private announcementInfo(ch: Channel): AnnouncementInfo {
-    const r = ch.remote as NonNullable<Channel['remote']>;
-    return {
-      chainHash: hexToBytes(this.o.chainHash),
-      channelOutpoint: { txHash: hexToBytes(ch.fundingTxHash as string), index: 0 },
-      localPubkey: secp256k1.getPublicKey(this.o.nodeSecret, true),
-      remotePubkey: hexToBytes(`0x${ch.peer}`),
-      fundingXOnlyKey: aggregateXOnly(
-        sorted2(hexToBytes(ch.local.fundingPubkey), hexToBytes(r.fundingPubkey)),
-      ),
-      capacity: ch.local.fundingAmount + r.fundingAmount,
-      udtTypeScript: ch.udt,
-    };
   }
 
   private known(channelId: string): Channel {
@@ -658,56 +502,11 @@ export class ChannelService {
   }
 
   /**
-   * Persist, then act: nothing leaves the node before the state it depends on is committed. The
-   * state is staged now (reads see it at once) and committed with every state staged in the same
-   * turn of the event loop, in one transaction (`staged-store.ts`); then, in order, each step's
-   * effects and `then`. Resolves after that; rejects if the commit failed (nothing was sent).
+   * Persist, then act: nothing leaves the node before the state it depends on is committed
+   * (`GroupCommit.commit`).
    */
   private commit(s: Step, then?: () => void): Promise<void> {
-    this.store.stage(s.ch);
-    const done = new Promise<void>((resolve, reject) => this.batch.push({ s, then, resolve, reject }));
-    done.catch(() => undefined); // a caller that does not wait has nothing to do on failure
-    if (!this.flushing) {
-      this.flushing = true;
-      // Once the current job and the promise jobs queued before this one have run: the steps
-      // of one burst share the commit, and no message waits for another turn of the event loop.
-      queueMicrotask(() => this.flush());
-    }
-    return done;
-  }
-
-  /** The group commit: every staged state and the TLC outcomes of its steps, then their effects. */
-  private flush(): void {
-    this.flushing = false;
-    const batch = this.batch.splice(0);
-    if (!batch.length) return;
-    try {
-      this.store.commitStaged(() => {
-        if (!this.tlcRecorders.size) return;
-        for (const { s } of batch)
-          for (const e of s.effects)
-            if (e.type === 'tlc') for (const r of this.tlcRecorders) r(s.ch.id, e.notice);
-      });
-    } catch (e) {
-      const failure = StorageError.from(e);
-      const peers = new Map(batch.map((b) => [b.s.ch.peer, b.s.ch]));
-      for (const ch of peers.values()) {
-        if (failure) this.stallOnStorage(ch, failure);
-        else this.log.error({ channel: ch.id, err: (e as Error).message }, 'channel states not committed');
-      }
-      for (const b of batch) b.reject(e as Error);
-      return;
-    }
-    for (const b of batch) {
-      try {
-        this.afterCommit(b.s);
-        b.then?.();
-        b.resolve();
-      } catch (e) {
-        this.log.error({ channel: b.s.ch.id, err: (e as Error).message }, 'channel effects failed');
-        b.reject(e as Error);
-      }
-    }
+    return this.commits.commit(s, then);
   }
 
   private afterCommit(s: Step): void {
@@ -719,156 +518,12 @@ export class ChannelService {
     if (ch.external) this.externalWatch.observe(ch);
     this.o.onChange?.(ch);
     this.ackTimeout.observe(ch);
-    for (const e of s.effects) this.perform(ch, e);
+    for (const e of s.effects) this.effects.perform(ch, e);
     // The queued TLC commands go out on the channel as it is now (a later step may be staged).
     void this.enqueue(ch.tempId, () => {
       const cur = this.store.get(ch.tempId);
-      if (cur) this.drainTlcs(cur);
+      if (cur) this.tlcCommands.drainTlcs(cur);
     }).catch((e) => this.log.warn({ channel: ch.id, err: (e as Error).message }, 'TLC batch failed'));
-  }
-
-  private perform(ch: Channel, e: Effect): void {
-    switch (e.type) {
-      case 'send':
-        try {
-          this.o.peers.send(ch.peer, toFiberMessage(e.msg));
-        } catch (err) {
-          this.log.warn(
-            { channel: ch.id, type: e.msg.type, err: (err as Error).message },
-            'channel message not sent',
-          );
-        }
-        return;
-      case 'fund':
-        void (
-          ch.external?.lock && !ch.isAcceptor
-            ? this.funding.fundExternal(ch, e.tx, e.udtContribution)
-            : this.funding.fund(ch, e.tx, e.contribution, e.udtContribution)
-        ).then(
-          (tx) => this.deliver(ch.tempId, { type: 'funded', tx }),
-          (err) => this.deliver(ch.tempId, { type: 'fundingFailed', reason: (err as Error).message }),
-        );
-        return;
-      case 'signFunding':
-        // An external funder's "signature" is the witnesses of the tx the user submitted.
-        void (
-          ch.external && !ch.isAcceptor
-            ? Promise.resolve(withFunderWitnesses(ch, e.tx))
-            : this.funding.sign(e.tx)
-        ).then(
-          (tx) => this.deliver(ch.tempId, { type: 'fundingSigned', tx }),
-          (err) => this.deliver(ch.tempId, { type: 'fundingFailed', reason: (err as Error).message }),
-        );
-        return;
-      case 'watchFunding':
-        this.chainWatch.funding(ch);
-        return;
-      case 'renamed':
-        return;
-      case 'broadcast': {
-        const tx = e.tx.clone();
-        if (e.withFundingDeps)
-          tx.cellDeps = this.o.scripts.fundingLock.cellDeps.map((d) => ccc.CellDep.from(d));
-        // Both sides broadcast the same close: the chain client takes the second one, a
-        // duplicate, as sent (CKB's -1107); anything else is a refusal worth logging.
-        this.o.chain.sendTransaction(tx).catch((err) => {
-          this.log.warn({ channel: ch.id, tx: tx.hash(), err: (err as Error).message }, 'broadcast refused');
-        });
-        return;
-      }
-      case 'watchClose':
-        this.chainWatch.tx(ch.tempId, e.txHash, 1, { type: 'closeConfirmed' });
-        return;
-      case 'settleAfterDelay':
-        this.chainWatch.settlement(ch);
-        return;
-      case 'announce': {
-        const hooks = this.o.announcements;
-        if (!hooks) return;
-        try {
-          const digest = hooks.digest(this.announcementInfo(ch));
-          const nodeSignature = secp256k1.sign(digest, this.o.nodeSecret, { prehash: false });
-          void this.deliver(ch.tempId, { type: 'announcementDigest', digest, nodeSignature });
-        } catch (err) {
-          this.log.warn({ channel: ch.id, err: (err as Error).message }, 'channel announcement failed');
-        }
-        return;
-      }
-      case 'publishAnnouncement': {
-        const { type: _t, ...sigs } = e;
-        Promise.resolve(this.o.announcements?.publish(this.announcementInfo(ch), sigs)).catch((err) =>
-          this.log.warn(
-            { channel: ch.id, err: (err as Error).message },
-            'channel announcement not published',
-          ),
-        );
-        return;
-      }
-      case 'tlc':
-        // A TLC without an onion (dev `add_tlc`) has no route to follow: like fnn, it stays
-        // until removed by hand, so the payments layer is not told of it.
-        if (e.notice.type === 'received' && e.notice.tlc.onion === '0x') return;
-        for (const l of this.tlcListeners) {
-          try {
-            l(ch.id, e.notice);
-          } catch (err) {
-            this.log.error({ channel: ch.id, err: (err as Error).message }, 'TLC listener failed');
-          }
-        }
-        return;
-      case 'failed':
-        this.log.warn({ channel: ch.id, reason: e.reason }, 'channel opening failed');
-        return;
-      case 'alarm':
-        this.log.error({ channel: ch.id, peer: ch.peer, reason: e.reason }, 'channel state alarm');
-        return;
-      case 'warn':
-        this.log.warn({ channel: ch.id, peer: ch.peer, reason: e.reason }, 'peer request ignored');
-        return;
-    }
-  }
-
-  /** `funding_timeout_seconds`: openings stuck before their funding was signed are dropped. */
-  private abortStaleOpenings(channels: Channel[]): void {
-    const seconds = this.o.fundingTimeoutSeconds ?? DEFAULT_FUNDING_TIMEOUT_SECONDS;
-    for (const c of channels) {
-      if (!fundingTimedOut(c, this.env.now(), seconds * 1000)) continue;
-      void this.enqueue(c.tempId, () => {
-        const cur = this.store.get(c.tempId);
-        if (!cur || !fundingTimedOut(cur, this.env.now(), seconds * 1000)) return;
-        this.log.warn({ channel: cur.id, state: cur.state }, 'funding timed out');
-        this.commit(fail(cur, fundingTimeoutReason(seconds)));
-      }).catch((e) => this.log.error({ channel: c.id, err: (e as Error).message }, 'funding abort failed'));
-    }
-  }
-
-  private monitorFunding(): void {
-    let busy = false;
-    const timer = setInterval(
-      () => {
-        if (busy || this.stopped) return;
-        busy = true;
-        const all = this.store.list();
-        this.abortStaleOpenings(all);
-        const open = all.filter(
-          (c) => c.state === 'CHANNEL_READY' || (c.state === 'SHUTTING_DOWN' && !c.shutdown?.force),
-        );
-        Promise.all(
-          open.map((c) =>
-            this.chainWatch
-              .fundingSpent(c)
-              .catch((e) =>
-                this.log.warn({ channel: c.id, err: (e as Error).message }, 'funding check failed'),
-              ),
-          ),
-        ).finally(() => {
-          busy = false;
-        });
-      },
-      (this.o.pollMs ?? 1000) * 2,
-    );
-    timer.unref?.();
-    this.fundingMonitor = timer;
   }
 
   /**
@@ -885,7 +540,7 @@ export class ChannelService {
         if (!cur || cur.state === 'CLOSED') return;
         if (abortable(cur))
           return this.commit(fail(cur, 'the peer reconnected before the funding was signed'));
-        this.perform(cur, { type: 'send', msg: reestablishMessage(cur) });
+        this.effects.perform(cur, { type: 'send', msg: reestablishMessage(cur) });
       }).catch((e) => this.log.warn({ channel: ch.id, err: (e as Error).message }, 'reestablish failed'));
     }
   }
@@ -904,7 +559,7 @@ export class ChannelService {
     if (msg.type === 'OpenChannel') {
       const m = msg.value;
       const tempId = bytesToHex(m.channelId);
-      void this.enqueue(tempId, () => this.onOpen(pubkey, m)).catch((e) =>
+      void this.enqueue(tempId, () => this.opening.onOpen(pubkey, m)).catch((e) =>
         this.log.error({ pubkey, err: (e as Error).message }, 'OpenChannel handling failed'),
       );
       return;
@@ -916,71 +571,6 @@ export class ChannelService {
       return;
     }
     void this.deliver(ch.tempId, { type: 'peer', msg });
-  }
-
-  private onOpen(pubkey: string, m: import('./wire.ts').OpenChannel): void {
-    const tempId = bytesToHex(m.channelId);
-    if (this.store.get(tempId)) return; // a replay of an open we already have
-    const refuse = (reason: string) => {
-      this.log.warn({ pubkey, channel: tempId, reason }, 'refusing OpenChannel');
-      this.o.peers.send(
-        pubkey,
-        toFiberMessage({
-          type: 'TxAbort',
-          value: { channelId: m.channelId, message: new TextEncoder().encode(reason) },
-        }),
-      );
-    };
-    const err = checkOpenChannel(m, this.env);
-    if (err) {
-      refuse(err);
-      return;
-    }
-    const udt = m.fundingUdtTypeScript ? this.whitelisted(m.fundingUdtTypeScript) : null;
-    if (m.fundingUdtTypeScript && !udt) {
-      refuse('Invalid UDT type script');
-      return;
-    }
-    const shutdown = ccc.Script.from(this.o.defaultShutdownScript);
-    const reserve = reserveFor(shutdown, udt ? toScript(udt) : null, this.rulesOf(pubkey));
-    const seed = newChannelSeed(this.o.nodeSecret, this.store.nextCount());
-    const ch = receiveOpen(
-      m,
-      {
-        peer: pubkey,
-        rules: this.rulesOf(pubkey),
-        seed,
-        shutdownScript: scriptData(shutdown),
-        reserve,
-        udtCellDeps: udt ? this.udtDeps(udt) : [],
-      },
-      this.env,
-      {
-        tlcExpiryDelta: this.o.tlc.expiryDelta,
-        tlcMinValue: this.o.tlc.minValue,
-        tlcFeeProportionalMillionths: this.o.tlc.feeProportionalMillionths,
-      },
-    );
-    const auto = autoAcceptFunding(m.fundingAmount, {
-      ...this.o.autoAccept,
-      reserve,
-      udtMinimum: udt ? (this.whitelistEntry(udt)?.autoAcceptAmount ?? null) : undefined,
-    });
-    this.commit(auto === null ? { ch, effects: [] } : acceptChannel(ch, { fundingAmount: auto }, this.env));
-  }
-
-  private whitelistEntry(s: ScriptData): UdtWhitelistEntry | undefined {
-    return this.o.udtWhitelist?.match(toScript(s));
-  }
-
-  /** The whitelist's out-point cell deps of a token. */
-  private udtDeps(s: ScriptData): ccc.CellDepLike[] {
-    return UdtWhitelist.cellDeps(this.whitelistEntry(s));
-  }
-
-  /** The token's script when the whitelist has it (args exact or matching a pattern), else null. */
-  private whitelisted(s: ccc.ScriptLike): ScriptData | null {
-    return this.o.udtWhitelist?.match(s) ? scriptData(s) : null;
   }
 }
 

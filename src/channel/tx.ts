@@ -137,13 +137,7 @@ export function commitmentTxSize(
 const commitmentSizes = new Map<string, number>();
 
 function mockCommitmentSize(depCount: number, lockInfo: ScriptInfo, udt?: ccc.ScriptLike | null): number {
-  const mock = ccc.Transaction.from({
-    version: 0,
-    cellDeps: Array.from({ length: depCount }, () => ({
-      outPoint: { txHash: `0x${'00'.repeat(32)}`, index: 0 },
-      depType: 'code',
-    })),
-    inputs: [{ previousOutput: { txHash: `0x${'00'.repeat(32)}`, index: 0 }, since: 0n }],
+  return mockTxSize(depCount, {
     outputs: [
       {
         capacity: 0n,
@@ -153,6 +147,22 @@ function mockCommitmentSize(depCount: number, lockInfo: ScriptInfo, udt?: ccc.Sc
     ],
     outputsData: [udt ? new Uint8Array(16) : '0x'],
     witnesses: [new Uint8Array(112)],
+  });
+}
+
+/** Serialized size in a block (+4) of a tx spending one cell with `depCount` code deps. */
+function mockTxSize(
+  depCount: number,
+  rest: Pick<ccc.TransactionLike, 'outputs' | 'outputsData' | 'witnesses'>,
+): number {
+  const mock = ccc.Transaction.from({
+    version: 0,
+    cellDeps: Array.from({ length: depCount }, () => ({
+      outPoint: { txHash: `0x${'00'.repeat(32)}`, index: 0 },
+      depType: 'code',
+    })),
+    inputs: [{ previousOutput: { txHash: `0x${'00'.repeat(32)}`, index: 0 }, since: 0n }],
+    ...rest,
   });
   return mock.toBytes().length + 4;
 }
@@ -285,18 +295,11 @@ export function shutdownTxSize(
   scripts: ccc.ScriptLike[],
   udt?: ccc.ScriptLike | null,
 ): number {
-  const mock = ccc.Transaction.from({
-    version: 0,
-    cellDeps: Array.from({ length: depCount }, () => ({
-      outPoint: { txHash: `0x${'00'.repeat(32)}`, index: 0 },
-      depType: 'code',
-    })),
-    inputs: [{ previousOutput: { txHash: `0x${'00'.repeat(32)}`, index: 0 }, since: 0n }],
+  return mockTxSize(depCount, {
     outputs: scripts.map((lock) => ({ capacity: 0n, lock, type: udt ?? undefined })),
     outputsData: scripts.map(() => (udt ? new Uint8Array(16) : '0x')),
     witnesses: [new Uint8Array(112)],
   });
-  return mock.toBytes().length + 4;
 }
 
 export interface CloseSide {

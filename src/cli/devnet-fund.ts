@@ -10,12 +10,17 @@ import { createRpcClient } from '../rpc/index.ts';
 
 /** A dev chain mines a block every second by default; a commit slower than this is a stuck chain. */
 const COMMIT_TIMEOUT_MS = 60_000;
+/** While the transaction waits for a block, a line this often (a devnet with a slow block interval). */
+const PROGRESS_EVERY_MS = 5_000;
 
 export interface FundRequest {
   target: string;
   ckb: bigint;
   udt: bigint;
   xudt: bigint;
+  /** Told every few seconds while the transaction is not committed yet. */
+  progress?: (line: string) => void;
+  progressEveryMs?: number;
 }
 
 interface LockJson {
@@ -40,7 +45,12 @@ export async function fundFromFaucet(d: DevnetDescription, req: FundRequest): Pr
     toHexQuantity(req.udt),
     toHexQuantity(req.xudt),
   ])) as string;
-  await waitCommitted(chain, hash);
+  await waitCommitted(
+    chain,
+    hash,
+    (waitedMs) => req.progress?.(`tx ${hash} ${Math.round(waitedMs / 1000)} s, not committed yet…`),
+    req.progressEveryMs ?? PROGRESS_EVERY_MS,
+  );
   const balance = await chain.call('get_cells_capacity', [{ script: lock, script_type: 'lock' }]);
   const tokens = [
     req.udt > 0n ? `${req.udt} test UDT` : '',
@@ -61,13 +71,24 @@ function lockOf(target: string): LockJson {
   return { code_hash: s.codeHash, hash_type: s.hashType, args: s.args };
 }
 
-async function waitCommitted(chain: ReturnType<typeof createRpcClient>, hash: string): Promise<void> {
-  const deadline = Date.now() + COMMIT_TIMEOUT_MS;
+async function waitCommitted(
+  chain: ReturnType<typeof createRpcClient>,
+  hash: string,
+  progress: (waitedMs: number) => void,
+  everyMs: number,
+): Promise<void> {
+  const started = Date.now();
+  const deadline = started + COMMIT_TIMEOUT_MS;
+  let next = started + everyMs;
   for (;;) {
     const r = (await chain.call('get_transaction', [hash])) as { tx_status: { status: string } };
     if (r.tx_status.status === 'committed') return;
     if (r.tx_status.status === 'rejected') throw new Error(`faucet transaction ${hash} was rejected`);
     if (Date.now() > deadline) throw new Error(`faucet transaction ${hash} not committed after 60 s`);
+    if (Date.now() >= next) {
+      progress(Date.now() - started);
+      next += everyMs;
+    }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }

@@ -16,7 +16,7 @@ import {
   startDevnet,
   type TrafficPattern,
 } from '../devnet/index.ts';
-import { createRpcClient } from '../rpc/index.ts';
+import { isPostgresUrl } from '../store/index.ts';
 import { fundFromFaucet } from './devnet-fund.ts';
 import { fail } from './util.ts';
 
@@ -40,7 +40,11 @@ export function registerDevnetCommand(program: Command): void {
       'blocks per epoch of a new chain (short epochs: short commitment delays)',
     )
     .option('--base-port <port>', 'chain RPC port; node i gets RPC port+113+10i and P2P port+114+10i', '8114')
-    .option('--reset', 'delete the network directory first')
+    .option('--reset', 'delete the network directory first (and, with Postgres, the nodes’ schemas)')
+    .option(
+      '--store-url <postgres://…>',
+      'keep every node’s store in this Postgres database, a schema each (devnet_<name>); a restart reuses it',
+    )
     .option(
       '--cch',
       'the first node runs the cross-chain hub, with an LND double as its Lightning node (its outside payer and payee one port up)',
@@ -55,6 +59,8 @@ export function registerDevnetCommand(program: Command): void {
       } catch (e) {
         fail((e as Error).message);
       }
+      if (opts.storeUrl !== undefined && !isPostgresUrl(opts.storeUrl))
+        fail(`--store-url: expected postgres://user:password@host:port/database, got ${opts.storeUrl}`);
       const say = (line: string) => process.stdout.write(`[devnet] ${line}\n`);
       let net: Awaited<ReturnType<typeof startDevnet>>;
       try {
@@ -68,6 +74,7 @@ export function registerDevnetCommand(program: Command): void {
           reset: !!opts.reset,
           cch: !!opts.cch,
           lndPort: Number(opts.lndPort),
+          storeUrl: opts.storeUrl,
           log: say,
         });
       } catch (e) {
@@ -107,6 +114,7 @@ export function registerDevnetCommand(program: Command): void {
           ckb: BigInt(ckb),
           udt: BigInt(opts.udt),
           xudt: BigInt(opts.xudt),
+          progress: (line) => process.stdout.write(`${line}\n`),
         });
         process.stdout.write(`${lines.join('\n')}\n`);
       } catch (e) {

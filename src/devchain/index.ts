@@ -2,24 +2,13 @@
  * The dev chain as one call, for `strand devnet` and tests: opens (or creates) the chain in `dir`,
  * serves its CKB JSON-RPC and produces blocks every `blockIntervalMs`.
  */
-import {
-  DEFAULT_SPEC_TOML,
-  type DevAccount,
-  DevChain,
-  type DevChainOptions,
-  STRAND_SPEC_TOML,
-} from './chain.ts';
+import { type DevAccount, DevChain, type DevChainOptions } from './chain.ts';
 import { startDevchainRpc } from './rpc/server.ts';
+import { DEFAULT_SPEC_TOML, STRAND_SPEC_TOML } from './setup.ts';
 
-export {
-  DEFAULT_SPEC_TOML,
-  type DevAccount,
-  DevChain,
-  type DevChainOptions,
-  type DevScripts,
-  STRAND_SPEC_TOML,
-} from './chain.ts';
+export { type DevAccount, DevChain, type DevChainOptions } from './chain.ts';
 export { ChainTxError } from './errors.ts';
+export { DEFAULT_SPEC_TOML, type DevScripts, STRAND_SPEC_TOML } from './setup.ts';
 
 export interface RunningDevchain {
   chain: DevChain;

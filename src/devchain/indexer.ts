@@ -137,20 +137,30 @@ function checkLimit(limit: number): void {
   if (limit > MAX_LIMIT) throw new IndexerError(`limit must be less than ${MAX_LIMIT}`);
 }
 
-/** Scans rows in pages, applying post-filters, until `limit` matches or the end. */
-function scan<R extends Record<string, unknown>>(
+/**
+ * One page of rows after `afterCursor`: scans in batches, applying post-filters, until `limit`
+ * matches or the end. The page's last cursor is the `cols` of its last row.
+ */
+function scanPage<R extends Record<string, unknown>>(
   db: Db,
   table: string,
   cols: string[],
   w: Where,
   order: 'asc' | 'desc',
   limit: number,
-  after: number[] | undefined,
-): R[] {
+  afterCursor: string | undefined,
+): Page<R> {
   const dir = order === 'desc' ? 'DESC' : 'ASC';
   const cmp = order === 'desc' ? '<' : '>';
   const out: R[] = [];
-  let cursor = after;
+  const page = (): Page<R> => {
+    const last = out[out.length - 1];
+    return {
+      objects: out,
+      lastCursor: last ? cursorOf(cols.map((c) => Number(last[c]))) : (afterCursor ?? '0x'),
+    };
+  };
+  let cursor = parseCursor(afterCursor, cols.length);
   for (;;) {
     const sql = [...w.sql];
     const params = [...w.params];
@@ -166,9 +176,9 @@ function scan<R extends Record<string, unknown>>(
       .all(...params, batch) as R[];
     for (const r of rows) {
       if (w.post.every((p) => p(r))) out.push(r);
-      if (out.length === limit) return out;
+      if (out.length === limit) return page();
     }
-    if (rows.length < batch) return out;
+    if (rows.length < batch) return page();
     cursor = cols.map((c) => Number((rows[rows.length - 1] as R)[c]));
   }
 }
@@ -184,20 +194,7 @@ export function getCells(
   const w = buildWhere(key, true);
   w.sql.push('spent_by IS NULL');
   const cols = ['block_number', 'tx_index', 'idx'];
-  const rows = scan<CellRow & Record<string, unknown>>(
-    db,
-    'dc_cells',
-    cols,
-    w,
-    order,
-    limit,
-    parseCursor(afterCursor, 3),
-  );
-  const last = rows[rows.length - 1];
-  return {
-    objects: rows,
-    lastCursor: last ? cursorOf([last.block_number, last.tx_index, last.idx]) : (afterCursor ?? '0x'),
-  };
+  return scanPage<CellRow & Record<string, unknown>>(db, 'dc_cells', cols, w, order, limit, afterCursor);
 }
 
 export function getCellsCapacity(db: Db, key: SearchKey): bigint {
@@ -237,22 +234,7 @@ export function getTransactions(
   const w = buildWhere(key, false);
   if (!key.groupByTransaction) {
     const cols = ['block_number', 'tx_index', 'io_type', 'io_index'];
-    const rows = scan<IoRow & Record<string, unknown>>(
-      db,
-      'dc_io',
-      cols,
-      w,
-      order,
-      limit,
-      parseCursor(afterCursor, 4),
-    );
-    const last = rows[rows.length - 1];
-    return {
-      objects: rows,
-      lastCursor: last
-        ? cursorOf([last.block_number, last.tx_index, last.io_type, last.io_index])
-        : (afterCursor ?? '0x'),
-    };
+    return scanPage<IoRow & Record<string, unknown>>(db, 'dc_io', cols, w, order, limit, afterCursor);
   }
   // Grouped: page over transactions (SQL GROUP BY), then list each one's matching cells.
   const after = parseCursor(afterCursor, 2);

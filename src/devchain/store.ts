@@ -4,8 +4,11 @@
  * Script args and data are stored as lower-case hex text so that prefix search is an index range
  * (`args >= p AND args < p || 'g'`: 'g' sorts after every hex digit).
  */
-import type { ccc } from '@ckb-ccc/core';
+import { ccc } from '@ckb-ccc/core';
 import { type SqliteDb as Db, type DomainSchema, openDatabase } from '../store/index.ts';
+import type { Block, Header } from './block.ts';
+import { txBytesOf, txHashOf } from './txcache.ts';
+import { dataHashOf, type ViewCell } from './validate.ts';
 
 export const DEVCHAIN_SCHEMA: DomainSchema = {
   domain: 'devchain',
@@ -76,4 +79,86 @@ export interface CellRow {
 
 export function scriptColumns(s: ccc.Script | undefined): [string | null, string | null, string | null] {
   return s ? [s.codeHash, s.hashType, s.args] : [null, null, null];
+}
+
+/** Writes a block: its header, transactions, created cells, spent cells and the io index. */
+export function commitBlock(
+  db: Db,
+  block: Block,
+  spentCell: (op: ccc.OutPoint) => ViewCell | undefined,
+): void {
+  const insBlock = db.prepare('INSERT INTO dc_blocks (number, hash, header, timestamp) VALUES (?, ?, ?, ?)');
+  const insTx = db.prepare('INSERT INTO dc_txs (hash, block_number, tx_index, raw) VALUES (?, ?, ?, ?)');
+  const insCell = db.prepare(
+    `INSERT INTO dc_cells (tx_hash, idx, block_number, tx_index, capacity, lock_code_hash, lock_hash_type, lock_args,
+       type_code_hash, type_hash_type, type_args, data, data_hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+  );
+  const spend = db.prepare('UPDATE dc_cells SET spent_by = ?, spent_block = ? WHERE tx_hash = ? AND idx = ?');
+  const unpool = db.prepare('DELETE FROM dc_pool WHERE hash = ?');
+  const insIo = db.prepare(
+    `INSERT INTO dc_io (tx_hash, block_number, tx_index, io_type, io_index, lock_code_hash, lock_hash_type, lock_args,
+       type_code_hash, type_hash_type, type_args) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
+  );
+  const n = Number(block.header.number);
+  db.transaction(() => {
+    insBlock.run(n, block.hash, headerToJson(block.header), Number(block.header.timestamp));
+    block.transactions.forEach((tx, txIndex) => {
+      const hash = txHashOf(tx);
+      insTx.run(hash, n, txIndex, Buffer.from(txBytesOf(tx)));
+      unpool.run(hash);
+      // A cellbase (tx 0 of every block) spends nothing.
+      if (txIndex !== 0) {
+        tx.inputs.forEach((input, i) => {
+          const cell = spentCell(input.previousOutput);
+          spend.run(hash, n, input.previousOutput.txHash, Number(input.previousOutput.index));
+          if (cell)
+            insIo.run(
+              hash,
+              n,
+              txIndex,
+              0,
+              i,
+              ...scriptColumns(cell.output.lock),
+              ...scriptColumns(cell.output.type),
+            );
+        });
+      }
+      tx.outputs.forEach((o, i) => {
+        const data = ccc.bytesFrom(tx.outputsData[i] ?? '0x');
+        insCell.run(
+          hash,
+          i,
+          n,
+          txIndex,
+          o.capacity.toString(),
+          ...scriptColumns(o.lock),
+          ...scriptColumns(o.type),
+          Buffer.from(data),
+          dataHashOf(data),
+        );
+        insIo.run(hash, n, txIndex, 1, i, ...scriptColumns(o.lock), ...scriptColumns(o.type));
+      });
+    });
+  })();
+}
+
+function headerToJson(h: Header): string {
+  return JSON.stringify({
+    ...h,
+    timestamp: h.timestamp.toString(),
+    number: h.number.toString(),
+    epoch: h.epoch.toString(),
+    nonce: h.nonce.toString(),
+  });
+}
+
+export function headerFromJson(s: string): Header {
+  const o = JSON.parse(s);
+  return {
+    ...o,
+    timestamp: BigInt(o.timestamp),
+    number: BigInt(o.number),
+    epoch: BigInt(o.epoch),
+    nonce: BigInt(o.nonce),
+  };
 }

@@ -232,3 +232,25 @@ function runScripts(tx: ccc.Transaction, inputs: ViewCell[], deps: ViewCell[]): 
 export function dataHashOf(data: Uint8Array): ccc.Hex {
   return bytesToHex(ckbHash(data)) as ccc.Hex;
 }
+
+/**
+ * The cells `tx` (whose hash is `hash`) creates, keyed `hash:index` as `outPointKey`; `commit`
+ * says where it was committed (none for a pending transaction).
+ */
+export function createdCells(
+  tx: ccc.Transaction,
+  hash: ccc.Hex,
+  commit?: ViewCell['commit'],
+): [string, ViewCell][] {
+  return tx.outputs.map((output, index) => {
+    const data = ccc.bytesFrom(tx.outputsData[index] ?? '0x');
+    const cell: ViewCell = {
+      outPoint: ccc.OutPoint.from({ txHash: hash, index }),
+      output,
+      data,
+      dataHash: dataHashOf(data),
+    };
+    if (commit) cell.commit = commit;
+    return [`${hash}:${index}`, cell];
+  });
+}

@@ -15,7 +15,8 @@ import {
   loadWalletKey,
   publicKeyOf,
 } from '../crypto/index.ts';
-import { createRpcClient, RpcCallError, type RpcClient } from '../rpc/index.ts';
+import { createRpcClient, MODULE_NAMES, RpcCallError, type RpcClient } from '../rpc/index.ts';
+import { prepareSchemas, redactedUrl, urlWithSchema } from '../store/index.ts';
 import { type DevnetLightning, startDevnetLightning, withSwapChannels } from './cch.ts';
 import { type Child, spawnStrand, stopChild } from './supervisor.ts';
 import { checkTopology, defaultTopology, type Topology } from './topology.ts';
@@ -46,6 +47,11 @@ export interface DevnetOptions {
   lndPort?: number;
   /** The `store:` section of a node's config (e.g. `{ url: 'postgres://…' }`); unset: SQLite. */
   store?: (node: string) => Record<string, unknown>;
+  /**
+   * `--store-url`: every node's store in this Postgres database, one schema each
+   * (`devnet_<name>`). Unset on a restart: the database the devnet used before, if any.
+   */
+  storeUrl?: string;
   log: (line: string) => void;
 }
 
@@ -59,11 +65,15 @@ export interface DevnetNodeInfo {
   peer_id: string;
   dir: string;
   wallet_lock_args: string;
+  /** The node's store on Postgres (`--store-url`); absent: its SQLite file. */
+  store_url?: string;
 }
 
 export interface DevnetDescription {
   chain: { rpc_url: string; chain_hash: string; dir: string };
   nodes: DevnetNodeInfo[];
+  /** `--store-url`: the Postgres database holding the nodes' stores (a schema each). */
+  store_url?: string;
 }
 
 export interface RunningDevnet {
@@ -94,6 +104,7 @@ export async function startDevnet(opts: DevnetOptions): Promise<RunningDevnet> {
     topology = withSwapChannels(topology, names[0]!, names[1]!);
   }
   checkTopology(topology, names);
+  const storeUrl = await devnetStore(opts, dir, fresh, names);
   let lightning: DevnetLightning | undefined;
 
   const children: Child[] = [];
@@ -209,7 +220,9 @@ export async function startDevnet(opts: DevnetOptions): Promise<RunningDevnet> {
     }
     for (const [i, n] of nodes.entries()) {
       const cch = i === 0 ? lightning?.cchSection(testUdtScript(scripts)) : undefined;
-      writeNodeConfig(n.nodeDir, { ...n, chainUrl, scripts, cch, store: opts.store?.(n.name) });
+      const nodeStoreUrl = storeUrl ? urlWithSchema(storeUrl, storeSchema(n.name)) : undefined;
+      const store = nodeStoreUrl ? { url: nodeStoreUrl } : opts.store?.(n.name);
+      writeNodeConfig(n.nodeDir, { ...n, chainUrl, scripts, cch, store });
       if (cch) log(`cch: ${n.name} runs the cross-chain hub (wrapped BTC: the test UDT)`);
       const rpcUrl = await startNode(n);
       clients.set(n.name, createRpcClient(rpcUrl));
@@ -222,6 +235,7 @@ export async function startDevnet(opts: DevnetOptions): Promise<RunningDevnet> {
         peer_id: n.id.peerId,
         dir: n.nodeDir,
         wallet_lock_args: n.lockArgs,
+        ...(nodeStoreUrl ? { store_url: nodeStoreUrl } : {}),
       });
       log(`node ${n.name}: rpc ${rpcUrl}, p2p ${n.p2pPort}, dashboard ${rpcUrl}/dashboard/`);
     }
@@ -229,6 +243,7 @@ export async function startDevnet(opts: DevnetOptions): Promise<RunningDevnet> {
     const description: DevnetDescription = {
       chain: { rpc_url: chainUrl, chain_hash: chainHash, dir: chainDir },
       nodes: described,
+      ...(storeUrl ? { store_url: storeUrl } : {}),
     };
     fs.writeFileSync(path.join(dir, 'devnet.json'), `${JSON.stringify(description, null, 2)}\n`);
 
@@ -250,6 +265,43 @@ export async function startDevnet(opts: DevnetOptions): Promise<RunningDevnet> {
     await stop();
     throw e;
   }
+}
+
+/** The Postgres schema of a devnet node's store. */
+export const storeSchema = (node: string) => `devnet_${node}`;
+
+/**
+ * Where the nodes keep their stores: undefined for their SQLite files, else the Postgres
+ * database, its schemas made ready (dropped first for a new network). A restarted network keeps
+ * the stores it had: the database it used before (recorded in devnet.json) unless `--store-url`
+ * names one, and never another store than before (its channels and payments are there).
+ */
+async function devnetStore(
+  opts: DevnetOptions,
+  dir: string,
+  fresh: boolean,
+  names: string[],
+): Promise<string | undefined> {
+  const file = path.join(dir, 'devnet.json');
+  const before =
+    !fresh && fs.existsSync(file)
+      ? (JSON.parse(fs.readFileSync(file, 'utf8')) as DevnetDescription)
+      : undefined;
+  const previous = before ? (before.store_url ?? 'sqlite') : undefined;
+  const wanted = opts.storeUrl ?? (previous !== 'sqlite' ? previous : undefined);
+  if (previous && opts.storeUrl && opts.storeUrl !== previous)
+    throw new Error(
+      previous === 'sqlite'
+        ? `this devnet's nodes keep their stores in SQLite files; --reset to start afresh on ${redactedUrl(opts.storeUrl)} (or move each node with strand store migrate)`
+        : `this devnet's nodes keep their stores in ${redactedUrl(previous)}; --reset to start afresh on ${redactedUrl(opts.storeUrl)}`,
+    );
+  if (!wanted) return undefined;
+  const schemas = names.map(storeSchema);
+  await prepareSchemas(wanted, schemas, { fresh });
+  opts.log(
+    `store: Postgres ${redactedUrl(wanted)}${opts.storeUrl ? '' : ' (as before)'}, one schema per node (${schemas.join(', ')})${fresh ? ', emptied for the new network' : ''}`,
+  );
+  return wanted;
 }
 
 /** A script with its cell deps, in CKB JSON, as `strand devchain` prints them. */
@@ -306,20 +358,8 @@ function writeNodeConfig(
     rpc: {
       listening_addr: `127.0.0.1:${n.rpcPort}`,
       dashboard: true,
-      enabled_modules: [
-        'info',
-        'peer',
-        'channel',
-        'payment',
-        'invoice',
-        'graph',
-        'cch',
-        'watchtower',
-        'pubsub',
-        'admin',
-        'dev',
-        'prof',
-      ],
+      // Every module: a devnet is for trying things.
+      enabled_modules: [...MODULE_NAMES],
     },
     ckb: {
       rpc_url: n.chainUrl,

@@ -21,7 +21,7 @@ export {
 export { udtKeyFromJson } from './network-graph.ts';
 export type { ChannelStats, FindRouteRequest, RouterHop } from './pathfind.ts';
 export { DEFAULT_TLC_EXPIRY_DELTA, MAX_PAYMENT_TLC_EXPIRY_LIMIT, PathFindError } from './pathfind.ts';
-export type { GraphService, PaymentFailure } from './service.ts';
+export type { GraphService, ListedChannel, PaymentFailure } from './service.ts';
 export { createGraphService } from './service.ts';
 export {
   channelAnnouncementDigest,

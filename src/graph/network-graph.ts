@@ -397,3 +397,33 @@ export class NetworkGraph implements RoutingGraph {
     return n ? supportsMppBits(n.announcement.features) : true;
   }
 }
+
+/** Whether an own channel in the graph already has the state `upsertOwnChannel` would give it. */
+export function sameOwnChannel(
+  have: ChannelInfo,
+  want: Parameters<NetworkGraph['upsertOwnChannel']>[0],
+  self: string,
+): boolean {
+  const localIsNode1 = have.node1 === self;
+  const [local, remote] = localIsNode1 ? [have.update1, have.update2] : [have.update2, have.update1];
+  const peer = localIsNode1 ? have.node2 : have.node1;
+  return (
+    peer === want.peer &&
+    have.capacity === want.capacity &&
+    udtKey(have.udtTypeScript) === udtKey(want.udtTypeScript ?? null) &&
+    samePolicy(local, want.local) &&
+    samePolicy(remote, want.remote)
+  );
+}
+
+function samePolicy(a: ChannelUpdateInfo | null, b: ChannelUpdateInfo | null): boolean {
+  if (a === null || b === null) return a === b;
+  return (
+    a.enabled === b.enabled &&
+    a.outboundLiquidity === b.outboundLiquidity &&
+    a.tlcExpiryDelta === b.tlcExpiryDelta &&
+    a.tlcMinimumValue === b.tlcMinimumValue &&
+    a.feeRate === b.feeRate &&
+    a.timestamp === b.timestamp
+  );
+}

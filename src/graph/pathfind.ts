@@ -9,6 +9,7 @@
 import type { DetailsOf } from '../codec/index.ts';
 import { GraphError, type GraphErrorCode, type GraphErrorDetails } from './errors.ts';
 import { f64ToU128, type PaymentHistory } from './history.ts';
+import { NodeHeap } from './node-heap.ts';
 
 export const MAX_PAYMENT_TLC_EXPIRY_LIMIT = 1_209_600_000;
 /** 4 h: the largest per-hop delta a route accepts, and the unit of the time-lock penalty. */
@@ -120,7 +121,7 @@ const PREFIX: Record<PathFindErrorKind, string> = {
   Overflow: 'Overflow error: ',
 };
 
-function pathError(kind: PathFindErrorKind, detail = ''): PathFindError {
+export function pathError(kind: PathFindErrorKind, detail = ''): PathFindError {
   return new PathFindError(kind, PREFIX[kind] + detail);
 }
 
@@ -155,94 +156,19 @@ interface HeapNode {
   next: RouterHop | null;
 }
 
-/** Binary heap with one entry per node (push_or_fix replaces a node's entry). */
-class NodeHeap {
-  private readonly items: HeapNode[] = [];
-  private readonly pos = new Map<string, number>();
-
-  get size(): number {
-    return this.items.length;
-  }
-
-  /** a before b: smaller distance, then larger probability. */
-  private before(a: HeapNode, b: HeapNode): boolean {
-    if (a.distance !== b.distance) return a.distance < b.distance;
-    return a.probability > b.probability;
-  }
-
-  pushOrFix(n: HeapNode): void {
-    const at = this.pos.get(n.node);
-    if (at === undefined) {
-      this.items.push(n);
-      this.pos.set(n.node, this.items.length - 1);
-      this.up(this.items.length - 1);
-      return;
-    }
-    this.items[at] = n;
-    this.up(at);
-    this.down(this.pos.get(n.node)!);
-  }
-
-  pop(): HeapNode | undefined {
-    const top = this.items[0];
-    if (!top) return undefined;
-    const last = this.items.pop()!;
-    this.pos.delete(top.node);
-    if (this.items.length > 0) {
-      this.items[0] = last;
-      this.pos.set(last.node, 0);
-      this.down(0);
-    }
-    return top;
-  }
-
-  private swap(i: number, j: number): void {
-    const a = this.items[i]!;
-    const b = this.items[j]!;
-    this.items[i] = b;
-    this.items[j] = a;
-    this.pos.set(b.node, i);
-    this.pos.set(a.node, j);
-  }
-
-  private up(i: number): void {
-    let k = i;
-    while (k > 0) {
-      const p = (k - 1) >> 1;
-      if (!this.before(this.items[k]!, this.items[p]!)) break;
-      this.swap(k, p);
-      k = p;
-    }
-  }
-
-  private down(i: number): void {
-    let k = i;
-    for (;;) {
-      const l = 2 * k + 1;
-      const r = l + 1;
-      let best = k;
-      if (l < this.items.length && this.before(this.items[l]!, this.items[best]!)) best = l;
-      if (r < this.items.length && this.before(this.items[r]!, this.items[best]!)) best = r;
-      if (best === k) return;
-      this.swap(k, best);
-      k = best;
-    }
-  }
-}
-
 interface SearchState {
   req: FindRouteRequest;
   graph: RoutingGraph;
-  heap: NodeHeap;
+  heap: NodeHeap<HeapNode>;
   distances: Map<string, HeapNode>;
   now: number;
 }
 
-function edgeWeight(amount: bigint, fee: bigint, delta: number): bigint {
+export function edgeWeight(amount: bigint, fee: bigint, delta: number): bigint {
   return fee + f64ToU128(Number(amount) * (0.01 * (delta / DEFAULT_TLC_EXPIRY_DELTA)));
 }
 
-function distanceOf(probability: number, weight: bigint): bigint {
+export function distanceOf(probability: number, weight: bigint): bigint {
   return f64ToU128(Number(weight)) + f64ToU128(PROBABILITY_PENALTY / probability);
 }
 
@@ -374,12 +300,12 @@ export function findPath(graph: RoutingGraph, req: FindRouteRequest): RouterHop[
 }
 
 /** Math.min/max do not take bigints. */
-function minBig(a: bigint, b: bigint): bigint {
+export function minBig(a: bigint, b: bigint): bigint {
   if (a < b) return a;
   return b;
 }
 
-function maxBig(a: bigint, b: bigint): bigint {
+export function maxBig(a: bigint, b: bigint): bigint {
   if (a > b) return a;
   return b;
 }
@@ -388,7 +314,7 @@ function sortedInbounds(graph: RoutingGraph, node: string): RouteEdge[] {
   return graph.inbounds(node);
 }
 
-function innerFindPath(
+export function innerFindPath(
   graph: RoutingGraph,
   req: FindRouteRequest,
   target: string,
@@ -416,7 +342,7 @@ function innerFindPath(
   const s: SearchState = {
     req,
     graph,
-    heap: new NodeHeap(),
+    heap: new NodeHeap<HeapNode>(),
     distances: new Map(),
     now: req.now ?? Date.now(),
   };
@@ -595,195 +521,4 @@ export function effectiveMaxFee(
 ): bigint {
   const byRate = (amount * maxFeeRate + 999n) / 1000n;
   return maxFeeAmount === null || maxFeeAmount === undefined || maxFeeAmount > byRate ? byRate : maxFeeAmount;
-}
-
-export interface HopRequire {
-  pubkey: string;
-  /** A specific channel (OutPointHex), or null for the best channel between the pair. */
-  channelOutpoint: string | null;
-}
-
-export interface BuildPathRequest {
-  source: string;
-  /** The hops after the source; the last is the target. */
-  hops: HopRequire[];
-  /** What the target receives; 1 when absent (the minimum routable amount). */
-  amount?: bigint | null;
-  finalTlcExpiryDelta?: number | null;
-  udt?: string | null;
-  history?: PaymentHistory;
-  now?: number;
-}
-
-/**
- * The reference's `build_path` (`build_router`): a route through the given hops, choosing per pair
- * the channel of least distance among those that can carry the amount (a given channel is taken
- * as routable). Deliberate difference: the reference adds each hop's accumulated expiry instead of
- * its delta (`agg_tlc_expiry += edge.incoming_tlc_expiry`, doubling it per hop); here the delta
- * is added, as `find_path` does.
- */
-export function buildPath(graph: RoutingGraph, req: BuildPathRequest): RouterHop[] {
-  const amount = req.amount ?? 1n;
-  if (amount === 0n) throw pathError('Amount', 'amount must be greater than 0');
-  const hops = [...req.hops].reverse();
-  const udt = req.udt ?? null;
-  const now = req.now ?? Date.now();
-  let aggAmount = amount;
-  let aggExpiry = req.finalTlcExpiryDelta ?? DEFAULT_FINAL_TLC_EXPIRY_DELTA;
-  const path: RouterHop[] = [];
-  for (const [i, cur] of hops.entries()) {
-    const prev = hops[i + 1]?.pubkey ?? req.source;
-    let found: { distance: bigint; fee: bigint; delta: number; hop: RouterHop } | null = null;
-    for (const e of graph.inbounds(cur.pubkey)) {
-      if (e.from !== prev || e.udt !== udt) continue;
-      if (cur.channelOutpoint !== null && cur.channelOutpoint !== e.outpoint) continue;
-      const initial = e.from === req.source;
-      const fee = initial ? 0n : forwardFee(aggAmount, e.feeRate);
-      if (fee === null) throw pathError('Overflow', 'calculate_tlc_forward_fee error');
-      const send = aggAmount + fee;
-      if (send > e.capacity) continue;
-      if (e.outboundLiquidity !== null && send > e.outboundLiquidity) continue;
-      const delta = initial ? 0 : e.tlcExpiryDelta;
-      const incoming = aggExpiry + delta;
-      const p =
-        cur.channelOutpoint !== null
-          ? 1.0
-          : (req.history?.evalProbability(e.from, e.to, e.outpoint, send, e.capacity, now) ?? 1.0);
-      // As the reference: the weight takes the accumulated expiry, and low probabilities are floored.
-      const distance = distanceOf(Math.max(p, MIN_PROBABILITY), edgeWeight(send, fee, incoming));
-      if (found && distance >= found.distance) continue;
-      found = {
-        distance,
-        fee,
-        delta,
-        hop: {
-          target: e.to,
-          channelOutpoint: e.outpoint,
-          amountReceived: aggAmount,
-          incomingTlcExpiry: aggExpiry,
-        },
-      };
-    }
-    if (!found) throw pathError('NoPathFound');
-    aggExpiry += found.delta;
-    aggAmount = found.hop.amountReceived + found.fee;
-    path.push(found.hop);
-  }
-  return path.reverse();
-}
-
-const MAX_BINARY_SEARCH_ITERATIONS = 10;
-
-/**
- * The route of greatest capacity from the source (the reference's `find_path_max_capacity`):
- * the amount its last hop can carry.
- */
-export function maxRoutableAmount(graph: RoutingGraph, req: Omit<FindRouteRequest, 'amount'>): bigint {
-  const route = findPath(graph, { ...req, amount: null });
-  return route[route.length - 1]!.amountReceived;
-}
-
-/**
- * A route for `amount`, or — for MPP, when none carries it — for the largest amount down to
- * `lowBound` that one route can carry (the reference's `resolve_route` with
- * `binary_find_path_in_range`: at most 10 rounds, each hit widened along the same hops).
- * Returns the route and the amount it carries.
- */
-export function findPathInRange(
-  graph: RoutingGraph,
-  req: FindRouteRequest & { amount: bigint },
-  lowBound: bigint | null,
-): { route: RouterHop[]; amount: bigint } {
-  try {
-    return { route: findPath(graph, req), amount: req.amount };
-  } catch (e) {
-    const retriable = e instanceof PathFindError && (e.kind === 'NoPathFound' || e.kind === 'TlcMinValue');
-    if (!retriable || !req.allowMpp || lowBound === null || lowBound >= req.amount) throw e;
-  }
-  const found = binaryFindPathInRange(graph, req, req.amount - 1n, lowBound);
-  if (!found) throw pathError('NoPathFound');
-  return found;
-}
-
-function binaryFindPathInRange(
-  graph: RoutingGraph,
-  req: FindRouteRequest & { amount: bigint },
-  amount: bigint,
-  lowBound: bigint,
-): { route: RouterHop[]; amount: bigint } | null {
-  let low = lowBound;
-  let high = amount;
-  const liquidity = graph
-    .outbounds(req.source)
-    .filter((e) => e.udt === (req.udt ?? null))
-    .map((e) => e.outboundLiquidity ?? 0n)
-    .reduce(maxBig, 0n);
-  high = minBig(high, liquidity);
-  let best: { route: RouterHop[]; amount: bigint } | null = null;
-  for (let i = 0; low <= high && i < MAX_BINARY_SEARCH_ITERATIONS; i++) {
-    const mid = low + (high - low) / 2n;
-    let route: RouterHop[];
-    try {
-      route = findPath(graph, { ...req, amount: mid });
-    } catch (e) {
-      if (!(e instanceof PathFindError)) throw e;
-      if (e.kind === 'NoPathFound') {
-        high = mid > 0n ? mid - 1n : 0n;
-        continue;
-      }
-      if (e.kind === 'TlcMinValue' && e.details) {
-        low = e.details.minimum;
-        continue;
-      }
-      throw e;
-    }
-    const widened = maxOnRoute(graph, req, route, mid, amount);
-    if (widened.amount === amount) return widened;
-    if (!best || widened.amount > best.amount) best = widened;
-    low = widened.amount + 1n;
-  }
-  return best;
-}
-
-/** The largest amount in [lower, upper] the same hops carry (`find_max_routable_amount_on_path`). */
-function maxOnRoute(
-  graph: RoutingGraph,
-  req: FindRouteRequest,
-  route: RouterHop[],
-  lower: bigint,
-  upper: bigint,
-): { route: RouterHop[]; amount: bigint } {
-  const probe = (amt: bigint): RouterHop[] | null => {
-    try {
-      return innerFindPath(
-        graph,
-        { ...req, amount: amt },
-        req.target,
-        amt,
-        req.maxFeeAmount ?? null,
-        req.finalTlcExpiryDelta,
-        null,
-        route,
-      );
-    } catch (e) {
-      if (e instanceof PathFindError) return null;
-      throw e;
-    }
-  };
-  const full = probe(upper);
-  if (full) return { route: full, amount: upper };
-  let best = { route, amount: lower };
-  let low = lower + 1n;
-  let high = upper > 0n ? upper - 1n : 0n;
-  while (low <= high) {
-    const mid = low + (high - low) / 2n;
-    const r = probe(mid);
-    if (r) {
-      best = { route: r, amount: mid };
-      low = mid + 1n;
-    } else {
-      high = mid - 1n;
-    }
-  }
-  return best;
 }

@@ -1,25 +1,23 @@
 /**
  * The graph service: gossip over /p2p/43 (`docs/reference/fiber-routing-protocol.md` §3),
  * the persisted message store, the network graph and payment history, and the path-finding entry
- * the payment layer calls.
+ * the payment layer calls. The sync with peers is `gossip-sync.ts`.
  *
- * Sync, as the reference: with up to 3 peers an active pull (`GetBroadcastMessages` from a start
- * cursor, repeated after the last cursor until an empty answer), then a passive subscription
- * (`BroadcastMessagesFilter`) on up to 3 outbound peers, and subscribing back to peers that
- * subscribe to us; subscribers get the stored messages after their cursor, then every new one.
  * An update whose channel announcement is unknown is held and the announcement is queried from
  * the sender (`QueryBroadcastMessages`). Every message is verified (chain hash, clock skew,
  * signatures, funding on chain) before it is stored, applied and relayed; messages are processed
  * one at a time through a queue. Deliberate difference: messages are verified and saved as they
  * arrive rather than on the reference's 20-second store tick.
  */
-import { isIP } from 'node:net';
 import { multiaddr } from '@multiformats/multiaddr';
-import { bytesToHex, compareBytes, equalBytes } from '../codec/index.ts';
+import { compareBytes, equalBytes } from '../codec/index.ts';
 import type { Db } from '../store/index.ts';
-import { CURSOR_TYPE, type CursorType, cursorTimestamp, makeCursor, ZERO_CURSOR } from './cursor.ts';
+import { cursorOf, hasPublicAddress, sameMessage } from './broadcast.ts';
+import { type BuildPathRequest, buildPath } from './build-path.ts';
+import { CURSOR_TYPE, cursorTimestamp } from './cursor.ts';
 import { GraphError } from './errors.ts';
 import type { FundingChecker } from './funding.ts';
+import { type GossipPeers, GossipSync, type GraphLogger } from './gossip-sync.ts';
 import {
   applyAttemptResult,
   directionOf,
@@ -33,32 +31,20 @@ import {
   type ChannelAnnouncement,
   type ChannelUpdate,
   decodeGossipMessage,
-  encodeGossipMessage,
-  encodeOutPoint,
   type GossipMessage,
   type NodeAnnouncement,
-  type OutPoint,
   type UdtArgInfo,
 } from './messages.ts';
 import {
-  type ChannelInfo,
   type ChannelUpdateInfo,
   NetworkGraph,
   normaliseUdtKey,
   outpointHex,
   pubkeyHex,
-  udtKey,
+  sameOwnChannel,
 } from './network-graph.ts';
-import {
-  type BuildPathRequest,
-  buildPath,
-  checkOutboundLiquidity,
-  type FindRouteRequest,
-  findPath,
-  findPathInRange,
-  maxRoutableAmount,
-  type RouterHop,
-} from './pathfind.ts';
+import { findPathInRange, maxRoutableAmount } from './path-range.ts';
+import { checkOutboundLiquidity, type FindRouteRequest, findPath, type RouterHop } from './pathfind.ts';
 import {
   signChannelUpdate,
   signNodeAnnouncement,
@@ -68,37 +54,10 @@ import {
 } from './signing.ts';
 import { GraphStore, messageKey } from './store.ts';
 
-const TWO_HOURS = 2n * 3_600_000n;
-const FOURTEEN_DAYS = 14n * 86_400_000n;
 const PRUNE_AFTER = 28n * 86_400_000n;
 const MAX_CLOCK_SKEW = 60_000n;
-const MAX_SYNC_PEERS = 3;
-const MAX_SUBSCRIPTIONS = 3;
-const PAGE = 100;
-const MAX_BATCH = 1000;
-const REQUEST_TIMEOUT_MS = 20_000;
 /** Updates waiting for their channel announcement, at most this many. */
 const MAX_HELD_UPDATES = 1000;
-const NO_SUBSCRIPTION = 0xffff_ffff_ffff_ffffn;
-
-/** The part of the PeerManager the graph uses. */
-export interface GossipPeers {
-  onGossip(handler: (pubkey: string, payload: Uint8Array) => void | Promise<void>): () => void;
-  sendGossip(pubkey: string, payload: Uint8Array): void;
-  /** Closes the session with a peer that broke the protocol. */
-  drop(pubkey: string, reason: string): void;
-  list(): { pubkey: string; outbound: boolean; init?: unknown }[];
-  on(event: 'connected', listener: (p: { pubkey: string; outbound: boolean }) => void): unknown;
-  on(event: 'disconnected', listener: (p: { pubkey: string }, reason: string) => void): unknown;
-  on(event: 'protocol', listener: (pubkey: string, protocolId: number) => void): unknown;
-  off(event: string, listener: (...args: never[]) => void): unknown;
-}
-
-export interface GraphLogger {
-  debug(obj: object, msg?: string): void;
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-}
 
 const SILENT: GraphLogger = { debug() {}, info() {}, warn() {} };
 
@@ -129,21 +88,6 @@ export interface NodeAnnouncementOptions {
   udtCfgInfos?: UdtArgInfo[];
 }
 
-interface PeerSync {
-  /** Active pull state. */
-  requestId?: bigint;
-  /** The cursor the outstanding pull asked after: answers must move past it. */
-  after?: Uint8Array;
-  timer?: NodeJS.Timeout;
-  pulled?: boolean;
-  /** We are subscribed to this peer. */
-  subscribed?: boolean;
-  /** This peer subscribed to us (its cursor while catching up is not needed: we push new ones). */
-  subscriber?: boolean;
-  /** Outstanding targeted queries by id. */
-  queries?: Set<bigint>;
-}
-
 /** A decoded TlcErr as the graph needs it (the payment layer maps `TlcErr` to this). */
 export interface PaymentFailure {
   /** TlcErrorCode name, e.g. `TemporaryChannelFailure`. */
@@ -167,6 +111,14 @@ const TLC_UPDATE_CODES = new Set([
   'ChannelDisabled',
 ]);
 
+/** A channel as `graph_channels` lists it: its announcement, its funding time, both updates. */
+export interface ListedChannel {
+  announcement: ChannelAnnouncement;
+  createdTimestamp: bigint;
+  update1: ChannelUpdate | null;
+  update2: ChannelUpdate | null;
+}
+
 export type GossipOutcome = 'accepted' | 'duplicate' | 'stale' | 'held' | 'rejected';
 
 export class GraphService {
@@ -175,19 +127,15 @@ export class GraphService {
   readonly store: GraphStore;
   private readonly log: GraphLogger;
   private readonly now: () => number;
-  private readonly peerState = new Map<string, PeerSync>();
+  private readonly sync: GossipSync;
   /** Channels seen per node in attempt results (the reference's `nodes_to_channel_map`). */
   private readonly failedNodeChannels = new Map<string, Set<string>>();
   private readonly held = new Map<string, { update: ChannelUpdate; from?: string }[]>();
   private queue: Promise<unknown> = Promise.resolve();
-  private nextId = 1n;
-  /** Newest cursor time of a message learnt from peers (not our own): where syncing resumes. */
-  private latestRemoteTimestamp = 0n;
   private unsubscribe?: () => void;
   private readonly listeners: [string, (...a: never[]) => void][] = [];
   private pruneTimer?: NodeJS.Timeout;
   private announceTimer?: NodeJS.Timeout;
-  private stopped = false;
 
   constructor(private readonly o: GraphServiceOptions) {
     this.log = o.logger ?? SILENT;
@@ -195,6 +143,15 @@ export class GraphService {
     this.store = new GraphStore(o.db);
     this.graph = new NetworkGraph(o.identity.pubkeyHex);
     this.history = new PaymentHistory((op, d, r) => this.store.saveHistory(op, d, r));
+    this.sync = new GossipSync({
+      store: this.store,
+      chainHash: o.chainHash,
+      peers: o.peers,
+      log: this.log,
+      now: this.now,
+      pubkey: o.identity.pubkeyHex,
+      verifyAndAccept: (m, from) => this.verifyAndAccept(m, from),
+    });
   }
 
   get pubkey(): string {
@@ -206,17 +163,15 @@ export class GraphService {
     for (const { outpoint, direction, result } of this.store.loadHistory())
       this.history.load(outpoint, direction, result);
     for (const { cursor, message } of this.store.all()) this.applyToGraph(message, cursorTimestamp(cursor));
-    // As the reference: the newest of the last 100 stored messages that is not about this node.
-    const remote = this.store.newest(100).find((m) => this.isRemoteCandidate(m.message));
-    this.latestRemoteTimestamp = remote ? cursorTimestamp(remote.cursor) : 0n;
+    this.sync.resume();
     const peers = this.o.peers;
     if (peers) {
       this.unsubscribe = peers.onGossip((pk, payload) => this.onGossip(pk, payload));
-      const onConnected = (p: { pubkey: string }) => this.startPeer(p.pubkey);
+      const onConnected = (p: { pubkey: string }) => this.sync.startPeer(p.pubkey);
       const onProtocol = (pk: string, id: number) => {
-        if (id === 43) this.startPeer(pk);
+        if (id === 43) this.sync.startPeer(pk);
       };
-      const onDisconnected = (p: { pubkey: string }) => this.dropPeer(p.pubkey);
+      const onDisconnected = (p: { pubkey: string }) => this.sync.dropPeer(p.pubkey);
       peers.on('connected', onConnected);
       peers.on('protocol', onProtocol);
       peers.on('disconnected', onDisconnected);
@@ -225,7 +180,7 @@ export class GraphService {
         ['protocol', onProtocol],
         ['disconnected', onDisconnected],
       );
-      for (const p of peers.list()) if (p.init) this.startPeer(p.pubkey);
+      for (const p of peers.list()) if (p.init) this.sync.startPeer(p.pubkey);
     }
     if (this.o.timers !== false) {
       this.pruneTimer = setInterval(() => this.prune(), 86_400_000);
@@ -234,13 +189,11 @@ export class GraphService {
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
+    this.sync.stop();
     this.unsubscribe?.();
     for (const [e, l] of this.listeners) this.o.peers?.off(e, l);
     clearInterval(this.pruneTimer);
     clearInterval(this.announceTimer);
-    for (const s of this.peerState.values()) clearTimeout(s.timer);
-    this.peerState.clear();
     await this.queue.catch(() => {});
   }
 
@@ -448,16 +401,8 @@ export class GraphService {
   listChannels(
     limit: number,
     after: Uint8Array,
-  ): {
-    channels: {
-      announcement: ChannelAnnouncement;
-      createdTimestamp: bigint;
-      update1: ChannelUpdate | null;
-      update2: ChannelUpdate | null;
-    }[];
-    lastCursor: Uint8Array | null;
-  } {
-    const channels: ReturnType<GraphService['listChannels']>['channels'] = [];
+  ): { channels: ListedChannel[]; lastCursor: Uint8Array | null } {
+    const channels: ListedChannel[] = [];
     let cursor = after;
     let lastCursor: Uint8Array | null = null;
     const want = Math.min(limit, 1_000_000);
@@ -520,119 +465,11 @@ export class GraphService {
       this.o.peers?.drop(pubkey, `malformed gossip message: ${(e as Error).message}`);
       return Promise.resolve();
     }
-    const run = this.queue.then(() => this.handle(pubkey, msg));
+    const run = this.queue.then(() => this.sync.handle(pubkey, msg));
     this.queue = run.catch((e) =>
       this.log.warn({ pubkey, err: (e as Error).message }, 'gossip: handler failed'),
     );
     return this.queue as Promise<void>;
-  }
-
-  private async handle(pubkey: string, msg: GossipMessage): Promise<void> {
-    if (this.stopped) return;
-    const chainOk = (c: Uint8Array) => equalBytes(c, this.o.chainHash);
-    switch (msg.type) {
-      case 'BroadcastMessagesFilter': {
-        if (!chainOk(msg.chainHash)) return;
-        const st = this.state(pubkey);
-        if (cursorTimestamp(msg.afterCursor) === NO_SUBSCRIPTION) {
-          st.subscriber = false;
-          return;
-        }
-        st.subscriber = true;
-        for (let after = msg.afterCursor; ; ) {
-          const batch = this.store.after(after, MAX_BATCH);
-          if (batch.length === 0) break;
-          this.send(pubkey, { type: 'BroadcastMessagesFilterResult', messages: batch.map((b) => b.message) });
-          after = batch[batch.length - 1]!.cursor;
-          if (batch.length < MAX_BATCH) break;
-        }
-        this.subscribe(pubkey); // subscribe back
-        return;
-      }
-      case 'GetBroadcastMessages': {
-        if (!chainOk(msg.chainHash) || msg.count < 1 || msg.count > MAX_BATCH) return;
-        const batch = this.store.after(msg.afterCursor, msg.count);
-        this.send(pubkey, {
-          type: 'GetBroadcastMessagesResult',
-          id: msg.id,
-          messages: batch.map((b) => b.message),
-        });
-        return;
-      }
-      case 'QueryBroadcastMessages': {
-        if (!chainOk(msg.chainHash) || msg.queries.length > MAX_BATCH) return;
-        const messages: BroadcastMessage[] = [];
-        const missing: number[] = [];
-        msg.queries.forEach((q, i) => {
-          const found = this.lookup(q.channelOutpoint, q.flags);
-          if (found) messages.push(found);
-          else missing.push(i);
-        });
-        this.send(pubkey, {
-          type: 'QueryBroadcastMessagesResult',
-          id: msg.id,
-          messages,
-          missingQueries: missing,
-        });
-        return;
-      }
-      case 'BroadcastMessagesFilterResult':
-        await this.acceptBatch(msg.messages, pubkey);
-        return;
-      case 'QueryBroadcastMessagesResult':
-        this.state(pubkey).queries?.delete(msg.id);
-        await this.acceptBatch(msg.messages, pubkey);
-        return;
-      case 'GetBroadcastMessagesResult': {
-        const st = this.state(pubkey);
-        if (st.requestId !== msg.id) return;
-        clearTimeout(st.timer);
-        const last = await this.acceptBatch(msg.messages, pubkey);
-        // An answer that does not move past the cursor asked for would loop forever: stop there.
-        const stuck = last !== null && st.after !== undefined && compareBytes(last, st.after) <= 0;
-        if (msg.messages.length === 0 || last === null || stuck) {
-          st.requestId = undefined;
-          st.pulled = true;
-          this.log.debug({ pubkey }, 'gossip: active sync finished');
-          this.maybeSubscribe(pubkey);
-          return;
-        }
-        this.pull(pubkey, last);
-        return;
-      }
-    }
-  }
-
-  /** Accepts a batch in the reference's verification order (NA, CA, CU); returns the last cursor. */
-  private async acceptBatch(messages: BroadcastMessage[], from: string): Promise<Uint8Array | null> {
-    const order = { NodeAnnouncement: 0, ChannelAnnouncement: 1, ChannelUpdate: 2 } as const;
-    let last: Uint8Array | null = null;
-    for (const m of [...messages].sort((a, b) => order[a.type] - order[b.type])) {
-      await this.verifyAndAccept(m, from);
-    }
-    // The next pull starts after the last message as the peer sent them (its cursor order).
-    const tail = messages[messages.length - 1];
-    if (tail) last = this.cursorOfKnown(tail);
-    return last;
-  }
-
-  /** Not about this node: another node's announcement, a channel neither end of which is us. */
-  private isRemoteCandidate(m: BroadcastMessage): boolean {
-    const me = this.pubkey;
-    const isMe = (k: Uint8Array) => pubkeyHex(k) === me;
-    if (m.type === 'NodeAnnouncement') return !isMe(m.value.nodeId);
-    const ca =
-      m.type === 'ChannelAnnouncement'
-        ? m.value
-        : this.store.get(`ca:${outpointHex(m.value.channelOutpoint)}`)?.message.value;
-    if (!ca || !('node1Id' in ca)) return false;
-    return !isMe(ca.node1Id) && !isMe(ca.node2Id);
-  }
-
-  private cursorOfKnown(m: BroadcastMessage): Uint8Array | null {
-    if (m.type !== 'ChannelAnnouncement') return cursorOf(m, 0n);
-    const stored = this.store.get(messageKey(m));
-    return stored?.cursor ?? null;
   }
 
   private async verifyAndAccept(m: BroadcastMessage, from?: string): Promise<GossipOutcome> {
@@ -686,13 +523,9 @@ export class GraphService {
   private accept(m: BroadcastMessage, timestamp: bigint, from?: string): void {
     const cursor = cursorOf(m, timestamp)!;
     this.store.put(cursor, m);
-    if (from !== undefined && timestamp > this.latestRemoteTimestamp) this.latestRemoteTimestamp = timestamp;
+    this.sync.learnt(timestamp, from);
     this.applyToGraph(m, timestamp);
-    const payload = encodeGossipMessage({ type: 'BroadcastMessagesFilterResult', messages: [m] });
-    for (const [pk, st] of this.peerState) {
-      if (pk === from || !st.subscriber) continue;
-      this.sendRaw(pk, payload);
-    }
+    this.sync.relay(m, from);
   }
 
   private applyToGraph(m: BroadcastMessage, timestamp: bigint): void {
@@ -715,7 +548,7 @@ export class GraphService {
     const isNew = list.length === 0;
     list.push({ update: u, from });
     this.held.set(key, list);
-    if (isNew && from) this.query(from, [{ channelOutpoint: u.channelOutpoint, flags: 0 }]);
+    if (isNew && from) this.sync.query(from, [{ channelOutpoint: u.channelOutpoint, flags: 0 }]);
   }
 
   private releaseHeld(outpoint: string): void {
@@ -728,128 +561,9 @@ export class GraphService {
     }
   }
 
-  /** A stored message for a query (`flags` is an enum: 0 CA, 1/2 CU of node1/2, 4/8 NA of node1/2). */
-  private lookup(o: OutPoint, flags: number): BroadcastMessage | null {
-    const op = bytesToHex(encodeOutPoint(o));
-    const ca = this.store.get(`ca:${op}`)?.message;
-    const key =
-      flags === 0
-        ? `ca:${op}`
-        : flags === 1
-          ? `cu:${op}:1`
-          : flags === 2
-            ? `cu:${op}:2`
-            : (flags === 4 || flags === 8) && ca?.type === 'ChannelAnnouncement'
-              ? `na:${bytesToHex(flags === 4 ? ca.value.node1Id : ca.value.node2Id, false)}`
-              : null;
-    return key ? (this.store.get(key)?.message ?? null) : null;
-  }
-
-  // ---- sync with peers ----
-
-  private state(pubkey: string): PeerSync {
-    let st = this.peerState.get(pubkey);
-    if (!st) {
-      st = {};
-      this.peerState.set(pubkey, st);
-    }
-    return st;
-  }
-
-  private startPeer(pubkey: string): void {
-    if (this.stopped) return;
-    const st = this.state(pubkey);
-    if (st.requestId !== undefined || st.pulled) return;
-    const active = [...this.peerState.values()].filter((s) => s.requestId !== undefined || s.pulled).length;
-    if (active >= MAX_SYNC_PEERS) {
-      this.maybeSubscribe(pubkey);
-      return;
-    }
-    this.pull(pubkey, this.startCursor());
-  }
-
-  private pull(pubkey: string, after: Uint8Array): void {
-    const st = this.state(pubkey);
-    const id = this.nextId++;
-    st.requestId = id;
-    st.after = after;
-    const ok = this.send(pubkey, {
-      type: 'GetBroadcastMessages',
-      id,
-      chainHash: this.o.chainHash,
-      afterCursor: after,
-      count: PAGE,
-    });
-    if (!ok) {
-      st.requestId = undefined; // /p2p/43 not open yet: the 'protocol' event retries
-      return;
-    }
-    clearTimeout(st.timer);
-    st.timer = setTimeout(() => {
-      if (st.requestId !== id) return;
-      this.log.warn({ pubkey }, 'gossip: sync request timed out');
-      st.requestId = undefined;
-      st.pulled = true;
-      this.maybeSubscribe(pubkey);
-    }, REQUEST_TIMEOUT_MS);
-    st.timer.unref();
-  }
-
-  private maybeSubscribe(pubkey: string): void {
-    const peer = this.o.peers?.list().find((p) => p.pubkey === pubkey);
-    if (!peer?.outbound) return;
-    const subscribed = [...this.peerState.values()].filter((s) => s.subscribed).length;
-    if (subscribed >= MAX_SUBSCRIPTIONS) return;
-    this.subscribe(pubkey);
-  }
-
-  private subscribe(pubkey: string): void {
-    const st = this.state(pubkey);
-    if (st.subscribed) return;
-    if (
-      this.send(pubkey, {
-        type: 'BroadcastMessagesFilter',
-        chainHash: this.o.chainHash,
-        afterCursor: this.startCursor(),
-      })
-    )
-      st.subscribed = true;
-  }
-
-  private query(pubkey: string, queries: { channelOutpoint: OutPoint; flags: number }[]): void {
-    const id = this.nextId++;
-    const st = this.state(pubkey);
-    st.queries ??= new Set();
-    st.queries.add(id);
-    this.send(pubkey, { type: 'QueryBroadcastMessages', id, chainHash: this.o.chainHash, queries });
-  }
-
-  private dropPeer(pubkey: string): void {
-    const st = this.peerState.get(pubkey);
-    if (st) clearTimeout(st.timer);
-    this.peerState.delete(pubkey);
-  }
-
   /** max(latest remote − 2 h, now − 14 d), type 0, zero id (`get_safe_cursor_to_start_syncing`). */
   startCursor(): Uint8Array {
-    const floor = BigInt(this.now()) - FOURTEEN_DAYS;
-    const back = this.latestRemoteTimestamp > TWO_HOURS ? this.latestRemoteTimestamp - TWO_HOURS : 0n;
-    const t = back > floor ? back : floor;
-    return t > 0n ? makeCursor(t, CURSOR_TYPE.ChannelAnnouncement, new Uint8Array(36)) : ZERO_CURSOR;
-  }
-
-  private send(pubkey: string, m: GossipMessage): boolean {
-    return this.sendRaw(pubkey, encodeGossipMessage(m));
-  }
-
-  private sendRaw(pubkey: string, payload: Uint8Array): boolean {
-    try {
-      this.o.peers?.sendGossip(pubkey, payload);
-      return !!this.o.peers;
-    } catch (e) {
-      this.log.debug({ pubkey, err: (e as Error).message }, 'gossip: send failed');
-      return false;
-    }
+    return this.sync.startCursor();
   }
 }
 
@@ -857,105 +571,8 @@ export function createGraphService(o: GraphServiceOptions): GraphService {
   return new GraphService(o);
 }
 
-/** The cursor of a message; a channel announcement takes the funding block's timestamp. */
-export function cursorOf(m: BroadcastMessage, caTimestamp: bigint): Uint8Array | null {
-  let type: CursorType;
-  let id: Uint8Array;
-  let ts: bigint;
-  if (m.type === 'ChannelAnnouncement') {
-    type = CURSOR_TYPE.ChannelAnnouncement;
-    id = encodeOutPoint(m.value.channelOutpoint);
-    ts = caTimestamp;
-  } else if (m.type === 'ChannelUpdate') {
-    type = CURSOR_TYPE.ChannelUpdate;
-    id = encodeOutPoint(m.value.channelOutpoint);
-    ts = m.value.timestamp;
-  } else {
-    type = CURSOR_TYPE.NodeAnnouncement;
-    id = m.value.nodeId;
-    ts = m.value.timestamp;
-  }
-  return makeCursor(ts, type, id);
-}
-
-function sameOwnChannel(
-  have: ChannelInfo,
-  want: Parameters<NetworkGraph['upsertOwnChannel']>[0],
-  self: string,
-): boolean {
-  const localIsNode1 = have.node1 === self;
-  const [local, remote] = localIsNode1 ? [have.update1, have.update2] : [have.update2, have.update1];
-  const peer = localIsNode1 ? have.node2 : have.node1;
-  return (
-    peer === want.peer &&
-    have.capacity === want.capacity &&
-    udtKey(have.udtTypeScript) === udtKey(want.udtTypeScript ?? null) &&
-    samePolicy(local, want.local) &&
-    samePolicy(remote, want.remote)
-  );
-}
-
-function samePolicy(a: ChannelUpdateInfo | null, b: ChannelUpdateInfo | null): boolean {
-  if (a === null || b === null) return a === b;
-  return (
-    a.enabled === b.enabled &&
-    a.outboundLiquidity === b.outboundLiquidity &&
-    a.tlcExpiryDelta === b.tlcExpiryDelta &&
-    a.tlcMinimumValue === b.tlcMinimumValue &&
-    a.feeRate === b.feeRate &&
-    a.timestamp === b.timestamp
-  );
-}
-
-function sameMessage(a: BroadcastMessage, b: BroadcastMessage): boolean {
-  return (
-    a.type === b.type &&
-    equalBytes(
-      encodeGossipMessage({ type: 'BroadcastMessagesFilterResult', messages: [a] }),
-      encodeGossipMessage({ type: 'BroadcastMessagesFilterResult', messages: [b] }),
-    )
-  );
-}
-
 function hexBytes(h: string): Uint8Array {
   return new Uint8Array(Buffer.from(h.replace(/^0x/, ''), 'hex'));
-}
-
-/** Whether any announced address is public (not loopback, private, link-local or unspecified). */
-export function hasPublicAddress(addresses: Uint8Array[]): boolean {
-  for (const raw of addresses) {
-    let text: string;
-    try {
-      text = multiaddr(raw).toString();
-    } catch {
-      continue;
-    }
-    const parts = text.split('/');
-    const proto = parts[1];
-    const host = parts[2] ?? '';
-    if (proto === 'dns' || proto === 'dns4' || proto === 'dns6') {
-      if (host !== 'localhost') return true;
-      continue;
-    }
-    if ((proto === 'ip4' || proto === 'ip6') && isIP(host) && !isPrivateIp(host)) return true;
-  }
-  return false;
-}
-
-function isPrivateIp(ip: string): boolean {
-  if (isIP(ip) === 4) {
-    const [a, b] = ip.split('.').map(Number) as [number, number];
-    return (
-      a === 0 ||
-      a === 10 ||
-      a === 127 ||
-      (a === 169 && b === 254) ||
-      (a === 172 && b >= 16 && b <= 31) ||
-      (a === 192 && b === 168)
-    );
-  }
-  const l = ip.toLowerCase();
-  return l === '::' || l === '::1' || l.startsWith('fc') || l.startsWith('fd') || l.startsWith('fe80');
 }
 
 export { pubkeyHex };

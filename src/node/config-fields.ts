@@ -68,7 +68,7 @@ export const CONFIG_FIELDS: FieldDef[] = [
     f(
       'store.url',
       'string',
-      'postgres://user:pass@host:port/db: the store on Postgres (unset: the SQLite file)',
+      'postgres://user:pass@host:port/db[?query_timeout=ms]: the store on Postgres (unset: the SQLite file); a call unanswered within query_timeout (default 120000) stops the node',
     ),
     f('store.lease_ms', 'uint', 'Postgres: how long the leader lease lasts unless renewed (default 10000)'),
   ]),

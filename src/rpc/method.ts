@@ -6,33 +6,13 @@
  */
 import type { z } from 'zod';
 
-export const MODULE_NAMES = [
-  'info',
-  'peer',
-  'channel',
-  'payment',
-  'invoice',
-  'graph',
-  'cch',
-  'watchtower',
-  'admin',
-  'pubsub',
-  'dev',
-  'prof',
-] as const;
+/** The seed's defaults (watchtower is built in, so it is on by default as in fnn v0.8). */
+const DEFAULTS = ['info', 'peer', 'channel', 'payment', 'invoice', 'graph', 'cch', 'watchtower'] as const;
+
+export const MODULE_NAMES = [...DEFAULTS, 'admin', 'pubsub', 'dev', 'prof'] as const;
 export type ModuleName = (typeof MODULE_NAMES)[number];
 
-/** The seed's defaults (watchtower is built in, so it is on by default as in fnn v0.8). */
-export const DEFAULT_MODULES: ModuleName[] = [
-  'info',
-  'peer',
-  'channel',
-  'payment',
-  'invoice',
-  'graph',
-  'cch',
-  'watchtower',
-];
+export const DEFAULT_MODULES: ModuleName[] = [...DEFAULTS];
 
 export interface CallContext {
   /**

@@ -4,6 +4,10 @@
  *
  *   <dest>/fiber/sk  <dest>/fiber/store/strand.db  <dest>/ckb/key  <dest>/backup.json
  *
+ * A store on Postgres is copied into the same SQLite file, every table read on one snapshot of
+ * the database (`copyPostgresToSqlite`): the backup is a node directory either way, and goes back
+ * to a Postgres database with `strand store migrate`.
+ *
  * Restoring is copying these into an empty base directory (or pointing `-d` at the backup) and
  * starting the node with the same FIBER_SECRET_KEY_PASSWORD. What a restore means for channels:
  * README §Backups and restore, `channel/checkpoint.ts`, `channel/outdated.ts`.
@@ -11,7 +15,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { checkBackupPath, makeDirs } from './backup-path.ts';
+import { copyPostgresToSqlite } from './copy.ts';
 import { type Db, isSqlite, openDatabase } from './db.ts';
+import { PgDb } from './postgres/pg-db.ts';
 
 export interface BackupSources {
   db: Db;
@@ -36,11 +42,10 @@ export interface BackupResult {
 export class BackupError extends Error {}
 
 export async function backupNode(dest: string, src: BackupSources, now = Date.now()): Promise<BackupResult> {
-  if (!isSqlite(src.db))
-    throw new BackupError(
-      'the store is on a Postgres server: back it up with the server tools (pg_dump, base backups)',
-    );
   const db = src.db;
+  const server = db instanceof PgDb && db.schemas ? { db, schemas: db.schemas } : undefined;
+  if (!isSqlite(db) && !server)
+    throw new BackupError('this store has no copy method (a Postgres store opened without its schemas)');
   dest = checkBackupPath(dest);
   if (fs.existsSync(dest) && !fs.statSync(dest).isDirectory()) {
     throw new BackupError(`backup path ${dest} exists and is not a directory`);
@@ -53,7 +58,8 @@ export async function backupNode(dest: string, src: BackupSources, now = Date.no
   const tmp = `${dest}.partial-${process.pid}-${now}`;
   makeDirs(path.join(tmp, path.dirname(src.storePath)));
   try {
-    await db.backup(path.join(tmp, src.storePath));
+    if (isSqlite(db)) await db.backup(path.join(tmp, src.storePath));
+    else if (server) copyPostgresToSqlite(server.db, path.join(tmp, src.storePath), server.schemas);
     let extra: Record<string, unknown> = {};
     if (src.annotate) {
       const copy = openDatabase(path.join(tmp, src.storePath), []);
@@ -72,7 +78,7 @@ export async function backupNode(dest: string, src: BackupSources, now = Date.no
     }
     fs.writeFileSync(
       path.join(tmp, 'backup.json'),
-      `${JSON.stringify({ created_at: now, format: 1, ...extra }, null, 1)}\n`,
+      `${JSON.stringify({ created_at: now, format: 1, ...(server ? { source: 'postgres' } : {}), ...extra }, null, 1)}\n`,
     );
     if (fs.existsSync(dest)) fs.rmdirSync(dest);
     fs.renameSync(tmp, dest);

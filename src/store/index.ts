@@ -18,3 +18,4 @@ export { checkNodeOwnership, nodeMetaSchema } from './node-meta.ts';
 export type { LeaseOptions, StoreLocation } from './open.ts';
 export { isPostgresUrl, openStore } from './open.ts';
 export { PgDb } from './postgres/pg-db.ts';
+export { prepareSchemas, redactedUrl, urlWithSchema } from './postgres/schemas.ts';

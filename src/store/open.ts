@@ -23,7 +23,10 @@ export interface LeaseOptions {
 }
 
 export interface StoreLocation {
-  /** `postgres://…` or `postgresql://…`; unset: the SQLite file. */
+  /**
+   * `postgres://…` or `postgresql://…`; unset: the SQLite file. `?query_timeout=<ms>`: how long a
+   * store call may take before the store is abandoned (default 120 s; `postgres/pg-db.ts`).
+   */
   url?: string;
   file: string;
   /** SQLite only: `NORMAL` when the caller flushes through `WalDurability`. */
@@ -45,6 +48,7 @@ export async function openStore(
   try {
     if (lease) await takeLeaderLease(db, lease);
     migrate(db, schemas, false);
+    db.schemas = schemas;
     return db;
   } catch (e) {
     db.close();

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { type RunningDevnet, startDevnet } from '../../src/devnet/devnet.ts';
 import { createRpcClient, type RpcClient } from '../../src/rpc/client.ts';
 import { tempDir } from '../helpers/node-process.ts';
+import { devnetBasePort } from '../helpers/ports.ts';
 import { prng } from '../helpers/prng.ts';
 import { audit, type ChannelView, type PayerRecord, type Snapshot } from './audit.ts';
 
@@ -63,7 +64,8 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     dir,
     nodes: line.length,
     blockIntervalMs: 300,
-    basePort: 20_000 + Math.floor(Math.random() * 20_000),
+    // Below the kernel's ephemeral ports (32768+), where other processes' connections land.
+    basePort: devnetBasePort(),
     topology: {
       peers: [
         ['alice', 'bob'],

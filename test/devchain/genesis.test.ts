@@ -44,7 +44,7 @@ describe('genesis from a CKB dev chain spec', () => {
 
 describe('the Strand dev spec', () => {
   it('puts the funding lock, commitment lock and simple UDT code cells at genesis tx0 outputs 6–8', async () => {
-    const { STRAND_SPEC_TOML } = await import('../../src/devchain/chain.ts');
+    const { STRAND_SPEC_TOML } = await import('../../src/devchain/setup.ts');
     const { openTestChain } = await import('./helpers.ts');
     const t = openTestChain({ specToml: STRAND_SPEC_TOML });
     try {

@@ -5,15 +5,23 @@ import path from 'node:path';
 import { multiaddr } from '@multiformats/multiaddr';
 import { afterEach, describe, expect, it } from 'vitest';
 import { identityFromSecret, type NodeIdentity } from '../../src/crypto/identity.ts';
+import { hasPublicAddress } from '../../src/graph/broadcast.ts';
 import { encodeGossipMessage } from '../../src/graph/messages.ts';
 import { outpointHex } from '../../src/graph/network-graph.ts';
-import { createGraphService, type GraphService, hasPublicAddress } from '../../src/graph/service.ts';
+import { createGraphService, type GraphService } from '../../src/graph/service.ts';
 import { graphSchema } from '../../src/graph/store.ts';
 import type { PeerManager } from '../../src/p2p/peer-manager.ts';
 import { peerSchema } from '../../src/p2p/peer-store.ts';
 import { openDatabase } from '../../src/store/db.ts';
 import { CHAIN_A, startManager, stopAll, tcpAddr, until } from '../p2p/helpers.ts';
 import { outPoint, party, signedChannel, signedUpdate, trustingFunding } from './gossip-helpers.ts';
+
+/** The sync state the service keeps per peer (private: read for the test's waits). */
+const peerStates = (s: GraphService) => [
+  ...(
+    s as unknown as { sync: { peerState: Map<string, { subscribed?: boolean; subscriber?: boolean }> } }
+  ).sync.peerState.values(),
+];
 
 const services: GraphService[] = [];
 const dirs: string[] = [];
@@ -85,20 +93,8 @@ describe('gossip sync between two nodes', () => {
     expect(route.map((h) => h.channelOutpoint)).toEqual([op]);
 
     // A's next announcement reaches B by the passive subscription
-    await until(
-      () =>
-        [
-          ...(b.svc as unknown as { peerState: Map<string, { subscribed?: boolean }> }).peerState.values(),
-        ].some((s) => s.subscribed),
-      'B subscribed',
-    );
-    await until(
-      () =>
-        [
-          ...(a.svc as unknown as { peerState: Map<string, { subscriber?: boolean }> }).peerState.values(),
-        ].some((s) => s.subscriber),
-      'A has a subscriber',
-    );
+    await until(() => peerStates(b.svc).some((s) => s.subscribed), 'B subscribed');
+    await until(() => peerStates(a.svc).some((s) => s.subscriber), 'A has a subscriber');
     a.svc.announceNode({ nodeName: 'alice-2', addresses: [tcpAddr(a.pm)] });
     await until(
       () =>
@@ -118,10 +114,7 @@ describe('gossip sync between two nodes', () => {
     const c = await node(73);
     await a.pm.connect(tcpAddr(b.pm));
     await c.pm.connect(tcpAddr(b.pm));
-    const subscribers = (s: GraphService) =>
-      [...(s as unknown as { peerState: Map<string, { subscriber?: boolean }> }).peerState.values()].filter(
-        (p) => p.subscriber,
-      ).length;
+    const subscribers = (s: GraphService) => peerStates(s).filter((p) => p.subscriber).length;
     await until(
       () => subscribers(b.svc) === 2 && subscribers(a.svc) === 1 && subscribers(c.svc) === 1,
       'subscriptions',
@@ -197,10 +190,7 @@ describe('own channel updates', () => {
     await a.svc.processBroadcast({ type: 'ChannelAnnouncement', value: ca });
     await b.svc.processBroadcast({ type: 'ChannelAnnouncement', value: ca });
     await b.pm.connect(tcpAddr(a.pm));
-    const subscribed = (s: GraphService) =>
-      [...(s as unknown as { peerState: Map<string, { subscriber?: boolean }> }).peerState.values()].some(
-        (p) => p.subscriber,
-      );
+    const subscribed = (s: GraphService) => peerStates(s).some((p) => p.subscriber);
     await until(() => subscribed(a.svc) && subscribed(b.svc), 'both subscribed');
     const peerOfA = b.id.pubkeyHex;
     const update = await a.svc.broadcastOwnChannelUpdate({

@@ -1,15 +1,14 @@
 import { describe, expect, it } from 'vitest';
+import { buildPath } from '../../src/graph/build-path.ts';
 import { PaymentHistory } from '../../src/graph/history.ts';
 import { udtKey } from '../../src/graph/network-graph.ts';
+import { findPathInRange, maxRoutableAmount } from '../../src/graph/path-range.ts';
 import {
-  buildPath,
   checkOutboundLiquidity,
   effectiveMaxFee,
   type FindRouteRequest,
   findPath,
-  findPathInRange,
   forwardFee,
-  maxRoutableAmount,
   PathFindError,
 } from '../../src/graph/pathfind.ts';
 import { buildOnion, buildPaymentHops, peelOnion, routeFee } from '../../src/payment/onion/index.ts';

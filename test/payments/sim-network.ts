@@ -9,13 +9,8 @@
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { ChannelError } from '../../src/channel/errors.ts';
 import { bytesToHex } from '../../src/codec/hex.ts';
-import {
-  findPath,
-  findPathInRange,
-  maxRoutableAmount,
-  type RouteEdge,
-  type RoutingGraph,
-} from '../../src/graph/pathfind.ts';
+import { findPathInRange, maxRoutableAmount } from '../../src/graph/path-range.ts';
+import { findPath, type RouteEdge, type RoutingGraph } from '../../src/graph/pathfind.ts';
 import { payeeOf } from '../../src/invoice/codec.ts';
 import { createInvoiceService, type InvoiceService } from '../../src/invoice/service.ts';
 import { invoiceSchema } from '../../src/invoice/store.ts';

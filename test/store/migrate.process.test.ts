@@ -3,12 +3,16 @@
  * channel, a paid and an open invoice on its SQLite file is stopped, its store copied into a real
  * Postgres database, and started again on Postgres (the SQLite file moved away): it lists the same
  * channel with the same balances, answers the same invoices, and takes a new payment. A second
- * copy into the now non-empty database is refused.
+ * copy into the now non-empty database is refused. Then `backup_now` on the node on Postgres: a
+ * node directory whose SQLite store restores the node (channel marked until the peer confirms it
+ * current, then paying again).
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
+import { deserializeChannel } from '../../src/channel/state.ts';
 import {
   CKB,
   type DevchainProcess,
@@ -17,16 +21,18 @@ import {
   startDevchain,
   until,
 } from '../channel/process-helpers.ts';
-import { type NodeProcess, runStrand, startNode } from '../helpers/node-process.ts';
+import { type NodeProcess, runStrand, startNode, tempDir } from '../helpers/node-process.ts';
 import { freshDatabase, type PostgresServer, startPostgres } from '../helpers/postgres.ts';
 
-const MODULES = ['info', 'peer', 'channel', 'graph', 'payment', 'invoice'];
+const MODULES = ['info', 'peer', 'channel', 'graph', 'payment', 'invoice', 'admin'];
 const hex = (v: bigint) => `0x${v.toString(16)}`;
 
 let server: PostgresServer;
 let chain: DevchainProcess;
 let a: NodeProcess;
 let b: NodeProcess;
+/** a's configuration before it moved to Postgres. */
+let sqliteConfig: Record<string, unknown>;
 
 beforeAll(async () => {
   server = await startPostgres();
@@ -74,6 +80,7 @@ describe('strand store migrate', () => {
     const before = await balances(a);
     expect(before).toHaveLength(1);
     const config = YAML.parse(fs.readFileSync(path.join(a.dir, 'config.yml'), 'utf8'));
+    sqliteConfig = config;
     expect(await a.stop()).toBe(0);
 
     const url = await freshDatabase(server);
@@ -116,5 +123,44 @@ describe('strand store migrate', () => {
     const later = await pay(b, a, 2n * CKB);
     expect((await rpc(a, 'get_invoice', { payment_hash: later })).status).toBe('Paid');
     expect(BigInt((await balances(a))[0].local)).toBe(BigInt(before[0].local) + 2n * CKB);
+  }, 240_000);
+
+  it('backup_now on the node on Postgres: a node directory that restores it on SQLite', async () => {
+    const live = await balances(a);
+    const dest = path.join(tempDir('strand-pg-backup-'), 'b1');
+    const started = Date.now();
+    const r = await rpc(a, 'backup_now', { path: dest });
+    console.log(`backup_now on Postgres: ${Date.now() - started} ms, ${Number(BigInt(r.size))} bytes`);
+    expect(r.path).toBe(dest);
+    const manifest = JSON.parse(fs.readFileSync(path.join(dest, 'backup.json'), 'utf8'));
+    expect(manifest.source).toBe('postgres');
+    expect(manifest.channels).toHaveLength(1);
+    expect(manifest.channels[0].local_balance).toBe(String(BigInt(live[0].local)));
+    // The copy's channel is marked (the live store never is): it waits for the peer's word.
+    const copy = new Database(path.join(dest, 'fiber/store/strand.db'), { readonly: true });
+    try {
+      const rows = copy.prepare('SELECT data FROM channels').all() as { data: string }[];
+      expect(rows.map((x) => deserializeChannel(x.data).flags)).toEqual([['RESTORED_FROM_BACKUP']]);
+    } finally {
+      copy.close();
+    }
+    expect((await rpc(a, 'list_channels', {})).channels[0].state.state_flags).toEqual([]);
+    expect(await a.stop()).toBe(0);
+
+    // README's restore: the backup's three files into an empty base directory, no store.url.
+    const home = tempDir('strand-restored-');
+    for (const f of ['fiber/sk', 'fiber/store/strand.db', 'ckb/key']) {
+      fs.mkdirSync(path.dirname(path.join(home, f)), { recursive: true });
+      fs.copyFileSync(path.join(dest, f), path.join(home, f));
+    }
+    a = await startNode({ dir: home, config: sqliteConfig, env: { FIBER_SECRET_KEY_PASSWORD: 'password1' } });
+    await until(
+      'the restored channel confirmed current by the peer',
+      async () => (await rpc(a, 'list_channels', {})).channels[0],
+      (c) => c?.state.state_name === 'CHANNEL_READY' && c.state.state_flags.length === 0,
+    );
+    expect(await balances(a)).toEqual(live);
+    const after = await pay(b, a, 1n * CKB);
+    expect((await rpc(a, 'get_invoice', { payment_hash: after })).status).toBe('Paid');
   }, 240_000);
 });

@@ -2,10 +2,12 @@
  * The leader lease of a node on Postgres, with real `strand node` processes and a real server: a
  * second node with the same key on the same database waits as a standby while the first lives,
  * takes over when the first is killed (kill -9: its lease runs out) with everything the first
- * committed, and a node whose lease is taken from it exits instead of writing on.
+ * committed, and a node whose lease is taken from it exits instead of writing on. A node whose
+ * store stops answering (a statement stuck behind a lock) exits after the store's timeout.
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, type NodeProcess, startNode, tempDir } from '../helpers/node-process.ts';
 import { freshDatabase, type PostgresServer, pgQuery, startPostgres } from '../helpers/postgres.ts';
@@ -87,4 +89,38 @@ describe('leader lease on Postgres', () => {
     expect(code).toBe(3);
     expect(bNode.output()).toMatch(/leader lease lost/);
   }, 120_000);
+
+  it('a node whose store call hangs past query_timeout exits (code 3) and what the call wrote never lands', async () => {
+    const url = await freshDatabase(server);
+    const a = await startNode({
+      config: { store: { url: `${url}?query_timeout=2000`, lease_ms: LEASE_MS } },
+    });
+    procs.push(a);
+    dirs.push(a.dir);
+    expect((await a.call('new_invoice', [{ amount: '0x3e8', currency: 'Fibd' }])).result).toBeDefined();
+    const exited = new Promise<number | null>((resolve) => a.proc.once('exit', (c) => resolve(c)));
+    // Another session holds the invoices table: the node's next invoice waits on the lock.
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('LOCK TABLE invoices IN ACCESS EXCLUSIVE MODE');
+      const started = Date.now();
+      const reply = a.call('new_invoice', [{ amount: '0x7d0', currency: 'Fibd' }]).catch((e: Error) => e);
+      expect(await exited).toBe(3);
+      const took = Date.now() - started;
+      console.log(`query_timeout 2000 ms: the node exited ${took} ms after the call`);
+      // The store's timeout, plus the time the worker gets to end the hung session.
+      expect(took).toBeGreaterThanOrEqual(2000);
+      expect(took).toBeLessThan(2000 + 5000 + 3000);
+      expect(await reply).toBeInstanceOf(Error); // no answer: the process is gone
+      expect(a.output()).toMatch(
+        /"level":60[^\n]*did not answer within 2000 ms[^\n]*leader lease lost: exiting/,
+      );
+      await holder.query('COMMIT');
+      expect(await pgQuery(url, 'SELECT COUNT(*)::int AS n FROM invoices')).toEqual([{ n: 1 }]);
+    } finally {
+      await holder.end();
+    }
+  }, 60_000);
 });

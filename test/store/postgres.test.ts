@@ -7,10 +7,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CchOrderStore, cchSchema } from '../../src/cch/store.ts';
 import type { Channel } from '../../src/channel/state.ts';
 import { ChannelStore, channelSchema } from '../../src/channel/store.ts';
+import { StorageError } from '../../src/codec/errors.ts';
 import { GraphStore, graphSchema } from '../../src/graph/store.ts';
 import { invoiceSchema, invoiceTables } from '../../src/invoice/store.ts';
 import { createPeerStore, peerSchema } from '../../src/p2p/peer-store.ts';
@@ -18,6 +20,7 @@ import { paymentLinkSchema, TlcLinks } from '../../src/payment/links.ts';
 import type { PaymentSession } from '../../src/payment/session.ts';
 import { PaymentStore, paymentSchema } from '../../src/payment/store.ts';
 import { backupNode } from '../../src/store/backup.ts';
+import { copySqliteToPostgres } from '../../src/store/copy.ts';
 import { type Db, type DomainSchema, openDatabase } from '../../src/store/db.ts';
 import { checkNodeOwnership, nodeMetaSchema } from '../../src/store/node-meta.ts';
 import { openStore } from '../../src/store/open.ts';
@@ -323,15 +326,171 @@ describe('postgres store', () => {
     }
   }, 60_000);
 
-  it('backup_now has no file to copy on Postgres: refused, naming the tools to use', async () => {
-    const db = await openStore({ url: await freshDatabase(server), file: '' }, SCHEMAS);
+  it('a statement stuck behind a lock: after query_timeout the store is abandoned, coded, the session ended and the lease given up', async () => {
+    const url = await freshDatabase(server);
+    const setup = new PgDb(url);
+    setup.exec('CREATE TABLE t (v INTEGER)');
+    setup.close();
+    const db = new PgDb(`${url}?query_timeout=1500`);
+    expect(db.timeoutMs).toBe(1500);
+    // Another connection holds the table: the node's read waits on the lock.
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
     try {
-      await expect(
-        backupNode(path.join(dir, 'backup'), { db, files: [], storePath: 'fiber/store/strand.db' }),
-      ).rejects.toThrow(/Postgres server: back it up with the server tools \(pg_dump/);
-      expect(fs.existsSync(path.join(dir, 'backup'))).toBe(false);
+      expect(db.takeLease('02hung', 'A', 60_000)).toEqual({ held: true });
+      const lost: string[] = [];
+      db.onLeaseLost = (reason) => lost.push(reason);
+      const [{ pid }] = db.prepare('SELECT pg_backend_pid() AS pid').all() as { pid: number }[];
+      await holder.query('BEGIN');
+      await holder.query('LOCK TABLE t IN ACCESS EXCLUSIVE MODE');
+      const started = Date.now();
+      let thrown: unknown;
+      try {
+        db.prepare('INSERT INTO t (v) VALUES (?)').run(1);
+      } catch (e) {
+        thrown = e;
+      }
+      const waited = Date.now() - started;
+      expect(thrown).toBeInstanceOf(StorageError);
+      expect((thrown as StorageError).code).toBe('POSTGRES_TIMEOUT');
+      expect((thrown as Error).message).toMatch(/did not answer within 1500 ms/);
+      expect(waited).toBeGreaterThanOrEqual(1500);
+      expect(waited).toBeLessThan(1500 + 6000);
+      // Told at once (the node exits), and once only.
+      expect(lost).toHaveLength(1);
+      expect(lost[0]).toMatch(/did not answer within 1500 ms/);
+      // Every later call is refused with the same failure: no answer of the hung one is ever read as another's.
+      expect(() => db.prepare('SELECT 1 AS one').get()).toThrow(/did not answer within 1500 ms/);
+      // The hung session was ended on the server: its insert never lands once the lock is free.
+      const alive = async () =>
+        (await holder.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid])).rowCount;
+      for (let i = 0; i < 50 && (await alive()) !== 0; i++) await new Promise((r) => setTimeout(r, 100));
+      expect(await alive()).toBe(0);
+      await holder.query('COMMIT');
+      expect((await holder.query('SELECT * FROM t')).rows).toEqual([]);
+      // The lease was not handed over: it runs out, so a standby waits for the lease period.
+      expect((await holder.query("SELECT holder FROM strand_lease WHERE node_key = '02hung'")).rows).toEqual([
+        { holder: 'A' },
+      ]);
     } finally {
       db.close();
+      await holder.end();
+    }
+  }, 60_000);
+
+  it('pg_sleep longer than query_timeout: abandoned without a lease too; a bad query_timeout is refused', async () => {
+    const url = await freshDatabase(server);
+    const db = new PgDb(`${url}?query_timeout=800`);
+    try {
+      expect(() => db.prepare('SELECT pg_sleep(30)').get()).toThrow(/POSTGRES_TIMEOUT/);
+      expect(() => db.exec('SELECT 1')).toThrow(/POSTGRES_TIMEOUT/);
+    } finally {
+      db.close();
+    }
+    expect(() => new PgDb(`${url}?query_timeout=soon`)).toThrow(
+      /query_timeout must be a number of milliseconds/,
+    );
+    // Other parameters of the URL reach the connection untouched.
+    const other = new PgDb(`${url}?application_name=strand_t&query_timeout=5000`);
+    try {
+      expect(other.prepare('SELECT current_setting(?) AS v').get('application_name')).toEqual({
+        v: 'strand_t',
+      });
+    } finally {
+      other.close();
+    }
+    expect(new PgDb(url).timeoutMs).toBe(120_000);
+  }, 60_000);
+
+  it('backup_now on Postgres: a SQLite node store holding every row, in order, from one snapshot; it migrates back', async () => {
+    const url = await freshDatabase(server);
+    const db = (await openStore({ url, file: '' }, SCHEMAS)) as PgDb;
+    const dest = path.join(dir, 'pg-backup');
+    try {
+      checkNodeOwnership(db, '02aa');
+      const t = invoiceTables(db);
+      for (let i = 1; i <= 20; i++) t.insert(hash(i), `fibd${i}`, 1_700_000_000_000 + i);
+      t.setStatus(hash(3), 'Received', 5, 12345678901234567890n);
+      t.putPreimage(hash(3), hash(9), 1);
+      const links = new TlcLinks(db);
+      for (const [i, ch] of ['0xz', '0xa', '0xm'].entries())
+        links.hold({
+          channelId: ch,
+          tlcId: BigInt(i),
+          paymentHash: '0xh',
+          amount: 10n,
+          holdExpireAt: 100 + i,
+        });
+      links.put('0xc1', 1n, { kind: 'origin', paymentHash: '0xAA', attemptId: 'a1' });
+      links.put('0xc1', 1n, { kind: 'origin', paymentHash: '0xAA', attemptId: 'a2' });
+      const payments = new PaymentStore(db);
+      payments.put({ paymentHash: '0xff', status: 'Inflight' } as unknown as PaymentSession);
+
+      // The annotation runs on the finished copy (as the node's marks its channels); a write the
+      // node makes meanwhile (here, from inside it) is in the store, not in the copy.
+      const r = await backupNode(dest, {
+        db,
+        files: [],
+        storePath: 'fiber/store/strand.db',
+        annotate: (copy) => {
+          t.insert(hash(99), 'fibd-after', 1);
+          return { invoices: (copy.prepare('SELECT COUNT(*) AS n FROM invoices').get() as { n: number }).n };
+        },
+      });
+      expect(r.path).toBe(dest);
+      expect(r.size).toBeGreaterThan(0);
+      expect(JSON.parse(fs.readFileSync(path.join(dest, 'backup.json'), 'utf8'))).toMatchObject({
+        format: 1,
+        source: 'postgres',
+        invoices: 20,
+      });
+
+      const copy = openDatabase(path.join(dest, 'fiber/store/strand.db'), SCHEMAS);
+      try {
+        // Every table: the same rows, in the same order (rowid order on both sides), with the same values.
+        const tables = (
+          copy
+            .prepare(
+              "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+            )
+            .all() as { name: string }[]
+        ).map((x) => x.name);
+        expect(tables).toContain('invoices');
+        for (const table of tables) {
+          const order = table === 'schema_version' ? 'domain' : 'rowid';
+          const want = (
+            db.prepare(`SELECT * FROM ${table} ORDER BY ${order}`).all() as { invoice?: string }[]
+          ).filter((row) => row.invoice !== 'fibd-after');
+          const got = copy.prepare(`SELECT * FROM ${table} ORDER BY ${order}`).all();
+          expect(got, table).toEqual(want);
+          if (table === 'invoices') expect(got).toHaveLength(20);
+        }
+        expect(invoiceTables(copy).get(hash(3))).toEqual(invoiceTables(db).get(hash(3)));
+        expect(new TlcLinks(copy).held('0xh').map((h) => h.channelId)).toEqual(['0xz', '0xa', '0xm']);
+        expect(new TlcLinks(copy).get('0xc1', 1n)).toEqual({
+          kind: 'origin',
+          paymentHash: '0xAA',
+          attemptId: 'a2',
+        });
+        expect(() => checkNodeOwnership(copy, '02bb')).toThrow(/belongs to node 02aa/);
+      } finally {
+        copy.close();
+      }
+    } finally {
+      db.close();
+    }
+    // Back to a Postgres database: the store a node would find there is the backup's.
+    const restored = await freshDatabase(server);
+    copySqliteToPostgres(path.join(dest, 'fiber/store/strand.db'), restored, SCHEMAS);
+    const back = await openStore({ url: restored, file: '' }, SCHEMAS);
+    try {
+      expect(invoiceTables(back).get(hash(3))).toMatchObject({
+        status: 'Received',
+        receivedAmount: 12345678901234567890n,
+      });
+      expect(invoiceTables(back).get(hash(99))).toBeUndefined();
+    } finally {
+      back.close();
     }
   }, 60_000);
 });

@@ -17,8 +17,9 @@ import {
   toHexQuantity,
 } from '../../codec/index.ts';
 import type {
-  ChannelAnnouncement,
   ChannelUpdate,
+  GraphService,
+  ListedChannel,
   MolScript,
   NodeAnnouncement,
   UdtArgInfo,
@@ -29,22 +30,8 @@ import { type MethodSpec, method } from '../method.ts';
 import * as R from '../results.ts';
 import { bytes, u64 } from '../schema.ts';
 
-/** What the module reads (GraphService implements it). */
-export interface GraphQueries {
-  listNodes(limit: number, after: Uint8Array): { nodes: NodeAnnouncement[]; lastCursor: Uint8Array | null };
-  listChannels(
-    limit: number,
-    after: Uint8Array,
-  ): {
-    channels: {
-      announcement: ChannelAnnouncement;
-      createdTimestamp: bigint;
-      update1: ChannelUpdate | null;
-      update2: ChannelUpdate | null;
-    }[];
-    lastCursor: Uint8Array | null;
-  };
-}
+/** What the module reads of the graph. */
+export type GraphQueries = Pick<GraphService, 'listNodes' | 'listChannels'>;
 
 const params = z.object({ limit: u64.optional(), after: bytes.optional() });
 
@@ -122,7 +109,7 @@ function updateInfoJson(u: ChannelUpdate | null) {
   };
 }
 
-export function channelInfoJson(c: ReturnType<GraphQueries['listChannels']>['channels'][number]) {
+export function channelInfoJson(c: ListedChannel) {
   const a = c.announcement;
   return {
     channel_outpoint: bytesToHex(mol.OutPoint.encode(a.channelOutpoint)),

@@ -7,16 +7,40 @@
  * better-sqlite3 gives (numbers for integers, Buffers for blobs). A transaction is BEGIN … COMMIT
  * on the one connection (nested ones are savepoints, as in better-sqlite3), and a commit is
  * durable when Postgres says so.
+ *
+ * A call that gets no answer within the store's timeout (`?query_timeout=<ms>` in the URL,
+ * default 120 s: a statement stuck behind a lock, a server or network that stopped answering, a
+ * worker that hangs) abandons the store: the call throws `StorageError` `POSTGRES_TIMEOUT`, every
+ * later call throws it too, the hung session is ended on the server, and a lease holder is told
+ * it lost its lease (the node exits, as it does when the connection breaks): what the hung
+ * statement did is unknown, and a process that cannot know its own state must not go on.
  */
 
 import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import { StorageError, StoreError } from '../../codec/index.ts';
-import type { Db, RunResult, Statement } from '../db.ts';
+import type { Db, DomainSchema, RunResult, Statement } from '../db.ts';
 import { splitStatements, type Translated, translate } from './translate.ts';
 
-/** How long one call may take before the store is declared dead (a hung server or network). */
-const CALL_TIMEOUT_MS = 120_000;
+/** How long one call may take before the store is abandoned, unless the URL says (`?query_timeout=`). */
+export const DEFAULT_CALL_TIMEOUT_MS = 120_000;
+/** After a timeout, how long the worker gets to end the hung session before the store gives up on it. */
+const ABORT_GRACE_MS = 5_000;
+
+/**
+ * The store's timeout from `?query_timeout=<ms>` (node-postgres' name for a client-side query
+ * timeout), and the URL without it: the worker enforces nothing itself, this thread's wait does.
+ */
+export function callTimeoutOf(url: string): { url: string; timeoutMs: number } {
+  if (!/[?&]query_timeout=/.test(url)) return { url, timeoutMs: DEFAULT_CALL_TIMEOUT_MS };
+  const u = new URL(url);
+  const text = u.searchParams.get('query_timeout') ?? '';
+  const ms = Number(text);
+  if (!/^\d+$/.test(text) || !(ms > 0))
+    throw new StoreError(`store.url: query_timeout must be a number of milliseconds above 0, got ${text}`);
+  u.searchParams.delete('query_timeout');
+  return { url: u.toString(), timeoutMs: ms };
+}
 
 export interface LeaseResult {
   held: boolean;
@@ -40,18 +64,30 @@ export class PgDb implements Db {
   private readonly keys = new Map<string, string[]>();
   /** Translated once per SQL text, and prepared once on the server under its name. */
   private readonly statements = new Map<string, Translated & { name: string }>();
-  /** Called once when the worker reports the leader lease lost (the node must stop). */
+  /** Id of the last request sent: an answer with another id is a late one, dropped. */
+  private nextId = 0;
+  /** Set once a call timed out: every call throws it from then on. */
+  private abandoned?: StorageError;
+  private leaseLostTold = false;
+  /** How long a call waits for its answer before the store is abandoned. */
+  readonly timeoutMs: number;
+  /** Called once when the lease is lost, or the store abandoned, while held (the node must stop). */
   onLeaseLost?: (reason: string) => void;
+  /** The domain schemas `openStore` brought this database to (what a backup's SQLite copy needs). */
+  schemas?: DomainSchema[];
 
-  constructor(readonly url: string) {
+  /** `url` may end with `?query_timeout=<ms>`: the store's timeout (default 120 s). */
+  constructor(url: string) {
+    const { url: connectTo, timeoutMs } = callTimeoutOf(url);
+    this.timeoutMs = timeoutMs;
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
     this.worker = new Worker(new URL('./worker.mjs', import.meta.url), {
-      workerData: { url, port: port2, flag: this.flag.buffer },
+      workerData: { url: connectTo, port: port2, flag: this.flag.buffer },
       transferList: [port2],
     });
     this.worker.on('message', (m: { leaseLost?: string }) => {
-      if (m.leaseLost !== undefined) this.onLeaseLost?.(m.leaseLost);
+      if (m.leaseLost !== undefined) this.leaseLost(m.leaseLost);
     });
     this.worker.on('error', () => {});
     this.worker.unref();
@@ -98,28 +134,41 @@ export class PgDb implements Db {
 
   // biome-ignore lint/suspicious/noExplicitAny: the shape of better-sqlite3's `transaction`.
   transaction<F extends (...args: any[]) => any>(fn: F): Database.Transaction<F> {
-    const run = (...args: Parameters<F>): ReturnType<F> => {
-      const outer = this.depth === 0;
-      const open = outer ? 'BEGIN' : `SAVEPOINT sp${this.depth}`;
-      this.pending.push(open);
-      this.depth++;
-      try {
-        const out = fn(...args);
-        this.depth--;
-        if (this.pending.at(-1) === open) this.pending.pop();
-        else if (outer) this.commit();
-        else this.pending.push(`RELEASE SAVEPOINT sp${this.depth}`);
-        return out;
-      } catch (e) {
-        this.depth--;
-        if (this.pending.at(-1) === open) this.pending.pop();
-        else if (outer) this.rollback();
-        else this.pending.push(`ROLLBACK TO SAVEPOINT sp${this.depth}`, `RELEASE SAVEPOINT sp${this.depth}`);
-        throw e;
-      }
-    };
+    const run = (...args: Parameters<F>): ReturnType<F> => this.within('BEGIN', () => fn(...args));
     // better-sqlite3's lock modes mean nothing here: one connection, Postgres' own locking.
     return Object.assign(run, { default: run, deferred: run, immediate: run, exclusive: run }) as never;
+  }
+
+  /**
+   * Runs `fn`'s reads on one snapshot of the database (a read-only REPEATABLE READ transaction):
+   * every statement sees the same committed state, whatever else commits meanwhile. Not inside
+   * a transaction.
+   */
+  snapshot<T>(fn: () => T): T {
+    if (this.depth > 0) throw new StoreError('a snapshot cannot be taken inside a transaction');
+    return this.within('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn);
+  }
+
+  /** `fn` in a transaction opened by `begin` (outermost) or in a savepoint (nested). */
+  private within<T>(begin: string, fn: () => T): T {
+    const outer = this.depth === 0;
+    const open = outer ? begin : `SAVEPOINT sp${this.depth}`;
+    this.pending.push(open);
+    this.depth++;
+    try {
+      const out = fn();
+      this.depth--;
+      if (this.pending.at(-1) === open) this.pending.pop();
+      else if (outer) this.commit();
+      else this.pending.push(`RELEASE SAVEPOINT sp${this.depth}`);
+      return out;
+    } catch (e) {
+      this.depth--;
+      if (this.pending.at(-1) === open) this.pending.pop();
+      else if (outer) this.rollback();
+      else this.pending.push(`ROLLBACK TO SAVEPOINT sp${this.depth}`, `RELEASE SAVEPOINT sp${this.depth}`);
+      throw e;
+    }
   }
 
   private commit(): void {
@@ -150,11 +199,18 @@ export class PgDb implements Db {
     if (this.closed) return this;
     this.closed = true;
     try {
-      this.call({ op: 'close' });
+      // An abandoned store hands nothing over: its lease runs out, its worker may be stuck.
+      if (!this.abandoned) this.call({ op: 'close' });
     } finally {
       void this.worker.terminate();
     }
     return this;
+  }
+
+  private leaseLost(reason: string): void {
+    if (this.leaseLostTold) return;
+    this.leaseLostTold = true;
+    this.onLeaseLost?.(reason);
   }
 
   private query(
@@ -196,22 +252,22 @@ export class PgDb implements Db {
   }
 
   private call(req: Record<string, unknown>): unknown {
+    if (this.abandoned) throw this.abandoned;
     if (this.closed && req.op !== 'close') throw new StoreError('the store is closed');
     if (this.pending.length > 0 && (req.op === 'query' || req.op === 'exec')) {
       req.before = this.pending.join('; ');
       this.pending = [];
     }
-    Atomics.store(this.flag, 0, 0);
-    this.port.postMessage(req);
-    const deadline = Date.now() + CALL_TIMEOUT_MS;
-    let msg = receiveMessageOnPort(this.port);
-    while (!msg) {
-      const left = deadline - Date.now();
-      if (left <= 0) throw new StoreError('the Postgres store did not answer in time');
-      Atomics.wait(this.flag, 0, 0, Math.min(left, 1000));
-      msg = receiveMessageOnPort(this.port);
+    const id = ++this.nextId;
+    const m = this.send({ ...req, id }, this.timeoutMs);
+    if (!m) {
+      const reason = `the Postgres store did not answer within ${this.timeoutMs} ms (${String(req.op)})`;
+      this.abandoned = new StorageError('POSTGRES_TIMEOUT', reason);
+      // The worker ends the hung session and stops renewing the lease, if it still can.
+      this.send({ op: 'abort', id: ++this.nextId, reason }, ABORT_GRACE_MS);
+      this.leaseLost(reason);
+      throw this.abandoned;
     }
-    const m = msg.message as { ok?: unknown; error?: string; code?: string };
     if (m.error !== undefined) {
       // No SQLSTATE (connection gone, lease lost), a connection class (08) or resources (53: disk
       // full): the storage failed, as SQLITE_FULL/IOERR say for a file.
@@ -222,5 +278,28 @@ export class PgDb implements Db {
       throw e;
     }
     return m.ok;
+  }
+
+  /** Posts `req` and sleeps until its answer (same id) is back; undefined after `timeoutMs`. */
+  private send(
+    req: Record<string, unknown> & { id: number },
+    timeoutMs: number,
+  ): { ok?: unknown; error?: string; code?: string } | undefined {
+    const deadline = Date.now() + timeoutMs;
+    Atomics.store(this.flag, 0, 0);
+    this.port.postMessage(req);
+    for (;;) {
+      const msg = receiveMessageOnPort(this.port);
+      if (msg) {
+        const m = msg.message as { id?: number; ok?: unknown; error?: string; code?: string };
+        if (m.id === req.id) return m;
+        // A late answer to a request given up on: the flag it raised is not ours.
+        Atomics.store(this.flag, 0, 0);
+        continue;
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) return undefined;
+      Atomics.wait(this.flag, 0, 0, Math.min(left, 1000));
+    }
   }
 }

@@ -6,6 +6,9 @@
 // It also keeps the leader lease: a second connection renews it on its own timer, so a main
 // thread busy with a long synchronous job cannot let it lapse. Once the lease cannot be renewed
 // before it runs out, every request fails with `lease lost` and the main thread is told to stop.
+//
+// Each request carries an id and its answer the same id: a request the main thread gave up on
+// (it did not answer in time) is answered late, if ever, and that answer is not taken for another's.
 import { parentPort, workerData } from 'node:worker_threads';
 import pg from 'pg';
 
@@ -140,6 +143,29 @@ async function handle(req) {
         return {};
       });
     }
+    case 'abort': {
+      // The main thread gave up waiting (a query hung on a lock, a server that stopped answering):
+      // the store is refused from now on, the lease is no longer renewed (it runs out: a standby
+      // waits that long), and the hung statement's session is ended on the server, so nothing it
+      // started can commit after this node has stopped.
+      broken = `the store was abandoned: ${req.reason}`;
+      if (lease) {
+        lease.gone = true;
+        clearTimeout(lease.timer);
+      }
+      const pid = client.processID;
+      if (pid) {
+        const killer = lease?.client ?? new pg.Client({ connectionString: url });
+        killer.on('error', () => {});
+        try {
+          if (!lease) await killer.connect();
+          await killer.query('SELECT pg_terminate_backend($1)', [pid]);
+        } finally {
+          if (!lease) await killer.end().catch(() => {});
+        }
+      }
+      return {};
+    }
     case 'lease': {
       if (lease) throw new Error(`this store already holds the lease of ${lease.key}`);
       const c = new pg.Client({ connectionString: url });
@@ -181,8 +207,8 @@ process.on('unhandledRejection', (e) => connectionLost(e instanceof Error ? e : 
 
 port.on('message', async (req) => {
   try {
-    answer({ ok: await handle(req) });
+    answer({ id: req.id, ok: await handle(req) });
   } catch (e) {
-    answer({ error: e.message, code: e.code });
+    answer({ id: req.id, error: e.message, code: e.code });
   }
 });
