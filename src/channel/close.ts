@@ -10,6 +10,7 @@ import { ChannelError } from './errors.ts';
 import { fnnOf, isFnn } from './fnn-nonces.ts';
 import { deriveChannelKeys } from './keys.ts';
 import { signWithNonce, sorted2 } from './musig.ts';
+import { dec } from './round.ts';
 import { scriptData, toScript } from './script-data.ts';
 import {
   type Channel,
@@ -20,7 +21,6 @@ import {
   withFlag,
 } from './state.ts';
 import type { Effect, MachineEnv, Step } from './step.ts';
-import { dec } from './tlc.ts';
 import { CKB, feeOf, fundingWitness, shutdownTx, shutdownTxSize, txMessage } from './tx.ts';
 import type { ClosingSigned, Shutdown } from './wire.ts';
 

@@ -17,6 +17,7 @@ export type { ChannelKeys } from './keys.ts';
 export { deriveChannelKeys, pubOf } from './keys.ts';
 export { aggregateXOnly } from './musig.ts';
 export type { OpenRequest } from './requests.ts';
+export { dec } from './round.ts';
 export { toScript } from './script-data.ts';
 export { ChannelService, loadChannelScripts } from './service.ts';
 export type { AnnouncementHooks, AnnouncementInfo } from './service-options.ts';
@@ -27,7 +28,6 @@ export { hasFlag, resolvingPending, STATE_NAMES } from './state.ts';
 export type { MachineEnv } from './step.ts';
 export { ChannelStore, channelSchema } from './store.ts';
 export type { RemoveReason, TlcNotice } from './tlc.ts';
-export { dec } from './tlc.ts';
 export { tlcPubkeys, tlcSecret } from './tlc-keys.ts';
 export type { ScriptInfo } from './tx.ts';
 export {

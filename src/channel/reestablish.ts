@@ -14,10 +14,10 @@ import { ccc } from '@ckb-ccc/core';
 import { hexToBytes } from '../codec/index.ts';
 import { fundingTxOf } from './commitment.ts';
 import { awaitingRevoke, markOutdated, onPeerBehind, syncVerdict, withoutFlag } from './outdated.ts';
+import { dec, replayedUpdate } from './round.ts';
 import { toScript } from './script-data.ts';
 import { type Channel, hasFlag, resolvingPending } from './state.ts';
 import { type Effect, fail, type Step } from './step.ts';
-import { dec, replayedUpdate } from './tlc.ts';
 import type { ChannelMessage, ReestablishChannel } from './wire.ts';
 
 const b = (h: string) => hexToBytes(h);

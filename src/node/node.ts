@@ -1,6 +1,10 @@
 /**
  * The composition root: builds one node from its configuration — keys, store, services, RPC —
  * and tears it down in the reverse order. Nothing else imports `node/`.
+ *
+ * Longer than the house's ~600 lines on purpose: the start order (store, chain, peers, graph,
+ * channels, payments, watchtower, cch, RPC) and its reverse are the one thing this file says, and
+ * reading it in one place is the point; each step's work lives in the service it starts.
  */
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';

@@ -3,6 +3,11 @@
  * its chain-hash check, persisted known peers with reconnection, limits, and the message
  * dispatcher other layers plug into (`onMessage` / `send` for FiberMessage on /p2p/42,
  * `onGossip` / `sendGossip` for /p2p/43).
+ *
+ * Longer than the house's ~600 lines on purpose: a session's life (dial or accept, secio, protocol
+ * opening, Init, replacement of a simultaneous session, close and redial) is one state machine
+ * over one map of peers; the parts that stand alone are already apart (`redial.ts`, `gate.ts`,
+ * `dispatcher.ts`, `peer-store.ts`, `session.ts`).
  */
 import { EventEmitter } from 'node:events';
 import { bytesToHex } from '../codec/index.ts';

@@ -4,8 +4,8 @@
  * channel that can still remove them.
  */
 import { describe, expect, it } from 'vitest';
+import { enc } from '../../src/channel/round.ts';
 import type { Channel, Tlc } from '../../src/channel/state.ts';
-import { enc } from '../../src/channel/tlc.ts';
 import { unresolvedReceivedOf } from '../../src/payment/channel-port.ts';
 
 const ID = `0x${'11'.repeat(32)}`;
