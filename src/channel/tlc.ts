@@ -220,6 +220,20 @@ function offer(
   return { ch, msg, tlcId: tlc.id };
 }
 
+/** The TLC an AddTlc announces, as either side records it. */
+function announcedTlc(m: AddTlc, offered: boolean): Tlc {
+  return {
+    id: m.tlcId,
+    offered,
+    amount: m.amount,
+    paymentHash: h(m.paymentHash),
+    expiry: m.expiry,
+    hashAlgorithm: m.hashAlgorithm,
+    onion: h(m.onionPacket),
+    added: 'announced',
+  };
+}
+
 /** The keys of a TLC created now (`tlc-keys.ts`). */
 function tlcKeysOrFail(ch: Channel): TlcKeyFields {
   const k = newTlcKeys(ch, () => keysOf(ch));
@@ -347,17 +361,7 @@ function tryOffer(ch: Channel, m: AddTlc, env: MachineEnv): ReturnType<typeof of
 }
 
 function droppedNotice(m: AddTlc): Effect {
-  const tlc: Tlc = {
-    id: m.tlcId,
-    offered: true,
-    amount: m.amount,
-    paymentHash: h(m.paymentHash),
-    expiry: m.expiry,
-    hashAlgorithm: m.hashAlgorithm,
-    onion: h(m.onionPacket),
-    added: 'announced',
-  };
-  return { type: 'tlc', notice: { type: 'dropped', tlc } };
+  return { type: 'tlc', notice: { type: 'dropped', tlc: announcedTlc(m, true) } };
 }
 
 export function onAddTlc(ch00: Channel, m: AddTlc, env: MachineEnv): Step {
@@ -389,17 +393,7 @@ export function onAddTlc(ch00: Channel, m: AddTlc, env: MachineEnv): Step {
       'AddTlc: the TLC would take the peer below the settlement floor',
     );
   void env;
-  const tlc: Tlc = {
-    id: m.tlcId,
-    offered: false,
-    amount: m.amount,
-    paymentHash: h(m.paymentHash),
-    expiry: m.expiry,
-    hashAlgorithm: m.hashAlgorithm,
-    onion: h(m.onionPacket),
-    added: 'announced',
-    ...tlcKeysOrFail(ch0),
-  };
+  const tlc: Tlc = { ...announcedTlc(m, false), ...tlcKeysOrFail(ch0) };
   return {
     ch: {
       ...ch0,
