@@ -17,6 +17,7 @@ import { CHECK_CHANNELS_INTERVAL_MS, MS_PER_EPOCH_MAINNET } from './expiry.ts';
 import { ExpiryMonitor } from './expiry-monitor.ts';
 import { ExternalFundingWatch } from './external-funder.ts';
 import { EXTERNAL_TIMEOUT_REASON, withFunderWitnesses } from './external-funding.ts';
+import { FundingSweep } from './funding-sweep.ts';
 import { DEFAULT_FUNDING_TIMEOUT_SECONDS, fundingTimedOut, fundingTimeoutReason } from './funding-timeout.ts';
 import { deriveChannelKeys, newChannelSeed, tempChannelId } from './keys.ts';
 import { step } from './machine.ts';
@@ -92,6 +93,7 @@ export class ChannelService {
   private readonly queues = new Map<string, Promise<void>>();
   private readonly chainWatch: ChainWatch;
   private fundingMonitor?: NodeJS.Timeout;
+  private readonly fundingSweep = new FundingSweep();
   private readonly unsubscribe: (() => void)[] = [];
   private readonly tlcListeners = new Set<(channelId: string, notice: TlcNotice) => void>();
   private readonly tlcRecorders = new Set<(channelId: string, notice: TlcNotice) => void>();
@@ -850,8 +852,10 @@ export class ChannelService {
         busy = true;
         const all = this.store.list();
         this.abortStaleOpenings(all);
-        const open = all.filter(
-          (c) => c.state === 'CHANNEL_READY' || (c.state === 'SHUTTING_DOWN' && !c.shutdown?.force),
+        const open = this.fundingSweep.take(
+          all.filter(
+            (c) => c.state === 'CHANNEL_READY' || (c.state === 'SHUTTING_DOWN' && !c.shutdown?.force),
+          ),
         );
         Promise.all(
           open.map((c) =>

