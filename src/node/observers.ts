@@ -5,7 +5,7 @@
  */
 import type { Channel, ChannelService, TlcNotice } from '../channel/index.ts';
 import type { PeerManager } from '../p2p/index.ts';
-import { TlcLinks } from '../payment/index.ts';
+import { PaymentStore, TlcLinks } from '../payment/index.ts';
 import type { Db, StoreChange } from '../store/index.ts';
 import { NodeEventLog } from './events.ts';
 import type { Logger } from './log.ts';
@@ -36,12 +36,11 @@ export class NodeObservers {
   async start(sources: { peers?: PeerManager; channels?: ChannelService }): Promise<void> {
     if (!this.metrics || !this.metricsAddr) return;
     const { peers, channels } = sources;
-    const counts = this.db.prepare('SELECT status, COUNT(*) AS n FROM payment_sessions GROUP BY status');
+    const payments = new PaymentStore(this.db);
     this.metrics.attach({
       peersCount: () => peers?.peersCount ?? 0,
       channels: () => channels?.list() ?? [],
-      paymentCounts: () =>
-        Object.fromEntries((counts.all() as { status: string; n: number }[]).map((r) => [r.status, r.n])),
+      paymentCounts: () => payments.countByStatus(),
     });
     this.server = await startMetricsServer(this.metricsAddr, this.metrics);
     this.log.info({ url: this.server.url }, 'metrics served');
