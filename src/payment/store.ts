@@ -12,7 +12,6 @@
  * for the hash of a settled Failed payment (sent again) takes it back. `list` pages both in
  * payment-hash order, as the reference's store key order does.
  */
-import { StoreError } from '../codec/index.ts';
 import type { Db, DomainSchema } from '../store/index.ts';
 import type { PaymentSession, PaymentStatus } from './session.ts';
 import {
@@ -84,9 +83,12 @@ function bigints(v: unknown): unknown {
   return o;
 }
 
-/** A payment hash as the settled table keys it (32 bytes); undefined for any other text. */
+/**
+ * A payment hash as the settled table keys it (32 bytes); undefined for any other text, upper-case
+ * hex included (hashes are kept lower-case: one text, one key).
+ */
 function hashKey(hash: string): Buffer | undefined {
-  return /^0x[0-9a-fA-F]{64}$/.test(hash) ? Buffer.from(hash.slice(2), 'hex') : undefined;
+  return /^0x[0-9a-f]{64}$/.test(hash) ? Buffer.from(hash.slice(2), 'hex') : undefined;
 }
 
 const HEX_CHARS = '0123456789abcdef';
@@ -313,12 +315,12 @@ export class PaymentStore {
    */
   unsettledTrampolines(): PaymentSession[] {
     return (
-      this.db.prepare("SELECT body FROM payment_sessions WHERE status IN ('Success', 'Failed')").all() as {
-        body: string;
-      }[]
-    )
-      .map((r) => decode(r.body))
-      .filter((s) => s.request.trampoline && !s.request.trampoline.upstreamSettled);
+      this.db
+        .prepare(
+          `SELECT body FROM payment_sessions WHERE status IN ('Success', 'Failed') AND body LIKE '%"upstreamSettled":false%'`,
+        )
+        .all() as { body: string }[]
+    ).map((r) => decode(r.body));
   }
 
   /** Sessions that were in flight when the node stopped, to resume. */
@@ -335,7 +337,7 @@ export class PaymentStore {
  * Migration 2: the ended sessions of an older store that are settled move to `payments_settled`,
  * read a batch at a time in payment-hash order (never the whole table in memory), then leave
  * `payment_sessions` in one statement; the few ended but not settled (a trampoline's incoming
- * TLC not settled, an MPP part in flight) stay whole. About 50 µs a payment on SQLite.
+ * TLC not settled, an MPP part in flight) stay whole. About 90 s a million payments on SQLite.
  */
 function settleStoredSessions(db: Db): void {
   const page = db.prepare(
@@ -349,13 +351,14 @@ function settleStoredSessions(db: Db): void {
   for (;;) {
     const rows = page.all(after, MIGRATION_BATCH) as { payment_hash: string; status: string; body: string }[];
     for (const r of rows) {
-      let s: PaymentSession;
+      // A row that does not read back stays as it is, as it would have without the migration.
+      let s: PaymentSession | undefined;
       try {
         s = decode(r.body);
-      } catch (e) {
-        throw new StoreError(`payment session ${r.payment_hash} does not parse: ${(e as Error).message}`);
+      } catch {
+        s = undefined;
       }
-      const settled = s.paymentHash === r.payment_hash ? settledOf(s) : undefined;
+      const settled = s?.paymentHash === r.payment_hash ? settledOf(s) : undefined;
       const key = hashKey(r.payment_hash);
       if (settled && key)
         insert.run(key, settled.status, settled.createdAt, settled.lastUpdatedAt, encodeSettled(settled));
