@@ -39,7 +39,9 @@ const AMOUNT = 10_000n;
 
 const dir = process.env.STORE_BENCH_DIR ?? tempDir('strand-bench-store-');
 const netDir = path.join(dir, 'net');
-const basePort = 40_000 + Math.floor(Math.random() * 10_000);
+// Below Linux's ephemeral range (32768–60999): a port the nodes listen on again at each restart
+// is not taken meanwhile by an outgoing connection.
+const basePort = 20_000 + Math.floor(Math.random() * 10_000);
 const roles = [
   { name: 'alice', side: 'payer' },
   { name: 'bob', side: 'forwarder' },
@@ -295,36 +297,39 @@ console.log(
     .map((l) => l.toFixed(2))
     .join(' ')} on ${os.cpus().length} cores; ${CHANNELS} channels and ${PAYMENTS} settled payments per node`,
 );
-const { growth, payeeInvoice } = await seed();
-for (const [side, grew] of growth)
-  console.log(`  rows per settled payment, ${side}: ${grew.join(', ') || 'none'}`);
-
-const chain = await spawnStrand({
-  name: 'devchain',
-  args: [
-    'devchain',
-    '-d',
-    path.join(netDir, 'chain'),
-    '--listen',
-    `127.0.0.1:${basePort}`,
-    '--block-interval',
-    '200',
-  ],
-  logFile: path.join(netDir, 'chain.log'),
-  ready: /devchain rpc (\S+)\n/,
-});
 const rows: (Filled & Restart & { emptyReadyMs: number })[] = [];
 try {
-  for (const r of roles) {
-    const empty = await restart(r.name, r.side, []);
-    console.log(`${r.name} (${r.side}): filling…`);
-    const filled = fill(r.name, r.side, payeeInvoice);
-    console.log(`  filled in ${filled.fillSeconds.toFixed(0)} s; restarting…`);
-    const res = await restart(r.name, r.side, filled.sample);
-    rows.push({ ...filled, ...res, emptyReadyMs: empty.readyMs });
+  const { growth, payeeInvoice } = await seed();
+  for (const [side, grew] of growth)
+    console.log(`  rows per settled payment, ${side}: ${grew.join(', ') || 'none'}`);
+  const chain = await spawnStrand({
+    name: 'devchain',
+    args: [
+      'devchain',
+      '-d',
+      path.join(netDir, 'chain'),
+      '--listen',
+      `127.0.0.1:${basePort}`,
+      '--block-interval',
+      '200',
+    ],
+    logFile: path.join(netDir, 'chain.log'),
+    ready: /devchain rpc (\S+)\n/,
+  });
+  try {
+    for (const r of roles) {
+      const empty = await restart(r.name, r.side, []);
+      console.log(`${r.name} (${r.side}): filling…`);
+      const filled = fill(r.name, r.side, payeeInvoice);
+      console.log(`  filled in ${filled.fillSeconds.toFixed(0)} s; restarting…`);
+      const res = await restart(r.name, r.side, filled.sample);
+      rows.push({ ...filled, ...res, emptyReadyMs: empty.readyMs });
+    }
+  } finally {
+    await stopChild(chain.child);
   }
 } finally {
-  await stopChild(chain.child);
+  if (!process.env.STORE_BENCH_DIR) fs.rmSync(dir, { recursive: true, force: true });
 }
 
 const f1 = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : '—');
@@ -355,4 +360,3 @@ console.log(
     rss_mb: Object.fromEntries(rows.map((r) => [r.side, Math.round(r.rssMb)])),
   }),
 );
-if (!process.env.STORE_BENCH_DIR) fs.rmSync(dir, { recursive: true, force: true });
