@@ -4,6 +4,7 @@
  * closing channels are checked for a commitment the peer put on chain (`ChainWatch.fundingSpent`).
  */
 import type { ChainWatch, ChannelLogger } from './chain-watch.ts';
+import { FundingSweep } from './funding-sweep.ts';
 import type { ChannelOpening } from './opening.ts';
 import type { ChannelServiceOptions } from './service-options.ts';
 import type { StagedChannelStore } from './staged-store.ts';
@@ -21,6 +22,7 @@ export interface FundingMonitorOptions {
 
 export class FundingMonitor {
   private fundingMonitor?: NodeJS.Timeout;
+  private readonly fundingSweep = new FundingSweep();
 
   constructor(private readonly o: FundingMonitorOptions) {}
 
@@ -33,8 +35,10 @@ export class FundingMonitor {
         busy = true;
         const all = this.o.store.list();
         this.o.opening.abortStaleOpenings(all);
-        const open = all.filter(
-          (c) => c.state === 'CHANNEL_READY' || (c.state === 'SHUTTING_DOWN' && !c.shutdown?.force),
+        const open = this.fundingSweep.take(
+          all.filter(
+            (c) => c.state === 'CHANNEL_READY' || (c.state === 'SHUTTING_DOWN' && !c.shutdown?.force),
+          ),
         );
         Promise.all(
           open.map((c) =>

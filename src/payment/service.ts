@@ -3,20 +3,27 @@
  * (status `Created`) and dispatches the first TLC; the channel layer reports the TLC's outcome,
  * which ends the session (`Success` with the preimage, or `Failed` with the reason) or retries
  * over another route, up to the session's try limit. Every state is committed before the step
- * that depends on it, and announced as a `PutPaymentSession` store change.
+ * that depends on it, and announced as a `PutPaymentSession` store change. A session that can
+ * no longer change is kept settled, in its compact form (`settled.ts`); `get_payment` and
+ * `list_payments` answer from either (`record.ts`).
+ *
+ * Over 600 lines: one class, the life of a session (send, route, attempt, outcome, retry, resume);
+ * what stands alone is in its own file (MPP `mpp-session.ts`, trampolines `trampoline.ts`, the
+ * restart rules `resume.ts`, the records `record.ts`).
  */
 import { randomBytes } from 'node:crypto';
-import { bytesToHex, hexToBytes, toHexQuantity } from '../codec/index.ts';
+import { bytesToHex, hexToBytes } from '../codec/index.ts';
 import type { PaymentFailure, PaymentHistory, SessionRouteNode } from '../graph/index.ts';
 import { directionOf, type FindRouteRequest, PathFindError, type RouterHop } from '../graph/index.ts';
 import type { Invoice } from '../invoice/index.ts';
 import type { StoreChange } from '../store/index.ts';
 import { PaymentError, SendPaymentError } from './errors.ts';
-import { activeAttempts, partAmount, usesMpp } from './mpp.ts';
+import { partAmount, usesMpp } from './mpp.ts';
 import { MppSessions } from './mpp-session.ts';
 import { TRAMPOLINE_RECORD_KEY } from './onion/hop-data.ts';
 import { buildOnion, decodeErrorPacket } from './onion/packet.ts';
 import { buildPaymentHops, paymentFailureOf, routeFee, sessionRouteOf } from './onion/route-hops.ts';
+import { type PaymentRecord, paymentRecord, sessionChange } from './record.ts';
 import {
   type PaymentRequest,
   type SendPaymentParams,
@@ -36,9 +43,9 @@ import {
   sessionFailed,
   startAttempt,
 } from './session.ts';
+import { type PaymentView, viewOf } from './settled.ts';
 import type { PaymentStore } from './store.ts';
 import {
-  lastErrorCodeOf,
   localForwardingFee,
   planTrampoline,
   type TrampolineContext,
@@ -131,43 +138,6 @@ const FINAL_ERRORS = new Set([
   'ExpiryTooSoon',
   'ExpiryTooFar',
 ]);
-
-export interface PaymentRecord {
-  payment_hash: string;
-  status: PaymentStatus;
-  created_at: string;
-  last_updated_at: string;
-  failed_error: string | null;
-  fee: string;
-  custom_records: Record<string, string> | null;
-  /** Per attempt not failed, its route (`SessionRoute`: the reference's debug-build field). */
-  routers: { nodes: { pubkey: string; amount: string; channel_outpoint: string }[] }[];
-}
-
-export function paymentRecord(s: PaymentSession, source?: string): PaymentRecord {
-  return {
-    payment_hash: s.paymentHash,
-    status: s.status,
-    created_at: toHexQuantity(s.createdAt),
-    last_updated_at: toHexQuantity(s.lastUpdatedAt),
-    failed_error: s.failedError,
-    fee: toHexQuantity(s.fee),
-    custom_records: s.request.customRecords,
-    routers: source
-      ? activeAttempts(s).map((a) => ({
-          nodes: sessionRouteOf(
-            source,
-            a.route.map((h) => ({ ...h, incomingTlcExpiry: 0 })),
-            partAmount(a),
-          ).map((n) => ({
-            pubkey: n.pubkey,
-            amount: toHexQuantity(n.amount),
-            channel_outpoint: n.channelOutpoint,
-          })),
-        }))
-      : [],
-  };
-}
 
 export class PaymentService {
   private readonly now: () => number;
@@ -344,13 +314,14 @@ export class PaymentService {
     return validateSendPayment(params, ctx);
   }
 
-  /** Only a Failed session with nothing in flight may be sent again. */
+  /** Only a Failed session with nothing in flight (a settled Failed payment) may be sent again. */
   private refuseDuplicate(request: PaymentRequest): void {
-    const existing = this.o.store.get(request.paymentHash);
+    const live = this.o.store.get(request.paymentHash);
+    const existing = live ?? this.o.store.settled(request.paymentHash);
     if (
       existing &&
       !request.dryRun &&
-      !(existing.status === 'Failed' && inflightAttempts(existing).length === 0)
+      !(existing.status === 'Failed' && (!live || inflightAttempts(live).length === 0))
     ) {
       throw new PaymentError(
         'SessionExists',
@@ -373,8 +344,8 @@ export class PaymentService {
     return this.record(session);
   }
 
-  private record(s: PaymentSession): PaymentRecord {
-    return paymentRecord(s, this.o.nodePubkey);
+  private record(s: PaymentSession | PaymentView): PaymentRecord {
+    return paymentRecord('attempts' in s ? viewOf(s) : s, this.o.nodePubkey);
   }
 
   /** What a dry run answers: the routes and their fee, nothing stored or sent. */
@@ -392,7 +363,7 @@ export class PaymentService {
   }
 
   get(paymentHash: string): PaymentRecord {
-    const s = this.o.store.get(paymentHash);
+    const s = this.o.store.view(paymentHash);
     if (!s)
       throw new PaymentError(
         'SessionNotFound',
@@ -789,26 +760,4 @@ export class PaymentService {
   async settled(hash: string): Promise<void> {
     while (this.queues.has(hash)) await this.queues.get(hash);
   }
-}
-
-/** The `payment_session` payload of a store change (plain JSON numbers, as the reference). */
-function sessionChange(s: PaymentSession): unknown {
-  return {
-    status: s.status,
-    created_at: s.createdAt,
-    last_updated_at: s.lastUpdatedAt,
-    last_error: s.failedError,
-    last_error_code: lastErrorCodeOf(s),
-    try_limit: s.tryLimit,
-    request: {
-      target_pubkey: s.request.targetPubkey,
-      amount: s.request.amount.toString(),
-      payment_hash: s.request.paymentHash,
-      invoice: s.request.invoice,
-      keysend: s.request.keysend,
-      max_parts: Number(s.request.maxParts),
-      allow_mpp: !!s.request.allowMpp,
-      dry_run: s.request.dryRun,
-    },
-  };
 }

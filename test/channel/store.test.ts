@@ -178,4 +178,27 @@ describe('channel store', () => {
     db = openDatabase(path.join(dir, 'strand.db'), [channelSchema, paymentLinkSchema]);
     expect(new ChannelStore(db).get('0x02')?.tlcs.map((t) => t.onion)).toEqual(['0x1234']);
   });
+
+  it('lists every channel in the table order, read a page at a time, inside a transaction too', () => {
+    const a = new ChannelStore(db);
+    const chs = Array.from({ length: 1_203 }, (_, i) => ({
+      ...channel('CHANNEL_READY', []),
+      tempId: `0x${((i * 7919) % 1_203).toString(16).padStart(4, '0')}`,
+      id: `0xid${i}`,
+      createdAt: i % 5,
+    }));
+    a.saveAll(chs, () => {});
+    const expected = [...chs]
+      .sort((x, y) => y.createdAt - x.createdAt || (x.tempId < y.tempId ? -1 : x.tempId > y.tempId ? 1 : 0))
+      .map((c) => c.tempId);
+    // Another connection: nothing cached, every row read from the file.
+    const other = openDatabase(path.join(dir, 'strand.db'), [channelSchema, paymentLinkSchema]);
+    try {
+      const fresh = new ChannelStore(other);
+      expect(other.transaction(() => fresh.list().map((c) => c.tempId))()).toEqual(expected);
+      expect(fresh.list().map((c) => c.tempId)).toEqual(expected);
+    } finally {
+      other.close();
+    }
+  });
 });

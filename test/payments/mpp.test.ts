@@ -13,7 +13,7 @@ import { encodeMppRecord, MPP_RECORD_KEY } from '../../src/payment/onion/hop-dat
 import { buildOnion, decodeErrorPacket } from '../../src/payment/onion/packet.ts';
 import { buildPaymentHops } from '../../src/payment/onion/route-hops.ts';
 import { PaymentStore } from '../../src/payment/store.ts';
-import { buildNetwork, CKB, diamond, fee, outpoint, waitFor } from './sim-network.ts';
+import { buildNetwork, CKB, diamond, fee, outpoint, savedSession, waitFor } from './sim-network.ts';
 
 const routeFee = (r: { nodes: { amount: string }[] }) =>
   BigInt(r.nodes[0]!.amount) - BigInt(r.nodes.at(-1)!.amount);
@@ -115,7 +115,7 @@ describe('multi-part payments over simulated channels', () => {
     const hash = bytesToHex(invoice.data.paymentHash);
     A.payments.send({ invoice: invoiceAddress });
     await waitFor(() => A.payments.get(hash).status === 'Success', 'payment success');
-    const session = new PaymentStore(A.db).get(hash)!;
+    const session = savedSession(A, hash)!;
     expect(session.tryLimit).toBe(36); // max_parts 12 × 3
     expect(session.attempts.map((a) => a.status).sort()).toEqual(['Failed', 'Success', 'Success']);
     expect(session.attempts.find((a) => a.status === 'Failed')!.error).toBe('TemporaryChannelFailure');

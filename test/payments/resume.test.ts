@@ -15,8 +15,16 @@ import {
   UNKNOWN_OUTCOME_ERROR,
 } from '../../src/payment/resume.ts';
 import type { Attempt, PaymentSession } from '../../src/payment/session.ts';
-import { PaymentStore } from '../../src/payment/store.ts';
-import { buildNetwork, CKB, diamond, fee, outpoint, type Stack, waitFor } from './sim-network.ts';
+import {
+  buildNetwork,
+  CKB,
+  diamond,
+  fee,
+  outpoint,
+  type Stack,
+  savedSession,
+  waitFor,
+} from './sim-network.ts';
 
 /** A–B–D: one route. */
 function line() {
@@ -34,7 +42,7 @@ function invoice(D: Stack, amount: bigint, allowMpp = false) {
   return { address: invoiceAddress, hash: bytesToHex(invoice.data.paymentHash) };
 }
 
-const session = (s: Stack, hash: string) => new PaymentStore(s.db).get(hash)!;
+const session = (s: Stack, hash: string) => savedSession(s, hash)!;
 const statuses = (s: Stack, hash: string) => session(s, hash).attempts.map((a) => a.status);
 
 describe('the reconciliation rules', () => {

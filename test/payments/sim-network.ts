@@ -23,6 +23,7 @@ import {
 } from '../../src/payment/relay.ts';
 import { onionKeyOf } from '../../src/payment/resume.ts';
 import { PaymentService } from '../../src/payment/service.ts';
+import type { PaymentSession } from '../../src/payment/session.ts';
 import { PaymentStore, paymentSchema } from '../../src/payment/store.ts';
 import { type Db, openDatabase } from '../../src/store/db.ts';
 
@@ -63,6 +64,16 @@ export interface Stack {
   faults: Faults;
   /** Channels (outpoints) this node's graph does not know. */
   hidden: Set<string>;
+  /**
+   * Every payment session as the service last saved it, whole (the store keeps a settled one in
+   * its compact form only): what the tests read of attempts and requests.
+   */
+  saved: Map<string, PaymentSession>;
+}
+
+/** The session of `hash` as `stack`'s payment service last saved it. */
+export function savedSession(stack: Stack, hash: string): PaymentSession | undefined {
+  return stack.saved.get(hash);
 }
 
 interface SimTlc {
@@ -248,8 +259,14 @@ export function buildNetwork(opts: { holdTimeoutMs?: number } = {}) {
     stack.links = new TlcLinks(stack.db);
     const faults = stack.faults;
     const graph = graphOf(stack);
+    const store = new PaymentStore(stack.db);
+    const put = store.put.bind(store);
+    store.put = (s) => {
+      put(s);
+      stack.saved.set(s.paymentHash, s);
+    };
     stack.payments = new PaymentService({
-      store: new PaymentStore(stack.db),
+      store,
       nodePubkey: stack.pubkey,
       router: {
         findRoute: (req) => findPath(graph, req),
@@ -292,7 +309,16 @@ export function buildNetwork(opts: { holdTimeoutMs?: number } = {}) {
     const pubkey = bytesToHex(secp256k1.getPublicKey(sk, true), false);
     const db = openDatabase(':memory:', [invoiceSchema, paymentSchema, paymentLinkSchema]);
     const invoices = createInvoiceService({ db, nodeSecretKey: sk, currency: 'Fibd' });
-    const stack = { name, sk, pubkey, db, invoices, faults: {}, hidden: new Set() } as unknown as Stack;
+    const stack = {
+      name,
+      sk,
+      pubkey,
+      db,
+      invoices,
+      faults: {},
+      hidden: new Set(),
+      saved: new Map(),
+    } as unknown as Stack;
     startServices(stack);
     payerStack ??= stack;
     return stack;

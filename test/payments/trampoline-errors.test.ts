@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { bytesToHex, hexToBytes } from '../../src/codec/hex.ts';
 import { decodeErrorPacket } from '../../src/payment/onion/packet.ts';
 import { PaymentStore } from '../../src/payment/store.ts';
-import { fee, waitFor } from './sim-network.ts';
+import { fee, savedSession, waitFor } from './sim-network.ts';
 import { AMOUNT, BUDGET, invoice, network, sendToTrampoline } from './trampoline-net.ts';
 
 type Net = ReturnType<typeof network>;
@@ -25,14 +25,16 @@ async function payThroughT(n: Net, extra: object = {}, inv = invoice(n.D)) {
     ...extra,
   });
   await waitFor(() => n.A.payments.get(inv.hash).status === 'Failed', 'payment failed');
-  const own = new PaymentStore(n.T.db).get(inv.hash)!;
+  const own = savedSession(n.T, inv.hash)!;
   await waitFor(() => n.net.pendingTlcs() === 0, 'no TLC left');
   // Nothing moved, A tried once, T's session ended and its incoming TLC was failed.
   expect(n.net.balanceOf(n.A)).toBe(before.A);
   expect(n.net.balanceOf(n.T)).toBe(before.T);
-  expect(new PaymentStore(n.A.db).get(inv.hash)!.attempts).toHaveLength(1);
+  expect(savedSession(n.A, inv.hash)!.attempts).toHaveLength(1);
   expect(own.status).toBe('Failed');
-  expect(new PaymentStore(n.T.db).get(inv.hash)!.request.trampoline?.upstreamSettled).toBe(true);
+  expect(savedSession(n.T, inv.hash)!.request.trampoline?.upstreamSettled).toBe(true);
+  // Its incoming TLC settled, T's session is a settled payment in the store.
+  expect(new PaymentStore(n.T.db).settled(inv.hash)?.status).toBe('Failed');
   return { sender: n.A.payments.get(inv.hash), trampoline: own, hash: inv.hash };
 }
 
@@ -47,7 +49,7 @@ describe('failures past a trampoline reach the sender as the reference sends the
     expect(trampoline.failedError).toMatch(/^Send payment error: Failed to build route, /);
     // The error A got names no node and carries the plain code.
     const packet = n.net.failures.at(-1)!.packet;
-    const session = new PaymentStore(n.A.db).get(sender.payment_hash)!;
+    const session = savedSession(n.A, sender.payment_hash)!;
     const decoded = decodeErrorPacket(
       packet,
       session.attempts[0]!.sharedSecrets.map((x) => hexToBytes(x)),
@@ -96,11 +98,11 @@ describe('failures past a trampoline reach the sender as the reference sends the
     });
     await waitFor(() => n.A.payments.get(hash).status === 'Failed', 'payment failed');
     // A failure at the target no route fixes: T's last error code, and so A's.
-    const own = new PaymentStore(n.T.db).get(hash)!;
+    const own = savedSession(n.T, hash)!;
     expect(own).toMatchObject({ failedError: 'IncorrectOrUnknownPaymentDetails' });
     expect(own.attempts).toHaveLength(1);
     expect(n.A.payments.get(hash).failed_error).toBe('IncorrectOrUnknownPaymentDetails');
-    expect(new PaymentStore(n.A.db).get(hash)!.attempts).toHaveLength(1);
+    expect(savedSession(n.A, hash)!.attempts).toHaveLength(1);
     await waitFor(() => n.net.pendingTlcs() === 0, 'no TLC left');
   });
 
@@ -113,7 +115,7 @@ describe('failures past a trampoline reach the sender as the reference sends the
     n.A.payments.send({ invoice: inv.address, trampoline_hops: [n.T.pubkey], max_fee_amount: BUDGET });
     await waitFor(() => n.A.payments.get(inv.hash).status === 'Success', 'payment success');
     expect(n.D.invoices.getInvoice(inv.hash).status).toBe('Paid');
-    expect(new PaymentStore(n.T.db).get(inv.hash)!.status).toBe('Success');
+    expect(savedSession(n.T, inv.hash)!.status).toBe('Success');
   });
 
   it('a Forward payload the trampoline cannot make a payment of: TemporaryNodeFailure from T', async () => {
@@ -129,6 +131,6 @@ describe('failures past a trampoline reach the sender as the reference sends the
     expect(decoded?.error.code).toBe('TemporaryNodeFailure');
     expect(decoded?.error.extra).toMatchObject({ type: 'NodeFailed' });
     expect(bytesToHex((decoded!.error.extra as { nodeId: Uint8Array }).nodeId, false)).toBe(T.pubkey);
-    expect(new PaymentStore(T.db).get(inv.hash)).toBeUndefined();
+    expect(new PaymentStore(T.db).view(inv.hash)).toBeUndefined();
   });
 });

@@ -12,7 +12,7 @@ import { MPP_RECORD_KEY } from '../../src/payment/onion/hop-data.ts';
 import { decodeErrorPacket } from '../../src/payment/onion/packet.ts';
 import { peelTrampolineOnion } from '../../src/payment/onion/trampoline.ts';
 import { PaymentStore } from '../../src/payment/store.ts';
-import { buildNetwork, CKB, waitFor } from './sim-network.ts';
+import { buildNetwork, CKB, savedSession, waitFor } from './sim-network.ts';
 import { invoice, network, sendToTrampoline } from './trampoline-net.ts';
 
 const AMOUNT = 100n * CKB;
@@ -51,7 +51,7 @@ describe('MPP through a trampoline over simulated channels', () => {
     expect(D.invoices.getInvoice(inv.hash).status).toBe('Paid');
 
     // T was told the sender's max_parts (the default 12), and split.
-    const own = new PaymentStore(T.db).get(inv.hash)!;
+    const own = savedSession(T, inv.hash)!;
     expect(own).toMatchObject({
       status: 'Success',
       request: { maxParts: 12n, allowMpp: true, amount: AMOUNT },
@@ -59,7 +59,7 @@ describe('MPP through a trampoline over simulated channels', () => {
     const parts = own.attempts.filter((a) => a.status === 'Success');
     expect(parts).toHaveLength(2);
     expect(parts.reduce((x, a) => x + a.route.at(-1)!.amountReceived, 0n)).toBe(AMOUNT);
-    expect(new PaymentStore(A.db).get(inv.hash)!.attempts).toHaveLength(1);
+    expect(savedSession(A, inv.hash)!.attempts).toHaveLength(1);
     // T's parts went over its own channels: no route fee; T keeps the budget.
     expect(net.balanceOf(A)).toBe(before.A - AMOUNT - BUDGET);
     expect(net.balanceOf(T)).toBe(before.T + BUDGET);
@@ -77,7 +77,7 @@ describe('MPP through a trampoline over simulated channels', () => {
       max_parts: 2n,
     });
     await waitFor(() => A.payments.get(inv.hash).status === 'Success', 'payment success');
-    const own = new PaymentStore(T.db).get(inv.hash)!;
+    const own = savedSession(T, inv.hash)!;
     expect(own.request.maxParts).toBe(2n);
     // What T hands on with every part: the inner onion whose Final payload names the total.
     const final = peelTrampolineOnion(
@@ -96,7 +96,7 @@ describe('MPP through a trampoline over simulated channels', () => {
     A.payments.send({ invoice: inv.address, trampoline_hops: [T.pubkey], max_fee_amount: BUDGET });
     await waitFor(() => A.payments.get(inv.hash).status === 'Failed', 'payment failed');
     expect(A.payments.get(inv.hash).failed_error).toBe('TemporaryNodeFailure');
-    const own = new PaymentStore(T.db).get(inv.hash)!;
+    const own = savedSession(T, inv.hash)!;
     expect(own.request).toMatchObject({ maxParts: 1n, allowMpp: false });
     expect(own.failedError).toMatch(/^Send payment error: Failed to build route, /);
     expect(D.invoices.getInvoice(inv.hash).status).toBe('Open');
@@ -143,7 +143,7 @@ describe('MPP through a trampoline over simulated channels', () => {
       expect(bytesToHex((decoded!.error.extra as { nodeId: Uint8Array }).nodeId, false)).toBe(T.pubkey);
     }
     // T started no payment of its own; nothing moved.
-    expect(new PaymentStore(T.db).get(inv.hash)).toBeUndefined();
+    expect(new PaymentStore(T.db).view(inv.hash)).toBeUndefined();
     expect(D.invoices.getInvoice(inv.hash).status).toBe('Open');
     expect(net.balanceOf(A)).toBe(before);
     expect(net.pendingTlcs()).toBe(0);

@@ -19,7 +19,7 @@ import {
   trampolineFailureCode,
   trampolineForwardAcceptable,
 } from '../../src/payment/trampoline.ts';
-import { fee, waitFor } from './sim-network.ts';
+import { fee, savedSession, waitFor } from './sim-network.ts';
 import { AMOUNT, BUDGET, invoice, network, sendToTrampoline } from './trampoline-net.ts';
 
 describe('trampoline rules', () => {
@@ -151,9 +151,18 @@ describe('paying through trampolines over simulated channels', () => {
     expect(net.balanceOf(D)).toBe(before.D + AMOUNT);
     expect(net.pendingTlcs()).toBe(0);
     // T's own payment session, and its incoming TLC settled.
-    const own = new PaymentStore(T.db).get(inv.hash)!;
+    const own = savedSession(T, inv.hash)!;
     expect(own).toMatchObject({ status: 'Success', request: { targetPubkey: D.pubkey, amount: AMOUNT } });
     expect(own.request.trampoline?.upstreamSettled).toBe(true);
+    // Settled, the store keeps its compact form: what it paid, to whom, and the preimage.
+    expect(new PaymentStore(T.db).get(inv.hash)).toBeUndefined();
+    expect(new PaymentStore(T.db).settled(inv.hash)).toMatchObject({
+      status: 'Success',
+      targetPubkey: D.pubkey,
+      amount: AMOUNT,
+      preimage: own.preimage,
+      tries: own.attempts.length,
+    });
   });
 
   it('goes through two trampolines, each within its share of the budget', async () => {
@@ -164,12 +173,12 @@ describe('paying through trampolines over simulated channels', () => {
     await waitFor(() => A.payments.get(inv.hash).status === 'Success', 'payment success');
     expect(net.balanceOf(A)).toBe(before.A - AMOUNT - BUDGET);
     expect(net.balanceOf(D)).toBe(before.D + AMOUNT);
-    expect(new PaymentStore(T.db).get(inv.hash)!.request).toMatchObject({
+    expect(savedSession(T, inv.hash)!.request).toMatchObject({
       targetPubkey: T2.pubkey,
       amount: AMOUNT + BUDGET / 2n,
       maxFeeAmount: BUDGET / 2n,
     });
-    expect(new PaymentStore(T2.db).get(inv.hash)!.request.targetPubkey).toBe(D.pubkey);
+    expect(savedSession(T2, inv.hash)!.request.targetPubkey).toBe(D.pubkey);
     expect(net.pendingTlcs()).toBe(0);
   });
 
@@ -197,9 +206,9 @@ describe('paying through trampolines over simulated channels', () => {
     // T's failures were all retryable, so its session has no last error code: the reference's
     // TemporaryNodeFailure, naming no node, and A does not try again.
     expect(A.payments.get(inv.hash).failed_error).toBe('TemporaryNodeFailure');
-    expect(new PaymentStore(A.db).get(inv.hash)!.attempts).toHaveLength(1);
-    expect(new PaymentStore(T.db).get(inv.hash)!.attempts.length).toBeGreaterThan(1);
-    expect(new PaymentStore(T.db).get(inv.hash)!.request.trampoline?.upstreamSettled).toBe(true);
+    expect(savedSession(A, inv.hash)!.attempts).toHaveLength(1);
+    expect(savedSession(T, inv.hash)!.attempts.length).toBeGreaterThan(1);
+    expect(savedSession(T, inv.hash)!.request.trampoline?.upstreamSettled).toBe(true);
     expect(net.balanceOf(A)).toBe(before);
     expect(net.pendingTlcs()).toBe(0);
   });
@@ -235,7 +244,7 @@ describe('paying through trampolines over simulated channels', () => {
       max_fee_amount: BUDGET,
     });
     await waitFor(() => A.payments.get(sent.payment_hash).status === 'Success', 'UDT payment success');
-    expect(new PaymentStore(T.db).get(sent.payment_hash)!.request.udtTypeScript).toEqual(udt);
+    expect(savedSession(T, sent.payment_hash)!.request.udtTypeScript).toEqual(udt);
     expect(net.balanceOf(A)).toBe(before.A - AMOUNT - BUDGET);
     expect(net.balanceOf(D)).toBe(before.D + AMOUNT);
     expect(net.pendingTlcs()).toBe(0);

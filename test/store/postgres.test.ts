@@ -17,7 +17,9 @@ import { GraphStore, graphSchema } from '../../src/graph/store.ts';
 import { invoiceSchema, invoiceTables } from '../../src/invoice/store.ts';
 import { createPeerStore, peerSchema } from '../../src/p2p/peer-store.ts';
 import { paymentLinkSchema, TlcLinks } from '../../src/payment/links.ts';
+import { paymentRecord } from '../../src/payment/record.ts';
 import type { PaymentSession } from '../../src/payment/session.ts';
+import { viewOf } from '../../src/payment/settled.ts';
 import { PaymentStore, paymentSchema } from '../../src/payment/store.ts';
 import { backupNode } from '../../src/store/backup.ts';
 import { copySqliteToPostgres } from '../../src/store/copy.ts';
@@ -27,6 +29,7 @@ import { openStore } from '../../src/store/open.ts';
 import { PgDb } from '../../src/store/postgres/pg-db.ts';
 import { WatchtowerStore, watchtowerSchema } from '../../src/watchtower/store.ts';
 import { freshDatabase, type PostgresServer, pgQuery, startPostgres } from '../helpers/postgres.ts';
+import { attempt, hex, SESSIONS, SOURCE, session } from '../payments/settled-fixtures.ts';
 
 const SCHEMAS: DomainSchema[] = [
   nodeMetaSchema,
@@ -104,12 +107,67 @@ describe('postgres store', () => {
     expect(r.postgres).toEqual(r.sqlite);
   }, 60_000);
 
+  it('settled payments: the same pages, records and counts on both; older sessions migrate', async () => {
+    const sessions = Array.from({ length: 30 }, (_, i) => Object.values(SESSIONS)[i % 5]!());
+    const live = {
+      ...sessions[0]!,
+      paymentHash: hex(32),
+      status: 'Inflight' as const,
+      attempts: [attempt(1, 'Inflight', 2, 1n)],
+    };
+    const r = await onBoth((db) => {
+      const s = new PaymentStore(db);
+      for (const x of [...sessions, live]) s.put(x);
+      const pages: string[][] = [];
+      let after: string | undefined;
+      for (;;) {
+        const page = s.list({ limit: 7, after }).map((v) => v.paymentHash);
+        pages.push(page);
+        if (page.length < 7) break;
+        after = page.at(-1);
+      }
+      return {
+        pages,
+        failed: s.list({ status: 'Failed', limit: 100 }).map((v) => v.paymentHash),
+        records: sessions.map((x) => paymentRecord(s.view(x.paymentHash)!, SOURCE)),
+        counts: s.countByStatus(),
+        settled: (db.prepare('SELECT COUNT(*) AS n FROM payments_settled').get() as { n: number | string }).n,
+      };
+    });
+    expect(r.postgres).toEqual(r.sqlite);
+    expect(Number(r.sqlite.settled)).toBe(30);
+    expect(r.sqlite.records).toEqual(sessions.map((x) => paymentRecord(viewOf(x), SOURCE)));
+    expect(r.sqlite.pages.flat()).toEqual([...sessions, live].map((x) => x.paymentHash).sort());
+
+    // A store of before the settled table, on Postgres: its ended sessions move on migration.
+    const url = await freshDatabase(server);
+    const v1 = SCHEMAS.map((d) => (d === paymentSchema ? { ...d, migrations: d.migrations.slice(0, 1) } : d));
+    const old = await openStore({ url, file: '' }, v1);
+    for (const x of [...sessions, live])
+      old.prepare('INSERT INTO payment_sessions (payment_hash, status, body) VALUES (?, ?, ?)').run(
+        x.paymentHash,
+        x.status,
+        JSON.stringify(x, (_k, v) => (typeof v === 'bigint' ? { $big: v.toString(16) } : v)),
+      );
+    old.close();
+    const db = await openStore({ url, file: '' }, SCHEMAS);
+    try {
+      const s = new PaymentStore(db);
+      expect(sessions.map((x) => paymentRecord(s.view(x.paymentHash)!, SOURCE))).toEqual(r.sqlite.records);
+      expect(s.get(live.paymentHash)?.status).toBe('Inflight');
+      expect(s.countByStatus()).toEqual(r.sqlite.counts);
+    } finally {
+      db.close();
+    }
+  }, 60_000);
+
   it('payment sessions page in byte order of the hash; metrics count as numbers', async () => {
     const r = await onBoth((db) => {
       const s = new PaymentStore(db);
       const hashes = ['0xff', '0xAb', '0x0a', '0xab', '0x_1'];
+      // Not 32-byte hashes: kept whole, in the text-keyed table, even when ended.
       for (const [i, h] of hashes.entries())
-        s.put({ paymentHash: h, status: i % 2 ? 'Success' : 'Inflight' } as unknown as PaymentSession);
+        s.put({ ...session({ attempts: [] }), paymentHash: h, status: i % 2 ? 'Success' : 'Inflight' });
       const counts = db.prepare('SELECT status, COUNT(*) AS n FROM payment_sessions GROUP BY status').all();
       return {
         page1: s.list({ limit: 2 }).map((x) => x.paymentHash),
