@@ -23,6 +23,7 @@ import { startDevnet } from '../src/devnet/devnet.ts';
 import { createRpcClient, type RpcClient } from '../src/rpc/client.ts';
 import { tempDir } from '../test/helpers/node-process.ts';
 import { freshDatabase, startPostgres } from '../test/helpers/postgres.ts';
+import { LINE_TOPOLOGY } from './line-topology.ts';
 
 const PAYMENTS = Number(process.env.BENCH_PAYMENTS ?? 200);
 const CONCURRENCY = (process.env.BENCH_CONCURRENCY ?? '16,64').split(',').map(Number).filter(Boolean);
@@ -205,17 +206,7 @@ const net = await startDevnet({
   nodes: 3,
   blockIntervalMs: 200,
   basePort: 40_000 + Math.floor(Math.random() * 10_000),
-  // A line: alice knows of bob–carol only through bob's gossip (she is not peered with carol).
-  topology: {
-    peers: [
-      ['alice', 'bob'],
-      ['bob', 'carol'],
-    ],
-    channels: [
-      { from: 'alice', to: 'bob', funding: 5000, udt: false, public: true },
-      { from: 'bob', to: 'carol', funding: 5000, udt: false, public: true },
-    ],
-  },
+  topology: LINE_TOPOLOGY,
   reset: true,
   store: pgServer ? (node) => ({ url: urls.get(node) }) : undefined,
   log: () => {},

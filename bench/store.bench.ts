@@ -29,6 +29,7 @@ import { PaymentStore } from '../src/payment/index.ts';
 import { createRpcClient, type RpcClient } from '../src/rpc/client.ts';
 import { openDatabase, type SqliteDb } from '../src/store/index.ts';
 import { tempDir } from '../test/helpers/node-process.ts';
+import { LINE_TOPOLOGY } from './line-topology.ts';
 import { fillChannels, fillForwarder, fillPayee, fillPayer, rowCounts, sessionOf } from './store-fill.ts';
 
 const CHANNELS = Number(process.env.STORE_BENCH_CHANNELS ?? 10_000);
@@ -80,16 +81,7 @@ async function seed(): Promise<{ growth: Map<string, string[]>; payeeInvoice: st
     nodes: 3,
     blockIntervalMs: 200,
     basePort,
-    topology: {
-      peers: [
-        ['alice', 'bob'],
-        ['bob', 'carol'],
-      ],
-      channels: [
-        { from: 'alice', to: 'bob', funding: 5000, udt: false, public: true },
-        { from: 'bob', to: 'carol', funding: 5000, udt: false, public: true },
-      ],
-    },
+    topology: LINE_TOPOLOGY,
     reset: true,
     log: () => {},
   });

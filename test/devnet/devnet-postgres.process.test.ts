@@ -4,14 +4,15 @@
  * goes through, and a restart without the flag finds the same stores (recorded in devnet.json);
  * another database on a restart is refused, and `--reset` empties the schemas for a new network.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRpcClient } from '../../src/rpc/client.ts';
-import { runStrand, STRAND_BIN, tempDir } from '../helpers/node-process.ts';
+import { runStrand, tempDir } from '../helpers/node-process.ts';
 import { devnetBasePort } from '../helpers/ports.ts';
 import { freshDatabase, type PostgresServer, pgQuery, startPostgres } from '../helpers/postgres.ts';
+import { interrupt, startDevnetCli } from './devnet-cli.ts';
 
 const dir = path.join(tempDir('strand-devnet-pg-'), 'net');
 const basePort = devnetBasePort();
@@ -19,45 +20,8 @@ let server: PostgresServer;
 let url: string;
 let proc: ChildProcess | undefined;
 
-function startDevnet(extra: string[]): Promise<{ proc: ChildProcess; out: () => string }> {
-  const p = spawn(process.execPath, [
-    STRAND_BIN,
-    'devnet',
-    '-d',
-    dir,
-    '--base-port',
-    String(basePort),
-    '--block-interval',
-    '200',
-    ...extra,
-  ]);
-  let out = '';
-  p.stdout.on('data', (d) => {
-    out += d;
-  });
-  p.stderr.on('data', (d) => {
-    out += d;
-  });
-  return new Promise((resolve, reject) => {
-    const timer = setInterval(() => {
-      if (out.includes('Ctrl-C stops it')) {
-        clearInterval(timer);
-        resolve({ proc: p, out: () => out });
-      }
-    }, 100);
-    p.once('exit', (code) => {
-      clearInterval(timer);
-      reject(new Error(`devnet exited with ${code}:\n${out}`));
-    });
-  });
-}
-
-function interrupt(p: ChildProcess): Promise<number | null> {
-  return new Promise((resolve) => {
-    if (p.exitCode !== null) return resolve(p.exitCode);
-    p.once('exit', (code) => resolve(code));
-    p.kill('SIGINT');
-  });
+function startDevnet(extra: string[]) {
+  return startDevnetCli(dir, basePort, extra);
 }
 
 const readDescription = () => JSON.parse(fs.readFileSync(path.join(dir, 'devnet.json'), 'utf8'));

@@ -3,59 +3,23 @@
  * over JSON-RPC (also through `strand rpc`), whitelists and funds both test tokens, funds through the
  * faucet, stops cleanly on SIGINT and keeps its state across a restart.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { scriptToAddress } from '../../src/chain/address.ts';
 import { formatCkb } from '../../src/cli/devnet-fund.ts';
 import { createRpcClient } from '../../src/rpc/client.ts';
-import { runStrand, STRAND_BIN, tempDir } from '../helpers/node-process.ts';
+import { runStrand, tempDir } from '../helpers/node-process.ts';
 import { devnetBasePort } from '../helpers/ports.ts';
+import { interrupt, startDevnetCli } from './devnet-cli.ts';
 
 const dir = path.join(tempDir('strand-devnet-'), 'net');
 const basePort = devnetBasePort();
 let proc: ChildProcess | undefined;
 
-function startDevnet(): Promise<{ proc: ChildProcess; out: () => string }> {
-  const p = spawn(process.execPath, [
-    STRAND_BIN,
-    'devnet',
-    '-d',
-    dir,
-    '--nodes',
-    '2',
-    '--base-port',
-    String(basePort),
-    '--block-interval',
-    '200',
-  ]);
-  let out = '';
-  p.stdout.on('data', (d) => {
-    out += d;
-  });
-  p.stderr.on('data', (d) => {
-    out += d;
-  });
-  return new Promise((resolve, reject) => {
-    const timer = setInterval(() => {
-      if (out.includes('Ctrl-C stops it')) {
-        clearInterval(timer);
-        resolve({ proc: p, out: () => out });
-      }
-    }, 100);
-    p.once('exit', (code) => {
-      clearInterval(timer);
-      reject(new Error(`devnet exited with ${code}:\n${out}`));
-    });
-  });
-}
-
-function interrupt(p: ChildProcess): Promise<number | null> {
-  return new Promise((resolve) => {
-    p.once('exit', (code) => resolve(code));
-    p.kill('SIGINT');
-  });
+function startDevnet() {
+  return startDevnetCli(dir, basePort, ['--nodes', '2']);
 }
 
 afterAll(async () => {
