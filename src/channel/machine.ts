@@ -23,7 +23,7 @@ import {
   onTxUpdate,
 } from './funding.ts';
 import { guardOutdated, onReadyAbort } from './outdated.ts';
-import { onReestablish } from './reestablish.ts';
+import { heldForReestablish, onReconnected, onReestablish } from './reestablish.ts';
 import { type Channel, withFlag } from './state.ts';
 import { type Event, fail, type MachineEnv, type Step } from './step.ts';
 import {
@@ -56,7 +56,7 @@ export function step(ch: Channel, ev: Event, env: MachineEnv): Step {
     }
     return { ch, effects: [] };
   }
-  const guarded = guardOutdated(ch, ev);
+  const guarded = guardOutdated(ch, ev) ?? heldForReestablish(ch, ev);
   if (guarded) return guarded;
   // Shutting down: once both Shutdowns are in and the last pending TLC is resolved, ClosingSigned.
   return afterPendingResolved(dispatch(ch, ev, env), env);
@@ -84,6 +84,8 @@ function dispatch(ch: Channel, ev: Event, env: MachineEnv): Step {
       return tlcBatch(ch, ev.cmds, env);
     case 'signCommitment':
       return signCommitment(ch, env);
+    case 'reconnected':
+      return onReconnected(ch);
     case 'closeConfirmed':
       return onCloseConfirmed(ch);
     case 'announcementDigest':

@@ -1,6 +1,7 @@
 /**
  * ReestablishChannel, pure (`fiber-channel-protocol.md` §7, adapted to one TLC round at a time).
- * On every (re)connection both sides send their counters (L, R); on the peer's:
+ * On every (re)connection both sides send their counters (L, R). From ours until the peer's comes
+ * in, the TLC round stands still (`heldForReestablish`); on the peer's:
  * - before any funding signature of ours left the node: the opening is aborted cleanly;
  * - funding signed: our TxSignatures / ChannelReady are sent again (the peer ignores duplicates);
  * - ready: our whole nonce pool is advertised again (the peer keeps what it lacks), then what the
@@ -17,7 +18,7 @@ import { awaitingRevoke, markOutdated, onPeerBehind, syncVerdict, withoutFlag } 
 import { dec, replayedUpdate } from './round.ts';
 import { toScript } from './script-data.ts';
 import { type Channel, hasFlag, resolvingPending } from './state.ts';
-import { type Effect, fail, type Step } from './step.ts';
+import { type Effect, type Event, fail, type Step } from './step.ts';
 import type { ChannelMessage, ReestablishChannel } from './wire.ts';
 
 const b = (h: string) => hexToBytes(h);
@@ -45,7 +46,41 @@ export function abortable(ch: Channel): boolean {
 
 const send = (msg: ChannelMessage): Effect => ({ type: 'send', msg });
 
-export function onReestablish(ch: Channel, m: ReestablishChannel): Step {
+/**
+ * A new connection with the peer: our counters go out. An opening not yet signed by us is dropped
+ * instead (a message of it may have been lost with the old session; the peer drops it too).
+ *
+ * From here until the peer's ReestablishChannel, a ready channel starts no round and ignores the
+ * peer's round messages (as fnn's `reestablishing`): an update we sent before reading the
+ * peer's counters would arrive ahead of what the peer's counters make us replay (our missed
+ * RevokeAndAck), and the peer would take it into the wrong round.
+ */
+export function onReconnected(ch: Channel): Step {
+  if (abortable(ch)) return fail(ch, 'the peer reconnected before the funding was signed');
+  const effects = [send(reestablishMessage(ch))];
+  if (ch.state !== 'CHANNEL_READY' && ch.state !== 'SHUTTING_DOWN') return { ch, effects };
+  return { ch: { ...ch, reestablishing: true }, effects };
+}
+
+const ROUND_MESSAGES: ReadonlySet<ChannelMessage['type']> = new Set<ChannelMessage['type']>([
+  'AddTlc',
+  'RemoveTlc',
+  'CommitmentSigned',
+  'RevokeAndAck',
+]);
+
+/** While reestablishing: the peer's round messages ignored (commands wait: `tlc.ts`, `idle`). */
+export function heldForReestablish(ch: Channel, ev: Event): Step | null {
+  if (!ch.reestablishing || ev.type !== 'peer' || !ROUND_MESSAGES.has(ev.msg.type)) return null;
+  return { ch, effects: [] };
+}
+
+export function onReestablish(ch0: Channel, m: ReestablishChannel): Step {
+  let ch = ch0;
+  if (ch.reestablishing) {
+    const { reestablishing: _, ...rest } = ch;
+    ch = rest;
+  }
   if (abortable(ch)) return fail(ch, 'the peer reconnected before the funding was signed');
   switch (ch.state) {
     case 'AWAITING_TX_SIGNATURES': {

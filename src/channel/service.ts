@@ -21,7 +21,7 @@ import { FundingMonitor } from './funding-monitor.ts';
 import { GroupCommit } from './group-commit.ts';
 import { step } from './machine.ts';
 import { ChannelOpening } from './opening.ts';
-import { abortable, reestablishMessage } from './reestablish.ts';
+import { abortable } from './reestablish.ts';
 import { type AcceptRequest, checkExpiryDelta, type OpenRequest } from './requests.ts';
 import { scriptData, toScript } from './script-data.ts';
 import type { ChannelServiceOptions } from './service-options.ts';
@@ -538,9 +538,7 @@ export class ChannelService {
       void this.enqueue(ch.tempId, () => {
         const cur = this.store.get(ch.tempId);
         if (!cur || cur.state === 'CLOSED') return;
-        if (abortable(cur))
-          return this.commit(fail(cur, 'the peer reconnected before the funding was signed'));
-        this.effects.perform(cur, { type: 'send', msg: reestablishMessage(cur) });
+        return this.commit(step(cur, { type: 'reconnected' }, this.env));
       }).catch((e) => this.log.warn({ channel: ch.id, err: (e as Error).message }, 'reestablish failed'));
     }
   }

@@ -202,6 +202,11 @@ export interface Channel {
   /** Next id of a TLC we offer, and of one the peer offers (both sequential from 0). */
   nextTlcId: { offered: bigint; received: bigint };
   round?: Round | null;
+  /**
+   * We sent our ReestablishChannel on a new connection and the peer's has not come in yet: no
+   * round starts and the peer's round messages are ignored until it does (`reestablish.ts`).
+   */
+  reestablishing?: boolean;
   /** Our updates stepped back after a collision, re-issued when the peer's round ends. */
   retry?: Hex[];
   /** The latest revocation of the peer's commitments we hold: version and aggregated signature. */

@@ -68,6 +68,8 @@ export type Event =
   /** TLC commands that waited for a round to end: the updates of the next round (`tlcBatch`). */
   | { type: 'tlcBatch'; cmds: TlcCommand[] }
   | { type: 'signCommitment' }
+  /** A new connection with the peer: our ReestablishChannel goes out (`reestablish.ts`). */
+  | { type: 'reconnected' }
   | { type: 'closeConfirmed' }
   | { type: 'settled'; txHash: string }
   | { type: 'announcementDigest'; digest: Uint8Array; nodeSignature: Uint8Array }

@@ -55,7 +55,7 @@ export class TlcCommands {
       this.enqueue(tempId, () => {
         const ch = this.store.get(tempId);
         if (!ch) throw new ChannelError('ChannelClosed', 'Messaging failed because channel is closed');
-        if (ch.round && waitMs > 0) this.tlcQueue.add(tempId, w, waitMs);
+        if ((ch.round || ch.reestablishing) && waitMs > 0) this.tlcQueue.add(tempId, w, waitMs);
         else this.runTlcBatch(ch, [w]);
       }).catch(reject);
     });
@@ -68,7 +68,7 @@ export class TlcCommands {
         w.reject(new ChannelError('ChannelClosed', 'Messaging failed because channel is closed'));
       return;
     }
-    if (ch.round) return;
+    if (ch.round || ch.reestablishing) return;
     const ws = this.tlcQueue.take(ch.tempId);
     if (ws.length) this.runTlcBatch(ch, ws);
   }

@@ -74,7 +74,7 @@ function ready(ch: Channel): void {
 
 function idle(ch: Channel): void {
   ready(ch);
-  if (ch.round) throw new ChannelError('WaitingTlcAck', WAITING_ACK);
+  if (ch.round || ch.reestablishing) throw new ChannelError('WaitingTlcAck', WAITING_ACK);
 }
 
 /** The reference's refusal of a new TLC while shutting down (its state printed as Rust's Debug). */
