@@ -8,12 +8,11 @@ import { randomBytes } from '@noble/hashes/utils.js';
 import { type Bytes, concat, readU32le, StrandError } from '../../codec/index.ts';
 import { decodeHopData, encodeHopData, type PaymentHopData } from './hop-data.ts';
 import {
-  createPacket,
-  deriveSharedSecrets,
   obfuscateErrorPacket,
   parseErrorPacket,
   peelPacket,
   SphinxError,
+  sealPacket,
   createErrorPacket as sphinxCreateError,
 } from './sphinx.ts';
 import { decodeTlcErr, encodeTlcErr, type TlcErr, tryDecodeTlcErr } from './tlc-error.ts';
@@ -93,7 +92,7 @@ export function buildOnion(
   const version = opts.version ?? PAYMENT_ONION_VERSION;
   const sessionKey = opts.sessionKey ?? randomBytes(32);
   try {
-    const packet = createPacket({
+    const { packet, sharedSecrets } = sealPacket({
       sessionKey,
       hopPubkeys: path,
       hopData: payloads.map((h) => frameHopData(version, h)),
@@ -101,7 +100,7 @@ export function buildOnion(
       dataLen: opts.dataLen ?? PAYMENT_ONION_DATA_LEN,
       version,
     });
-    return { packet, path, sharedSecrets: deriveSharedSecrets(sessionKey, path), sessionKey };
+    return { packet, path, sharedSecrets, sessionKey };
   } catch (e) {
     if (e instanceof SphinxError) throw new OnionError(e.message);
     throw e;

@@ -8,7 +8,7 @@ import { randomBytes } from '@noble/hashes/utils.js';
 import { type Bytes, mol, readU32le, StrandError } from '../../codec/index.ts';
 import { CustomRecords, HashAlgorithmByte } from './hop-data.ts';
 import { OnionError } from './packet.ts';
-import { createPacket, deriveSharedSecrets, peelPacket } from './sphinx.ts';
+import { peelPacket, sealPacket } from './sphinx.ts';
 
 export const TRAMPOLINE_ONION_DATA_LEN = 1300;
 export const TRAMPOLINE_ONION_PACKET_SIZE = 1 + 33 + TRAMPOLINE_ONION_DATA_LEN + 32;
@@ -55,7 +55,7 @@ export function buildTrampolineOnion(
   if (path.length === 0 || path.length !== payloads.length)
     throw new OnionError('trampoline path and payloads differ');
   try {
-    const packet = createPacket({
+    return sealPacket({
       sessionKey,
       hopPubkeys: path,
       hopData: payloads.map(encodeTrampolinePayload),
@@ -63,7 +63,6 @@ export function buildTrampolineOnion(
       dataLen: TRAMPOLINE_ONION_DATA_LEN,
       version: VERSION,
     });
-    return { packet, sharedSecrets: deriveSharedSecrets(sessionKey, path) };
   } catch (e) {
     if (e instanceof StrandError) throw new OnionError(e.message);
     throw e;
