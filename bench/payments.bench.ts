@@ -13,6 +13,9 @@
  * CPU ms, store flushes (fdatasync) and KB written to disk. Then the machine's curve ceiling (k·G
  * and Schnorr verifications per second on the backend the nodes use) and the ratio of the best
  * rate to it. The last line is one JSON summary.
+ *
+ * `BENCH_PROFILE=S`: during each run with more than one payment in flight, every node involved
+ * records an S-second CPU profile (the `prof` module's `pprof`); the paths are printed.
  */
 import os from 'node:os';
 import path from 'node:path';
@@ -27,6 +30,7 @@ import { LINE_TOPOLOGY } from './line-topology.ts';
 
 const PAYMENTS = Number(process.env.BENCH_PAYMENTS ?? 200);
 const CONCURRENCY = (process.env.BENCH_CONCURRENCY ?? '16,64').split(',').map(Number).filter(Boolean);
+const PROFILE_SECS = Number(process.env.BENCH_PROFILE ?? 0);
 
 /** Payment outcomes pushed by the payer's store-change subscription, by payment hash. */
 async function outcomes(rpcUrl: string) {
@@ -123,10 +127,19 @@ async function run(
   target: string,
   inFlight: number,
   metrics: Record<string, string>,
+  rpcUrls: Record<string, string>,
 ): Promise<RunResult> {
   const before = Object.fromEntries(
     await Promise.all(Object.entries(metrics).map(async ([n, url]) => [n, await costCounters(url)] as const)),
   );
+  const profiles =
+    PROFILE_SECS > 0 && inFlight > 1
+      ? Object.entries(rpcUrls).map(([n, url]) =>
+          createRpcClient(url)
+            .call('pprof', { duration_secs: `0x${PROFILE_SECS.toString(16)}` })
+            .then((r: { path: string }) => `${n} ${r.path}`),
+        )
+      : [];
   const lat: number[] = [];
   const failed: string[] = [];
   let next = 0;
@@ -151,6 +164,7 @@ async function run(
     cost[n] = { cpuMs: per(a.cpuMs, b.cpuMs), syncs: per(a.syncs, b.syncs), diskKb: per(a.diskKb, b.diskKb) };
   }
   if (failed.length) console.log(`    ${failed.length} failed: ${[...new Set(failed)].join('; ')}`);
+  for (const p of await Promise.all(profiles)) console.log(`    profile: ${p}`);
   return { inFlight, rate, p50: pct(lat, 50), p99: pct(lat, 99), failed: failed.length, cost };
 }
 
@@ -221,11 +235,12 @@ try {
     ['two_hops', 'two hops (alice → bob → carol)', nodes[2]!.pubkey, 3],
   ] as const) {
     const metrics = Object.fromEntries(nodes.slice(0, involved).map((n) => [n.name, n.metrics_url]));
+    const rpcUrls = Object.fromEntries(nodes.slice(0, involved).map((n) => [n.name, n.rpc_url]));
     for (let i = 0; i < 10; i++) await pay(alice, feed, target); // warm-up (and the route)
     console.log(`${label}:`);
     const runs: RunResult[] = [];
     for (const n of [1, ...CONCURRENCY]) {
-      const r = await run(alice, feed, target, n, metrics);
+      const r = await run(alice, feed, target, n, metrics, rpcUrls);
       console.log(`  ${describe(r)}`);
       runs.push(r);
     }

@@ -116,7 +116,7 @@ export function deriveHopsKeys(sessionKey: Bytes, hopPubkeys: Bytes[]): HopKeys[
   if (e === 0n || e >= N) throw new SphinxError('InvalidSessionKey', 'session key out of range');
   let alpha = curve().mulG(secp256k1.Point.Fn.toBytes(e));
   const out: HopKeys[] = [];
-  for (const pk of hopPubkeys) {
+  for (const [i, pk] of hopPubkeys.entries()) {
     const secret = ecdh(pk, e);
     out.push({
       ephemeralPublicKey: alpha,
@@ -124,6 +124,8 @@ export function deriveHopsKeys(sessionKey: Bytes, hopPubkeys: Bytes[]): HopKeys[
       rho: deriveKey('rho', secret),
       mu: deriveKey('mu', secret),
     });
+    // The last hop has no next key to blind (a point multiplication saved).
+    if (i === hopPubkeys.length - 1) break;
     const b = blinding(alpha, secret);
     e = (e * b) % N;
     alpha = mulPoint(alpha, b);
