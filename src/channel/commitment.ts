@@ -21,7 +21,7 @@ import {
 import { toScript } from './script-data.ts';
 import type { Channel, PartyParams } from './state.ts';
 import type { MachineEnv, Step } from './step.ts';
-import { tlcPubkeys } from './tlc-keys.ts';
+import { tlcPubkeysHex } from './tlc-keys.ts';
 import {
   commitmentLockArgs,
   commitmentTx,
@@ -36,6 +36,21 @@ import type { ChannelMessage } from './wire.ts';
 
 const b = (h: string) => hexToBytes(h);
 const h = (x: Uint8Array) => bytesToHex(x);
+
+/**
+ * blake160 of a public key (hex), memoized: every commitment hashes both keys of every pending
+ * TLC, each round, and a TLC's keys never change. Bounded: cleared when it grows past 100,000.
+ */
+const keyHashes = new Map<string, Uint8Array>();
+function keyHash(key: string): Uint8Array {
+  let v = keyHashes.get(key);
+  if (!v) {
+    if (keyHashes.size >= 100_000) keyHashes.clear();
+    v = blake160(b(key));
+    keyHashes.set(key, v);
+  }
+  return v;
+}
 
 export function fundingLock(ch: Channel, env: MachineEnv): ccc.Script {
   if (!ch.remote) throw new ChannelError('MissingState', 'no remote parameters');
@@ -68,18 +83,18 @@ export function buildCommitment(ch: Channel, forRemote: boolean, env: MachineEnv
     ...pending.filter((t) => !holderOffered(t)).sort((x, y) => (x.id < y.id ? -1 : 1)),
   ];
   // Settlement keys: the untweaked base points; TLC keys: the TLC's own (`tlc-keys.ts`).
-  const holderKeyHash = blake160(b(holder.p.tlcBasepoint));
-  const otherKeyHash = blake160(b(other.p.tlcBasepoint));
+  const holderKeyHash = keyHash(holder.p.tlcBasepoint);
+  const otherKeyHash = keyHash(other.p.tlcBasepoint);
   const script = settlementScript(
     ordered.map((t) => {
-      const k = tlcPubkeys(ch, t);
+      const k = tlcPubkeysHex(ch, t);
       return {
         offeredByHolder: holderOffered(t),
         hashAlgorithm: t.hashAlgorithm,
         amount: t.amount,
         paymentHash: b(t.paymentHash),
-        holderKeyHash: blake160(forRemote ? k.remote : k.local),
-        otherKeyHash: blake160(forRemote ? k.local : k.remote),
+        holderKeyHash: keyHash(forRemote ? k.remote : k.local),
+        otherKeyHash: keyHash(forRemote ? k.local : k.remote),
         expiry: t.expiry,
       };
     }),

@@ -71,9 +71,15 @@ export function newTlcKeys(ch: Channel, keysOf: () => ChannelKeys): TlcKeyFields
 
 /** Our and the peer's public keys for a TLC (the base points for a TLC from before tweaking). */
 export function tlcPubkeys(ch: Channel, t: Tlc): { local: Uint8Array; remote: Uint8Array } {
+  const k = tlcPubkeysHex(ch, t);
+  return { local: b(k.local), remote: b(k.remote) };
+}
+
+/** `tlcPubkeys` as hex, as the state keeps them. */
+export function tlcPubkeysHex(ch: Channel, t: Tlc): { local: string; remote: string } {
   return {
-    local: b(t.localKey ?? ch.local.tlcBasepoint),
-    remote: b(t.remoteKey ?? (ch.remote as PartyParams).tlcBasepoint),
+    local: t.localKey ?? ch.local.tlcBasepoint,
+    remote: t.remoteKey ?? (ch.remote as PartyParams).tlcBasepoint,
   };
 }
 

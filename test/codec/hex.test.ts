@@ -68,5 +68,19 @@ describe('hex bytes', () => {
     expect(() => hexToBytes('0x00', 'hash', 32)).toThrow(/hash: expected 32 bytes, got 1/);
     expect(() => hexToBytes('0x0', 'h')).toThrow(InvalidParams);
     expect(() => hexToBytes('0xzz', 'h')).toThrow(InvalidParams);
+    expect(() => hexToBytes(42, 'h')).toThrow(/h: expected hex bytes, got 42/);
+  });
+
+  it('takes exactly the strings of 0x? then hex pairs (any mix of valid and invalid characters)', () => {
+    const valid = /^(0x)?([0-9a-fA-F]{2})*$/;
+    const chars = fc.constantFrom(...'0123456789abcdefABCDEFxXgz -\n'.split(''));
+    fc.assert(
+      fc.property(fc.oneof(fc.string({ unit: chars }), fc.string()), fc.boolean(), (body, prefixed) => {
+        const s = prefixed ? `0x${body}` : body;
+        if (valid.test(s)) expect(bytesToHex(hexToBytes(s), false)).toBe(s.replace(/^0x/, '').toLowerCase());
+        else expect(() => hexToBytes(s)).toThrow(InvalidParams);
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

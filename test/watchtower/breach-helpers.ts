@@ -42,12 +42,29 @@ export function storedCommitment(node: NodeProcess): { tx: string; hash: string 
 }
 
 /**
+ * `add_tlc`, tried again while the channel's previous round is still finishing: a side may list
+ * no pending TLC before the round's last RevokeAndAck reached it, and the RPC refuses a TLC
+ * command in that state at once (WaitingTlcAck, as fnn's does).
+ */
+export async function addTlc(n: NodeProcess, params: Record<string, unknown>): Promise<unknown> {
+  const giveUp = Date.now() + 20_000;
+  for (;;) {
+    try {
+      return await rpc(n, 'add_tlc', params);
+    } catch (e) {
+      if (!/waiting TLC ACK/.test((e as Error).message) || Date.now() > giveUp) throw e;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
+/**
  * `amount` from A to B by a dev TLC that B fulfils (two rounds, each revoking A's commitment);
  * resolves once neither side lists a pending TLC.
  */
 export async function payByTlc(a: NodeProcess, b: NodeProcess, id: string, amount: bigint, fill = '42') {
   const preimage = `0x${fill.repeat(32)}`;
-  await rpc(a, 'add_tlc', {
+  await addTlc(a, {
     channel_id: id,
     amount: hex(amount),
     payment_hash: ccc.hexFrom(ckbHash(ccc.bytesFrom(preimage))),

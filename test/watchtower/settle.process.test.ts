@@ -16,6 +16,7 @@ import { createChainClient } from '../../src/chain/client.ts';
 import { ckbHash } from '../../src/crypto/hash.ts';
 import { CKB, connect, type DevchainProcess, rpc, startDevchain, until } from '../channel/process-helpers.ts';
 import { type NodeProcess, startNode, tempDir } from '../helpers/node-process.ts';
+import { addTlc } from './breach-helpers.ts';
 import {
   forceCloseOnChain,
   kinds,
@@ -114,7 +115,7 @@ describe('settlement after a force close', () => {
     const id = await openReadyChannel();
     const preimage = `0x${'44'.repeat(32)}`;
     const paymentHash = ccc.hexFrom(ckbHash(ccc.bytesFrom(preimage)));
-    await rpc(a, 'add_tlc', {
+    await addTlc(a, {
       channel_id: id,
       amount: hex(100n * CKB),
       payment_hash: paymentHash,
@@ -162,7 +163,7 @@ describe('settlement after a force close', () => {
     const id = await openReadyChannel();
     const paymentHash = ccc.hexFrom(ckbHash(new Uint8Array(32).fill(0x45)));
     // Expires in 20 minutes: the dev chain's clock is moved past it below.
-    await rpc(a, 'add_tlc', {
+    await addTlc(a, {
       channel_id: id,
       amount: hex(100n * CKB),
       payment_hash: paymentHash,

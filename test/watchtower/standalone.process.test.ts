@@ -27,6 +27,7 @@ import {
 } from '../channel/process-helpers.ts';
 import { type NodeProcess, STRAND_BIN, tempDir } from '../helpers/node-process.ts';
 import {
+  addTlc,
   awaitSweep,
   hex,
   openReady,
@@ -214,7 +215,7 @@ describe('standalone watchtower', () => {
       public: false,
     });
     const preimage = `0x${'46'.repeat(32)}`;
-    await rpc(a, 'add_tlc', {
+    await addTlc(a, {
       channel_id: id,
       amount: hex(100n * CKB),
       payment_hash: ccc.hexFrom(ckbHash(ccc.bytesFrom(preimage))),

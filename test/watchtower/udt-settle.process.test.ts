@@ -19,7 +19,7 @@ import {
   until,
 } from '../channel/process-helpers.ts';
 import type { NodeProcess } from '../helpers/node-process.ts';
-import { hex, openReady, payByTlc } from './breach-helpers.ts';
+import { addTlc, hex, openReady, payByTlc } from './breach-helpers.ts';
 import { forceCloseOnChain, kinds, settlementsOnChain } from './settle-helpers.ts';
 
 let chain: DevchainProcess;
@@ -72,7 +72,7 @@ describe('settlement of a UDT channel after a force close', () => {
     await payByTlc(a, b, id, 100n, '08');
     const preimage = `0x${'55'.repeat(32)}`;
     const paymentHash = ccc.hexFrom(ckbHash(ccc.bytesFrom(preimage)));
-    await rpc(a, 'add_tlc', {
+    await addTlc(a, {
       channel_id: id,
       amount: hex(50n),
       payment_hash: paymentHash,
