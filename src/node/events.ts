@@ -1,8 +1,9 @@
 /**
- * Channel and payment events in the node log, at info level, one structured line each with the
- * channel id or payment hash as fields: a channel opened, ready, closed; a TLC added, settled,
- * failed (with the reason when this node failed it); a payment's outcome. Derived from the
- * events the services already publish, after they are committed.
+ * Channel and payment events in the node log, one structured line each with the channel id or
+ * payment hash as fields: a channel opened, ready, closed; a TLC added, settled, failed (with the
+ * reason when this node failed it); a payment's outcome. Derived from the events the services
+ * already publish, after they are committed. All at info, but a TLC added or settled at debug:
+ * two lines per TLC per hop are too many for a busy node's info log (README, Metrics and logs).
  */
 import type { Channel, TlcNotice } from '../channel/index.ts';
 import type { StoreChange } from '../store/index.ts';
@@ -57,14 +58,14 @@ export class NodeEventLog {
    * (a restart) its pending TLCs are old news.
    */
   private offeredTlcs(ch: Channel, firstSight: boolean): void {
-    if (ch.state === 'CLOSED') return;
+    if (ch.state === 'CLOSED' || !this.log.isLevelEnabled('debug')) return;
     for (const t of ch.tlcs) {
       if (!t.offered || t.added !== 'committed' || t.removal) continue;
       const key = `${ch.id}:${t.id}`;
       if (this.offered.has(key)) continue;
       this.offered.add(key);
       if (firstSight) continue;
-      this.log.info(
+      this.log.debug(
         {
           event: 'tlc_added',
           channel_id: ch.id,
@@ -88,6 +89,8 @@ export class NodeEventLog {
   /** TLC news of a channel (`ChannelService` `onTlc`): committed in both commitments. */
   tlc(channelId: string, n: TlcNotice): void {
     const t = n.tlc;
+    if (t.offered) this.offered.delete(`${channelId}:${t.id}`);
+    if ((n.type === 'received' || n.type === 'fulfilled') && !this.log.isLevelEnabled('debug')) return;
     const fields = {
       channel_id: channelId,
       tlc_id: t.id.toString(),
@@ -95,10 +98,9 @@ export class NodeEventLog {
       amount: t.amount.toString(),
       direction: t.offered ? 'offered' : 'received',
     };
-    if (t.offered) this.offered.delete(`${channelId}:${t.id}`);
     if (n.type === 'received')
-      this.log.info({ ...fields, event: 'tlc_added', expiry: t.expiry.toString() }, 'TLC added');
-    else if (n.type === 'fulfilled') this.log.info({ ...fields, event: 'tlc_settled' }, 'TLC settled');
+      this.log.debug({ ...fields, event: 'tlc_added', expiry: t.expiry.toString() }, 'TLC added');
+    else if (n.type === 'fulfilled') this.log.debug({ ...fields, event: 'tlc_settled' }, 'TLC settled');
     else {
       const key = `${channelId}:${t.id}`;
       // An offered TLC's error is encrypted for the payer: only the payer's session reads it.
