@@ -96,9 +96,22 @@ export class WalDurability implements Durability {
     return new Promise((resolve) => this.whenDurable(resolve));
   }
 
+  /**
+   * Starts a flush once the work of this turn of the event loop is done (`setImmediate`), so that
+   * the commits it makes after the first output was offered (a payment's RPC answer, then its
+   * AddTlc's state) share that flush instead of each waiting for the next one.
+   */
   private flush(): void {
     if (this.flushing || this.failed) return;
     this.flushing = true;
+    setImmediate(() => this.startFlush());
+  }
+
+  private startFlush(): void {
+    if (this.failed || this.closed) {
+      this.flushing = false;
+      return;
+    }
     const upTo = this.changes();
     (this.opts.fdatasync ?? fs.fdatasync)(this.fd, (err) => {
       this.flushing = false;

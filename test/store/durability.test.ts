@@ -26,6 +26,9 @@ function manualFlush() {
   };
 }
 
+/** The end of this turn of the event loop, when a flush asked for in it starts. */
+const turn = () => new Promise((r) => setImmediate(r));
+
 describe('WalDurability (group commit for SQLite)', () => {
   const dirs: string[] = [];
   const dbs: SqliteDb[] = [];
@@ -57,7 +60,7 @@ describe('WalDurability (group commit for SQLite)', () => {
     expect(m.pending).toHaveLength(0);
   });
 
-  it('holds output that follows a commit until one flush covers it, then releases in order', () => {
+  it('holds output that follows a commit until one flush covers it, then releases in order', async () => {
     const { d, m, write } = setup();
     const out: string[] = [];
     write(1);
@@ -67,45 +70,52 @@ describe('WalDurability (group commit for SQLite)', () => {
     // Nothing new was written, but it was offered after held output: it must not overtake it.
     d.whenDurable(() => out.push('read'));
     expect(out).toEqual([]);
-    // One flush is in flight; it started after write 1 only.
+    // The flush starts once this turn's work is done: one, covering both writes.
+    expect(m.pending).toHaveLength(0);
+    await turn();
     expect(m.pending).toHaveLength(1);
-    m.finish();
-    expect(out).toEqual(['after 1']);
-    // The commit made during the first flush needs a second one; the read waits behind it.
-    expect(m.pending).toHaveLength(1);
+    // A commit made while it runs needs the next one; so does output offered after it.
+    write(3);
+    d.whenDurable(() => out.push('after 3'));
     m.finish();
     expect(out).toEqual(['after 1', 'after 2', 'read']);
+    await turn();
+    expect(m.pending).toHaveLength(1);
+    m.finish();
+    expect(out).toEqual(['after 1', 'after 2', 'read', 'after 3']);
     expect(d.syncs).toBe(2);
     expect(m.pending).toHaveLength(0);
   });
 
-  it('shares one flush among every commit made before it started (group commit)', () => {
+  it('shares one flush among every commit made in the turn it was asked for (group commit)', async () => {
     const { d, m, write } = setup();
     const out: number[] = [];
     for (let i = 0; i < 50; i++) {
       write(i);
-      if (i === 0) d.whenDurable(() => out.push(-1));
+      d.whenDurable(() => out.push(i));
     }
-    // Flush #1 covers write 0 only; offered later, these 50 outputs share flush #2.
-    m.finish();
-    for (let i = 0; i < 50; i++) d.whenDurable(() => out.push(i));
+    await turn();
     expect(m.pending).toHaveLength(1);
     m.finish();
-    expect(out).toHaveLength(51);
-    expect(d.syncs).toBe(2);
+    expect(out).toEqual(Array.from({ length: 50 }, (_, i) => i));
+    expect(d.syncs).toBe(1);
+    await turn();
+    expect(m.pending).toHaveLength(0);
   });
 
-  it('a failed flush releases nothing and tells the node, which must stop', () => {
+  it('a failed flush releases nothing and tells the node, which must stop', async () => {
     const fatal: Error[] = [];
     const { d, m, write } = setup(fatal);
     const out: string[] = [];
     write(1);
     d.whenDurable(() => out.push('x'));
+    await turn();
     m.finish(new Error('EIO'));
     expect(out).toEqual([]);
     expect(fatal.map((e) => e.message)).toEqual(['EIO']);
     write(2);
     d.whenDurable(() => out.push('y'));
+    await turn();
     expect(out).toEqual([]);
     expect(m.pending).toHaveLength(0);
   });
