@@ -8,7 +8,7 @@ import { step } from './machine.ts';
 import type { StagedChannelStore } from './staged-store.ts';
 import type { Channel } from './state.ts';
 import type { MachineEnv, Step } from './step.ts';
-import { type TlcCommand, WAITING_ACK } from './tlc.ts';
+import { roundBusy, type TlcCommand, WAITING_ACK } from './tlc.ts';
 import { settleOutcomes, TlcQueue, type WaitingTlc } from './tlc-queue.ts';
 
 export interface TlcCommandsOptions {
@@ -55,7 +55,7 @@ export class TlcCommands {
       this.enqueue(tempId, () => {
         const ch = this.store.get(tempId);
         if (!ch) throw new ChannelError('ChannelClosed', 'Messaging failed because channel is closed');
-        if ((ch.round || ch.reestablishing) && waitMs > 0) this.tlcQueue.add(tempId, w, waitMs);
+        if (roundBusy(ch) && waitMs > 0) this.tlcQueue.add(tempId, w, waitMs);
         else this.runTlcBatch(ch, [w]);
       }).catch(reject);
     });
@@ -68,7 +68,7 @@ export class TlcCommands {
         w.reject(new ChannelError('ChannelClosed', 'Messaging failed because channel is closed'));
       return;
     }
-    if (ch.round || ch.reestablishing) return;
+    if (roundBusy(ch)) return;
     const ws = this.tlcQueue.take(ch.tempId);
     if (ws.length) this.runTlcBatch(ch, ws);
   }

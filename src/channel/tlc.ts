@@ -72,9 +72,17 @@ function ready(ch: Channel): void {
   throw new ChannelError('InvalidState', `Invalid state: channel is in state ${ch.state}`);
 }
 
+/**
+ * A round is in flight, or the channel waits for the peer's ReestablishChannel: a TLC command
+ * waits (the service queues it) or is refused with WAITING_ACK.
+ */
+export function roundBusy(ch: Channel): boolean {
+  return !!ch.round || !!ch.reestablishing;
+}
+
 function idle(ch: Channel): void {
   ready(ch);
-  if (ch.round || ch.reestablishing) throw new ChannelError('WaitingTlcAck', WAITING_ACK);
+  if (roundBusy(ch)) throw new ChannelError('WaitingTlcAck', WAITING_ACK);
 }
 
 /** The reference's refusal of a new TLC while shutting down (its state printed as Rust's Debug). */

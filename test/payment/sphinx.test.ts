@@ -3,7 +3,6 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { describe, expect, it } from 'vitest';
 import {
   createErrorPacket,
-  createPacket,
   deriveHopsKeys,
   deriveKey,
   generateFiller,
@@ -12,6 +11,7 @@ import {
   parseErrorPacket,
   peelPacket,
   SphinxError,
+  sealPacket,
 } from '../../src/payment/onion/sphinx.ts';
 import { ERROR_AFTER_HOP0, ERROR_BY_HOP4, PACKET_1366 } from './sphinx-vectors.ts';
 
@@ -105,7 +105,7 @@ describe('fiber-sphinx official vectors', () => {
   });
 
   it('creates the 1366-byte packet byte for byte', () => {
-    const packet = createPacket({
+    const { packet } = sealPacket({
       sessionKey: SESSION,
       hopPubkeys: HOPS,
       hopData: DATA,
@@ -144,7 +144,7 @@ describe('fiber-sphinx official vectors', () => {
 
   it('refuses hop data larger than the routing info', () => {
     expect(() =>
-      createPacket({
+      sealPacket({
         sessionKey: SESSION,
         hopPubkeys: HOPS,
         hopData: DATA.map(() => fill(1, 300)),

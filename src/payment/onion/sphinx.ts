@@ -133,14 +133,9 @@ export function deriveHopsKeys(sessionKey: Bytes, hopPubkeys: Bytes[]): HopKeys[
   return out;
 }
 
-/** The shared secrets alone (what the sender keeps to decode error packets). */
-export function deriveSharedSecrets(sessionKey: Bytes, hopPubkeys: Bytes[]): Bytes[] {
-  return deriveHopsKeys(sessionKey, hopPubkeys).map((k) => k.sharedSecret);
-}
-
 /**
  * The filler the last hop's routing info ends with (§1.2 step 2). `streams[i]`, when given, is
- * hop i's keystream of at least `dataLen + hopData[i].length + 32` bytes (`createPacket` makes it
+ * hop i's keystream of at least `dataLen + hopData[i].length + 32` bytes (`sealPacket` makes it
  * once for both uses).
  */
 export function generateFiller(keys: HopKeys[], hopData: Bytes[], dataLen: number, streams?: Bytes[]): Bytes {
@@ -165,11 +160,6 @@ export interface CreateOptions {
   /** L, the routing info size (6500 for payments, 1300 for trampoline). */
   dataLen: number;
   version?: number;
-}
-
-/** Builds a packet (§1.2). */
-export function createPacket(o: CreateOptions): Bytes {
-  return sealPacket(o).packet;
 }
 
 /**
