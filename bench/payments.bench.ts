@@ -133,7 +133,7 @@ async function run(
     await Promise.all(Object.entries(metrics).map(async ([n, url]) => [n, await costCounters(url)] as const)),
   );
   const profiles =
-    PROFILE_SECS > 0 && inFlight > 1
+    PROFILE_SECS > 0 && (inFlight > 1 || process.env.BENCH_PROFILE_ONE)
       ? Object.entries(rpcUrls).map(([n, url]) =>
           createRpcClient(url)
             .call('pprof', { duration_secs: `0x${PROFILE_SECS.toString(16)}` })
@@ -239,7 +239,7 @@ try {
     for (let i = 0; i < 10; i++) await pay(alice, feed, target); // warm-up (and the route)
     console.log(`${label}:`);
     const runs: RunResult[] = [];
-    for (const n of [1, ...CONCURRENCY]) {
+    for (const n of process.env.BENCH_SKIP_ONE ? CONCURRENCY : [1, ...CONCURRENCY]) {
       const r = await run(alice, feed, target, n, metrics, rpcUrls);
       console.log(`  ${describe(r)}`);
       runs.push(r);

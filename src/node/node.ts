@@ -84,6 +84,7 @@ import {
   type LeaseOptions,
   openStore,
   StoreChangeBus,
+  TurnTransactionDb,
   WalDurability,
   watchPageQuota,
 } from '../store/index.ts';
@@ -171,9 +172,10 @@ function leaderLease(
  * which state it will find after a restart. Stop before anything else leaves (PostgreSQL does the
  * same on a failed fsync); the restart recovers from what is on disk.
  */
-function storeFlushFailed(log: Logger): (err: Error) => void {
+/** A commit or flush failed: what the node took as stored may not be, so it stops at once. */
+function storeFailed(log: Logger, what: string): (err: Error) => void {
   return (err) => {
-    log.fatal({ err: err.message }, 'store flush (fdatasync) failed: exiting');
+    log.fatal({ err: err.message }, `${what} failed: exiting`);
     log.flush();
     process.exit(70);
   };
@@ -246,13 +248,22 @@ export class StrandNode {
       NODE_SCHEMAS,
       config.store.url ? leaderLease(config, identity.pubkeyHex, log, opts.onLeaseLost) : undefined,
     );
-    const node = new StrandNode(config, identity, walletKey, db, log);
-    if (isSqlite(db))
-      node.durability = new WalDurability(db, { walFile: `${file}-wal`, onFatal: storeFlushFailed(log) });
+    // SQLite: one transaction per turn of the event loop, committed before each WAL flush.
+    const turns = isSqlite(db) ? new TurnTransactionDb(db, storeFailed(log, 'store commit')) : undefined;
+    const node = new StrandNode(config, identity, walletKey, turns ?? db, log);
+    if (turns)
+      node.durability = new WalDurability(turns.sqlite, {
+        walFile: `${file}-wal`,
+        onFatal: storeFailed(log, 'store flush (fdatasync)'),
+        beforeFlush: () => turns.commitTurn(),
+      });
     const quotaFile = env[STORE_QUOTA_ENV];
-    if (quotaFile && isSqlite(db))
-      node.stopQuota = watchPageQuota(db, quotaFile, (pages) =>
-        log.warn({ ...pages, file: quotaFile }, 'dev store page quota applied'),
+    if (quotaFile && turns)
+      node.stopQuota = watchPageQuota(
+        turns.sqlite,
+        quotaFile,
+        (pages) => log.warn({ ...pages, file: quotaFile }, 'dev store page quota applied'),
+        () => turns.commitTurn(),
       );
     try {
       checkNodeOwnership(db, identity.pubkeyHex);

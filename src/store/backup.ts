@@ -16,8 +16,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { checkBackupPath, makeDirs } from './backup-path.ts';
 import { copyPostgresToSqlite } from './copy.ts';
-import { type Db, isSqlite, openDatabase } from './db.ts';
+import { type Db, openDatabase } from './db.ts';
 import { PgDb } from './postgres/pg-db.ts';
+import { sqliteOf, TurnTransactionDb } from './turn-transaction.ts';
 
 export interface BackupSources {
   db: Db;
@@ -44,7 +45,8 @@ export class BackupError extends Error {}
 export async function backupNode(dest: string, src: BackupSources, now = Date.now()): Promise<BackupResult> {
   const db = src.db;
   const server = db instanceof PgDb && db.schemas ? { db, schemas: db.schemas } : undefined;
-  if (!isSqlite(db) && !server)
+  const sqlite = sqliteOf(db);
+  if (!sqlite && !server)
     throw new BackupError('this store has no copy method (a Postgres store opened without its schemas)');
   dest = checkBackupPath(dest);
   if (fs.existsSync(dest) && !fs.statSync(dest).isDirectory()) {
@@ -58,8 +60,11 @@ export async function backupNode(dest: string, src: BackupSources, now = Date.no
   const tmp = `${dest}.partial-${process.pid}-${now}`;
   makeDirs(path.join(tmp, path.dirname(src.storePath)));
   try {
-    if (isSqlite(db)) await db.backup(path.join(tmp, src.storePath));
-    else if (server) copyPostgresToSqlite(server.db, path.join(tmp, src.storePath), server.schemas);
+    if (sqlite) {
+      const copy = () => sqlite.backup(path.join(tmp, src.storePath));
+      // A backup step never runs while a turn's transaction is open (it would copy nothing).
+      await (db instanceof TurnTransactionDb ? db.unbatched(copy) : copy());
+    } else if (server) copyPostgresToSqlite(server.db, path.join(tmp, src.storePath), server.schemas);
     let extra: Record<string, unknown> = {};
     if (src.annotate) {
       const copy = openDatabase(path.join(tmp, src.storePath), []);

@@ -161,6 +161,8 @@ export function watchPageQuota(
   db: SqliteDb,
   file: string,
   onApplied?: (pages: { max: number; count: number }) => void,
+  /** Ends an open transaction first (VACUUM cannot run in one): `TurnTransactionDb.commitTurn`. */
+  beforeApply?: () => void,
 ): () => void {
   const apply = () => {
     let cap = 0;
@@ -170,6 +172,7 @@ export function watchPageQuota(
       // no file: no cap
     }
     if (!db.open) return;
+    beforeApply?.();
     // Packed first, as a disk that filled up leaves no room in the pages either.
     if (cap > 0) db.exec('VACUUM');
     const max = db.pragma(`max_page_count = ${cap > 0 ? cap : NO_PAGE_CAP}`, { simple: true }) as number;

@@ -44,6 +44,8 @@ export interface WalDurabilityOptions {
   onFatal: (err: Error) => void;
   /** The flush (default `fs.fdatasync`); tests inject failures here. */
   fdatasync?: (fd: number, done: (err: Error | null) => void) => void;
+  /** Commits what the flush must cover and is not committed yet (`TurnTransactionDb.commitTurn`). */
+  beforeFlush?: () => void;
 }
 
 interface Held {
@@ -112,6 +114,7 @@ export class WalDurability implements Durability {
       this.flushing = false;
       return;
     }
+    this.opts.beforeFlush?.();
     const upTo = this.changes();
     (this.opts.fdatasync ?? fs.fdatasync)(this.fd, (err) => {
       this.flushing = false;
@@ -149,6 +152,7 @@ export class WalDurability implements Durability {
     this.closed = true;
     if (!this.failed) {
       try {
+        this.opts.beforeFlush?.();
         fs.fdatasyncSync(this.fd);
         this.syncs++;
         this.durableUpTo = Number.MAX_SAFE_INTEGER;

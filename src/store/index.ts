@@ -19,3 +19,4 @@ export type { LeaseOptions, StoreLocation } from './open.ts';
 export { isPostgresUrl, openStore } from './open.ts';
 export { PgDb } from './postgres/pg-db.ts';
 export { prepareSchemas, redactedUrl, urlWithSchema } from './postgres/schemas.ts';
+export { sqliteOf, TurnTransactionDb } from './turn-transaction.ts';
