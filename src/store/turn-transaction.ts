@@ -34,6 +34,15 @@
 import type Database from 'better-sqlite3';
 import { type Db, isSqlite, type SqliteDb, type Statement } from './db.ts';
 
+/** A successful write of the open turn: run again as it was if SQLite rolls the turn back. */
+interface LoggedWrite {
+  w: { run(...params: unknown[]): unknown };
+  params: unknown[];
+}
+
+/** Prepared statements kept at most (the cache starts over when full). */
+const MAX_STATEMENTS = 512;
+
 export class TurnTransactionDb implements Db {
   /** A turn's transaction is open (BEGIN ran, COMMIT is scheduled). */
   private turnOpen = false;
@@ -42,7 +51,8 @@ export class TurnTransactionDb implements Db {
   /** While > 0 (an online backup), every write commits by itself, as without turns. */
   private suspended = 0;
   /** The open turn's writes, to run again if SQLite rolls the turn back. */
-  private log: (() => unknown)[] = [];
+  private log: LoggedWrite[] = [];
+  private readonly statements = new Map<string, Statement>();
   /** Writes (statements and domain transactions) running now. */
   private depth = 0;
   /** SQLite rolled the turn back while writes were running; replayed when they have all ended. */
@@ -64,17 +74,26 @@ export class TurnTransactionDb implements Db {
     return this.sqlite.open;
   }
 
+  /**
+   * The statement for `sql`, prepared once: domains may prepare on every call (SQLite compiles
+   * each time, 10–30 µs), so statements are kept by their text (bounded: a few filters build SQL).
+   */
   prepare(sql: string): Statement {
+    const hit = this.statements.get(sql);
+    if (hit) return hit;
     const st = this.sqlite.prepare(sql);
-    return {
-      run: (...params: unknown[]) => this.write(() => st.run(...params), true),
+    const wrapped: Statement = {
+      run: (...params: unknown[]) => this.write(st, params),
       get: (...params: unknown[]) => st.get(...params),
       all: (...params: unknown[]) => st.all(...params),
     };
+    if (this.statements.size >= MAX_STATEMENTS) this.statements.clear();
+    this.statements.set(sql, wrapped);
+    return wrapped;
   }
 
   exec(sql: string): unknown {
-    return this.write(() => this.sqlite.exec(sql), true);
+    return this.write({ run: () => this.sqlite.exec(sql) }, []);
   }
 
   // biome-ignore lint/suspicious/noExplicitAny: better-sqlite3's signature.
@@ -83,7 +102,7 @@ export class TurnTransactionDb implements Db {
     const wrapped = (...args: unknown[]): ReturnType<F> => {
       this.explicit++;
       try {
-        return this.write(() => (inner as unknown as (...a: unknown[]) => ReturnType<F>)(...args), false);
+        return this.write({ run: inner as unknown as (...a: unknown[]) => ReturnType<F> }, args, false);
       } finally {
         this.explicit--;
       }
@@ -136,7 +155,7 @@ export class TurnTransactionDb implements Db {
    * Runs one write: a statement (`logged`: kept in the turn's log once it succeeds) or a domain
    * transaction (its statements are logged one by one; if it fails they leave the log with it).
    */
-  private write<T>(fn: () => T, logged: boolean): T {
+  private write<T>(w: { run(...params: unknown[]): T }, params: unknown[], logged = true): T {
     if (this.lost) throw new Error('the store transaction of this turn is being restored');
     if (!this.turnOpen && this.suspended === 0 && !this.failed && !this.sqlite.inTransaction) {
       this.sqlite.exec('BEGIN');
@@ -146,8 +165,8 @@ export class TurnTransactionDb implements Db {
     const mark = this.log.length;
     this.depth++;
     try {
-      const result = fn();
-      if (logged && this.turnOpen) this.log.push(fn);
+      const result = w.run(...params);
+      if (logged && this.turnOpen) this.log.push({ w, params });
       return result;
     } catch (e) {
       this.log.length = mark;
@@ -164,7 +183,7 @@ export class TurnTransactionDb implements Db {
     this.lost = false;
     try {
       this.sqlite.exec('BEGIN');
-      for (const w of this.log) w();
+      for (const { w, params } of this.log) w.run(...params);
     } catch (e) {
       if (this.sqlite.inTransaction) this.sqlite.exec('ROLLBACK');
       this.turnOpen = false;

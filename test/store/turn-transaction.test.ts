@@ -66,6 +66,8 @@ describe('TurnTransactionDb (one SQLite transaction per turn of the event loop)'
     await turn();
     expect(outside()).toEqual([1, 2, 3, 4]);
     expect(db.commits).toBe(2);
+    // Statements are prepared once per text.
+    expect(db.prepare('SELECT v FROM t')).toBe(db.prepare('SELECT v FROM t'));
   });
 
   it("keeps a domain's transaction all or nothing, and inTransaction its own", async () => {
