@@ -20,6 +20,8 @@ export interface Curve {
   /** The sum of the points, or null for the point at infinity. */
   add(points: Uint8Array[]): Uint8Array | null;
   negate(p: Uint8Array): Uint8Array;
+  /** Whether `p` decodes to a point of the curve (33-byte compressed or 65-byte uncompressed). */
+  isPoint(p: Uint8Array): boolean;
 }
 
 interface NativeSecp256k1 {
@@ -27,6 +29,7 @@ interface NativeSecp256k1 {
   publicKeyTweakMul(pubkey: Uint8Array, tweak: Uint8Array, compressed: boolean): Uint8Array;
   publicKeyCombine(pubkeys: Uint8Array[], compressed: boolean): Uint8Array;
   publicKeyNegate(pubkey: Uint8Array, compressed: boolean): Uint8Array;
+  publicKeyVerify(pubkey: Uint8Array): boolean;
 }
 
 const Point = secp256k1.Point;
@@ -41,6 +44,14 @@ export const nobleCurve: Curve = {
     return sum.equals(Point.ZERO) ? null : sum.toBytes(true);
   },
   negate: (p) => Point.fromBytes(p).negate().toBytes(true),
+  isPoint(p) {
+    try {
+      Point.fromBytes(p);
+      return true;
+    } catch {
+      return false;
+    }
+  },
 };
 
 function nativeCurve(lib: NativeSecp256k1): Curve {
@@ -59,6 +70,7 @@ function nativeCurve(lib: NativeSecp256k1): Curve {
       }
     },
     negate: (p) => lib.publicKeyNegate(p, true),
+    isPoint: (p) => lib.publicKeyVerify(p),
   };
 }
 

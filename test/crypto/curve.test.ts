@@ -45,6 +45,25 @@ describe('curve backends', () => {
     }
   });
 
+  it('say alike whether 33 bytes are a point: real points, random x (about half on the curve), bad prefixes', () => {
+    fc.assert(
+      fc.property(
+        scalar,
+        fc.uint8Array({ minLength: 32, maxLength: 32 }),
+        fc.constantFrom(0, 1, 2, 3, 4, 0xff),
+        (k, x, prefix) => {
+          const P = nobleCurve.mulG(k);
+          expect(native.isPoint(P)).toBe(true);
+          expect(nobleCurve.isPoint(P)).toBe(true);
+          const q = Uint8Array.of(prefix, ...x);
+          expect(native.isPoint(q)).toBe(nobleCurve.isPoint(q));
+        },
+      ),
+      { numRuns: runs },
+    );
+    expect(native.isPoint(Uint8Array.of(2, ...new Uint8Array(32).fill(0xff)))).toBe(false);
+  });
+
   it('BIP-340 verification agrees with noble on valid, altered and foreign signatures', () => {
     fc.assert(
       fc.property(scalar, fc.uint8Array({ minLength: 32, maxLength: 32 }), fc.nat(63), (sk, msg, flip) => {

@@ -2,8 +2,8 @@
  * `PaymentHopData`, the per-hop payload of a payment onion (`fiber.mol`;
  * `docs/reference/fiber-routing-protocol.md` §1.5), and its custom records.
  */
-import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { type Bytes, mol } from '../../codec/index.ts';
+import { curve } from '../../crypto/index.ts';
 
 /** HashAlgorithm byte: CkbHash 0 (default), Sha256 1. */
 export type HashAlgorithm = 0 | 1;
@@ -62,12 +62,7 @@ export const encodeHopData = (h: PaymentHopData): Bytes => PaymentHopData.encode
 export const decodeHopData = (b: Bytes): PaymentHopData => PaymentHopData.decode(b);
 
 function validPubkey(b: Bytes): Bytes | null {
-  try {
-    secp256k1.Point.fromBytes(b);
-    return b;
-  } catch {
-    return null;
-  }
+  return curve().isPoint(b) ? b : null;
 }
 
 /** The MPP record (65536): `payment_secret(32) ‖ total_amount u128 LE`. */
