@@ -1,7 +1,8 @@
 /**
  * The channel service's group commit: persist, then act. Every step's new state is staged, and
  * the states staged in one turn of the event loop are committed in one transaction with the TLC
- * outcomes of their steps; then each step's effects run, in order.
+ * outcomes of their steps (a channel written once, however many steps it took); then each step's
+ * effects run, in order.
  */
 import { StorageError } from '../codec/index.ts';
 import type { ChannelLogger } from './chain-watch.ts';
@@ -55,18 +56,24 @@ export class GroupCommit {
     done.catch(() => undefined); // a caller that does not wait has nothing to do on failure
     if (!this.flushing) {
       this.flushing = true;
-      // Once the current job and the promise jobs queued before this one have run: the steps
-      // of one burst share the commit, and no message waits for another turn of the event loop.
-      queueMicrotask(() => this.flush());
+      // At the end of this turn of the event loop, so that every step of the turn shares it: the
+      // peer's updates of one round arrive together and each is a job of the channel's queue, so
+      // a flush after the first job's microtasks wrote the channel once per message. Nothing
+      // waits longer for it: output leaves only after the WAL flush at the end of the turn, and
+      // that flush commits these states first (`ChannelService.commitStaged`, its `beforeFlush`).
+      setImmediate(() => this.flush());
     }
     return done;
   }
 
-  /** The group commit: every staged state and the TLC outcomes of its steps, then their effects. */
-  flush(): void {
+  /**
+   * The group commit: every staged state and the TLC outcomes of its steps, then their effects.
+   * Whether there was anything to commit.
+   */
+  flush(): boolean {
     this.flushing = false;
     const batch = this.batch.splice(0);
-    if (!batch.length) return;
+    if (!batch.length) return false;
     try {
       this.store.commitStaged(() => {
         if (!this.tlcRecorders.size) return;
@@ -82,7 +89,7 @@ export class GroupCommit {
         else this.log.error({ channel: ch.id, err: (e as Error).message }, 'channel states not committed');
       }
       for (const b of batch) b.reject(e as Error);
-      return;
+      return true;
     }
     for (const b of batch) {
       try {
@@ -94,6 +101,7 @@ export class GroupCommit {
         b.reject(e as Error);
       }
     }
+    return true;
   }
 
   private afterCommit(s: Step): void {

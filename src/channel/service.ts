@@ -185,6 +185,15 @@ export class ChannelService {
     this.expiry.start();
   }
 
+  /**
+   * Commits the states staged in this turn now, and runs their effects (before a WAL flush, so
+   * that it covers them and their messages leave with it instead of waiting for the next one).
+   * Whether there was anything staged.
+   */
+  commitStaged(): boolean {
+    return this.commits.flush();
+  }
+
   async stop(): Promise<void> {
     // States staged for the group commit are committed now (their messages go out as usual).
     this.commits.flush();

@@ -255,7 +255,12 @@ export class StrandNode {
       node.durability = new WalDurability(turns.sqlite, {
         walFile: `${file}-wal`,
         onFatal: storeFailed(log, 'store flush (fdatasync)'),
-        beforeFlush: () => turns.commitTurn(),
+        // The channel states staged in this turn first: their messages then leave with this flush.
+        beforeFlush: () => {
+          const ran = node.channels?.commitStaged() ?? false;
+          turns.commitTurn();
+          return ran;
+        },
       });
     const quotaFile = env[STORE_QUOTA_ENV];
     if (quotaFile && turns)

@@ -44,8 +44,12 @@ export interface WalDurabilityOptions {
   onFatal: (err: Error) => void;
   /** The flush (default `fs.fdatasync`); tests inject failures here. */
   fdatasync?: (fd: number, done: (err: Error | null) => void) => void;
-  /** Commits what the flush must cover and is not committed yet (`TurnTransactionDb.commitTurn`). */
-  beforeFlush?: () => void;
+  /**
+   * Commits what the flush must cover and is not committed yet (`TurnTransactionDb.commitTurn`).
+   * `true`: it ran effects whose promise jobs may commit more; the flush then starts one turn
+   * later (once), covering them too.
+   */
+  beforeFlush?: () => boolean | undefined;
 }
 
 interface Held {
@@ -109,12 +113,17 @@ export class WalDurability implements Durability {
     setImmediate(() => this.startFlush());
   }
 
-  private startFlush(): void {
+  private startFlush(deferred = false): void {
     if (this.failed || this.closed) {
       this.flushing = false;
       return;
     }
-    this.opts.beforeFlush?.();
+    if (this.opts.beforeFlush?.() === true && !deferred) {
+      // What it committed had effects whose promise jobs may write more (a payment recording a
+      // settled TLC): they run before the next immediate, so the flush waits for it — once.
+      setImmediate(() => this.startFlush(true));
+      return;
+    }
     const upTo = this.changes();
     (this.opts.fdatasync ?? fs.fdatasync)(this.fd, (err) => {
       this.flushing = false;

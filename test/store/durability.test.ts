@@ -36,7 +36,7 @@ describe('WalDurability (group commit for SQLite)', () => {
     for (const db of dbs.splice(0)) if (db.open) db.close();
     for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
   });
-  function setup(fatal: Error[] = []) {
+  function setup(fatal: Error[] = [], beforeFlush?: () => boolean | undefined) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strand-durable-'));
     dirs.push(dir);
     const file = path.join(dir, 'node.db');
@@ -47,6 +47,7 @@ describe('WalDurability (group commit for SQLite)', () => {
       walFile: `${file}-wal`,
       onFatal: (e) => fatal.push(e),
       fdatasync: m.flush,
+      beforeFlush: () => beforeFlush?.(),
     });
     const insert = db.prepare('INSERT INTO t (v) VALUES (?)');
     return { db, d, m, write: (v: number) => insert.run(v) };
@@ -101,6 +102,33 @@ describe('WalDurability (group commit for SQLite)', () => {
     expect(d.syncs).toBe(1);
     await turn();
     expect(m.pending).toHaveLength(0);
+  });
+
+  it('waits one turn when what runs before it had effects, so their promise jobs share the flush', async () => {
+    // As the channel service's group commit: committed at the flush, its effects resolve promises
+    // whose jobs write more (a payment recording its settled TLC) and offer output.
+    let staged = true;
+    const out: string[] = [];
+    const env = setup([], () => {
+      if (!staged) return false;
+      staged = false;
+      env.write(1);
+      void Promise.resolve().then(() => {
+        env.write(2);
+        env.d.whenDurable(() => out.push('after the follow-up'));
+      });
+      env.d.whenDurable(() => out.push('after the staged'));
+      return true;
+    });
+    env.write(0);
+    env.d.whenDurable(() => out.push('first'));
+    await turn();
+    expect(env.m.pending).toHaveLength(0); // deferred once
+    await turn();
+    expect(env.m.pending).toHaveLength(1);
+    env.m.finish();
+    expect(out).toEqual(['first', 'after the staged', 'after the follow-up']);
+    expect(env.d.syncs).toBe(1);
   });
 
   it('a failed flush releases nothing and tells the node, which must stop', async () => {

@@ -156,7 +156,7 @@ describe('TurnTransactionDb (one SQLite transaction per turn of the event loop)'
       onFatal: (e) => {
         throw e;
       },
-      beforeFlush: () => db.commitTurn(),
+      beforeFlush: () => void db.commitTurn(),
     });
     const seenWhenReleased: number[][] = [];
     write(1);
