@@ -71,6 +71,11 @@ export const CONFIG_FIELDS: FieldDef[] = [
       'postgres://user:pass@host:port/db[?query_timeout=ms]: the store on Postgres (unset: the SQLite file); a call unanswered within query_timeout (default 120000) stops the node',
     ),
     f('store.lease_ms', 'uint', 'Postgres: how long the leader lease lasts unless renewed (default 10000)'),
+    f(
+      'store.timeout_ms',
+      'uint',
+      'Postgres: a store call unanswered within it stops the node (default 120000; or query_timeout in store.url, not both)',
+    ),
   ]),
   ...section('RPC', [
     f('rpc.listening_addr', 'string', 'JSON-RPC address, host:port (default 127.0.0.1:8227)'),

@@ -81,6 +81,8 @@ const schema = z.object({
         .optional(),
       /** The leader lease (Postgres only): renewed every third of it; a standby takes over once it ran out. */
       lease_ms: positiveNum.default(10_000),
+      /** Postgres only: how long one store call may take before the node stops (unset: 120 s). */
+      timeout_ms: positiveNum.optional(),
     })
     .prefault({}),
   rpc: z

@@ -244,7 +244,7 @@ export class StrandNode {
         : undefined;
     const file = path.join(config.fiberDir, 'store', 'strand.db');
     const db = await openStore(
-      { url: config.store.url, file, synchronous: 'NORMAL' },
+      { url: config.store.url, timeoutMs: config.store.timeout_ms, file, synchronous: 'NORMAL' },
       NODE_SCHEMAS,
       config.store.url ? leaderLease(config, identity.pubkeyHex, log, opts.onLeaseLost) : undefined,
     );

@@ -28,6 +28,8 @@ export interface StoreLocation {
    * store call may take before the store is abandoned (default 120 s; `postgres/pg-db.ts`).
    */
   url?: string;
+  /** Postgres: how long one store call may take (`store.timeout_ms`; or `query_timeout` in `url`). */
+  timeoutMs?: number;
   file: string;
   /** SQLite only: `NORMAL` when the caller flushes through `WalDurability`. */
   synchronous?: 'FULL' | 'NORMAL';
@@ -44,7 +46,7 @@ export async function openStore(
 ): Promise<Db> {
   if (!where.url) return openDatabase(where.file, schemas, { synchronous: where.synchronous });
   if (!isPostgresUrl(where.url)) throw new StoreError(`store.url: expected postgres://…, got ${where.url}`);
-  const db = new PgDb(where.url);
+  const db = new PgDb(where.url, where.timeoutMs);
   try {
     if (lease) await takeLeaderLease(db, lease);
     migrate(db, schemas, false);

@@ -33,6 +33,12 @@ describe('configuration', () => {
     expect(() => loadConfig({ dir, env: {} })).toThrow(
       'invalid configuration: store.lease_ms: must be at least 1',
     );
+    writeConfig('store:\n  url: postgres://u:p@db:5432/n\n  timeout_ms: 30000\n');
+    expect(loadConfig({ dir, env: {} }).store.timeout_ms).toBe(30_000);
+    writeConfig('store:\n  timeout_ms: 0\n');
+    expect(() => loadConfig({ dir, env: {} })).toThrow(
+      'invalid configuration: store.timeout_ms: must be at least 1',
+    );
   });
 
   it('has the defaults of the seed and fnn', () => {

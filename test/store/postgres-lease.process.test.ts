@@ -90,10 +90,10 @@ describe('leader lease on Postgres', () => {
     expect(bNode.output()).toMatch(/leader lease lost/);
   }, 120_000);
 
-  it('a node whose store call hangs past query_timeout exits (code 3) and what the call wrote never lands', async () => {
+  it('a node whose store call hangs past store.timeout_ms exits (code 3) and what the call wrote never lands', async () => {
     const url = await freshDatabase(server);
     const a = await startNode({
-      config: { store: { url: `${url}?query_timeout=2000`, lease_ms: LEASE_MS } },
+      config: { store: { url, timeout_ms: 2000, lease_ms: LEASE_MS } },
     });
     procs.push(a);
     dirs.push(a.dir);
@@ -109,7 +109,7 @@ describe('leader lease on Postgres', () => {
       const reply = a.call('new_invoice', [{ amount: '0x7d0', currency: 'Fibd' }]).catch((e: Error) => e);
       expect(await exited).toBe(3);
       const took = Date.now() - started;
-      console.log(`query_timeout 2000 ms: the node exited ${took} ms after the call`);
+      console.log(`store.timeout_ms 2000: the node exited ${took} ms after the call`);
       // The store's timeout, plus the time the worker gets to end the hung session.
       expect(took).toBeGreaterThanOrEqual(2000);
       expect(took).toBeLessThan(2000 + 5000 + 3000);

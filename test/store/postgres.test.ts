@@ -458,6 +458,16 @@ describe('postgres store', () => {
       other.close();
     }
     expect(new PgDb(url).timeoutMs).toBe(120_000);
+    // store.timeout_ms, or the URL's query_timeout: one of them, not both.
+    const configured = new PgDb(url, 4000);
+    try {
+      expect(configured.timeoutMs).toBe(4000);
+    } finally {
+      configured.close();
+    }
+    expect(() => new PgDb(`${url}?query_timeout=5000`, 4000)).toThrow(
+      'store.timeout_ms and the query_timeout of store.url both set: keep one',
+    );
   }, 60_000);
 
   it('backup_now on Postgres: a SQLite node store holding every row, in order, from one snapshot; it migrates back', async () => {

@@ -28,11 +28,14 @@ export const DEFAULT_CALL_TIMEOUT_MS = 120_000;
 const ABORT_GRACE_MS = 5_000;
 
 /**
- * The store's timeout from `?query_timeout=<ms>` (node-postgres' name for a client-side query
- * timeout), and the URL without it: the worker enforces nothing itself, this thread's wait does.
+ * The store's timeout, and the URL without it: `store.timeout_ms` (`configMs`), or
+ * `?query_timeout=<ms>` in the URL (node-postgres' name for a client-side query timeout), never
+ * both; else the default. The worker enforces nothing itself, this thread's wait does.
  */
-export function callTimeoutOf(url: string): { url: string; timeoutMs: number } {
-  if (!/[?&]query_timeout=/.test(url)) return { url, timeoutMs: DEFAULT_CALL_TIMEOUT_MS };
+export function callTimeoutOf(url: string, configMs?: number): { url: string; timeoutMs: number } {
+  if (!/[?&]query_timeout=/.test(url)) return { url, timeoutMs: configMs ?? DEFAULT_CALL_TIMEOUT_MS };
+  if (configMs !== undefined)
+    throw new StoreError('store.timeout_ms and the query_timeout of store.url both set: keep one');
   const u = new URL(url);
   const text = u.searchParams.get('query_timeout') ?? '';
   const ms = Number(text);
@@ -76,10 +79,13 @@ export class PgDb implements Db {
   /** The domain schemas `openStore` brought this database to (what a backup's SQLite copy needs). */
   schemas?: DomainSchema[];
 
-  /** `url` may end with `?query_timeout=<ms>`: the store's timeout (default 120 s). */
-  constructor(url: string) {
-    const { url: connectTo, timeoutMs } = callTimeoutOf(url);
-    this.timeoutMs = timeoutMs;
+  /**
+   * `timeoutMs` (`store.timeout_ms`), or `url` ending with `?query_timeout=<ms>`: how long one call
+   * may take (default 120 s).
+   */
+  constructor(url: string, timeoutMs?: number) {
+    const { url: connectTo, timeoutMs: callTimeout } = callTimeoutOf(url, timeoutMs);
+    this.timeoutMs = callTimeout;
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
     this.worker = new Worker(new URL('./worker.mjs', import.meta.url), {
