@@ -81,6 +81,7 @@ import {
   type Durability,
   IMMEDIATE_DURABILITY,
   isSqlite,
+  type LeaseLossCause,
   type LeaseOptions,
   openStore,
   StoreChangeBus,
@@ -133,7 +134,7 @@ export interface StartOptions {
    * The Postgres leader lease was lost (another node may take over any moment): default, exit
    * the process at once, before anything else is written.
    */
-  onLeaseLost?: (reason: string) => void;
+  onLeaseLost?: (reason: string, cause: LeaseLossCause) => void;
 }
 
 /**
@@ -145,7 +146,7 @@ function leaderLease(
   config: Config,
   pubkey: string,
   log: Logger,
-  onLost?: (reason: string) => void,
+  onLost?: (reason: string, cause: LeaseLossCause) => void,
 ): LeaseOptions {
   const holder = `${os.hostname()}/${process.pid}/${randomBytes(4).toString('hex')}`;
   return {
@@ -159,8 +160,11 @@ function leaderLease(
       ),
     onLost:
       onLost ??
-      ((reason) => {
-        log.fatal({ reason }, 'leader lease lost: exiting');
+      ((reason, cause) => {
+        log.fatal(
+          { reason, cause },
+          cause === 'store_timeout' ? 'store did not answer in time: exiting' : 'leader lease lost: exiting',
+        );
         log.flush();
         process.exit(3);
       }),

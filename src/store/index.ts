@@ -17,6 +17,7 @@ export { BackupPathError, STORE_ERROR_CODES, type StoreErrorCode } from './error
 export { checkNodeOwnership, nodeMetaSchema } from './node-meta.ts';
 export type { LeaseOptions, StoreLocation } from './open.ts';
 export { isPostgresUrl, openStore } from './open.ts';
+export type { LeaseLossCause } from './postgres/pg-db.ts';
 export { PgDb } from './postgres/pg-db.ts';
 export { prepareSchemas, redactedUrl, urlWithSchema } from './postgres/schemas.ts';
 export { sqliteOf, TurnTransactionDb } from './turn-transaction.ts';

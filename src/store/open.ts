@@ -7,7 +7,7 @@
  */
 import { StoreError } from '../codec/index.ts';
 import { type Db, type DomainSchema, migrate, openDatabase } from './db.ts';
-import { PgDb } from './postgres/pg-db.ts';
+import { type LeaseLossCause, PgDb } from './postgres/pg-db.ts';
 
 export interface LeaseOptions {
   /** What the lease is for: the node's public key. */
@@ -19,7 +19,7 @@ export interface LeaseOptions {
   /** Told once when another holder has the lease and this node waits. */
   onStandby?: (holder: string | undefined) => void;
   /** The lease was lost after it was held: the node must stop writing (exit). */
-  onLost: (reason: string) => void;
+  onLost: (reason: string, cause: LeaseLossCause) => void;
 }
 
 export interface StoreLocation {

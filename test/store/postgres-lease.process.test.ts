@@ -115,7 +115,7 @@ describe('leader lease on Postgres', () => {
       expect(took).toBeLessThan(2000 + 5000 + 3000);
       expect(await reply).toBeInstanceOf(Error); // no answer: the process is gone
       expect(a.output()).toMatch(
-        /"level":60[^\n]*did not answer within 2000 ms[^\n]*leader lease lost: exiting/,
+        /"level":60[^\n]*did not answer within 2000 ms[^\n]*"cause":"store_timeout"[^\n]*store did not answer in time: exiting/,
       );
       await holder.query('COMMIT');
       expect(await pgQuery(url, 'SELECT COUNT(*)::int AS n FROM invoices')).toEqual([{ n: 1 }]);

@@ -397,7 +397,7 @@ describe('postgres store', () => {
     try {
       expect(db.takeLease('02hung', 'A', 60_000)).toEqual({ held: true });
       const lost: string[] = [];
-      db.onLeaseLost = (reason) => lost.push(reason);
+      db.onLeaseLost = (reason, cause) => lost.push(`${cause}: ${reason}`);
       const [{ pid }] = db.prepare('SELECT pg_backend_pid() AS pid').all() as { pid: number }[];
       await holder.query('BEGIN');
       await holder.query('LOCK TABLE t IN ACCESS EXCLUSIVE MODE');
@@ -416,7 +416,7 @@ describe('postgres store', () => {
       expect(waited).toBeLessThan(1500 + 6000);
       // Told at once (the node exits), and once only.
       expect(lost).toHaveLength(1);
-      expect(lost[0]).toMatch(/did not answer within 1500 ms/);
+      expect(lost[0]).toMatch(/^store_timeout: .*did not answer within 1500 ms/);
       // Every later call is refused with the same failure: no answer of the hung one is ever read as another's.
       expect(() => db.prepare('SELECT 1 AS one').get()).toThrow(/did not answer within 1500 ms/);
       // The hung session was ended on the server: its insert never lands once the lock is free.

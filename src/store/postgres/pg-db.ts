@@ -45,6 +45,9 @@ export function callTimeoutOf(url: string, configMs?: number): { url: string; ti
   return { url: u.toString(), timeoutMs: ms };
 }
 
+/** Why a node on Postgres must stop: its lease was lost, or a store call went unanswered. */
+export type LeaseLossCause = 'lease_lost' | 'store_timeout';
+
 export interface LeaseResult {
   held: boolean;
   /** Who holds it, when we do not. */
@@ -74,8 +77,11 @@ export class PgDb implements Db {
   private leaseLostTold = false;
   /** How long a call waits for its answer before the store is abandoned. */
   readonly timeoutMs: number;
-  /** Called once when the lease is lost, or the store abandoned, while held (the node must stop). */
-  onLeaseLost?: (reason: string) => void;
+  /**
+   * Called once when the lease is lost, or the store abandoned after a call timed out
+   * (`cause`), while held: the node must stop.
+   */
+  onLeaseLost?: (reason: string, cause: LeaseLossCause) => void;
   /** The domain schemas `openStore` brought this database to (what a backup's SQLite copy needs). */
   schemas?: DomainSchema[];
 
@@ -213,10 +219,10 @@ export class PgDb implements Db {
     return this;
   }
 
-  private leaseLost(reason: string): void {
+  private leaseLost(reason: string, cause: LeaseLossCause = 'lease_lost'): void {
     if (this.leaseLostTold) return;
     this.leaseLostTold = true;
-    this.onLeaseLost?.(reason);
+    this.onLeaseLost?.(reason, cause);
   }
 
   private query(
@@ -271,7 +277,7 @@ export class PgDb implements Db {
       this.abandoned = new StorageError('POSTGRES_TIMEOUT', reason);
       // The worker ends the hung session and stops renewing the lease, if it still can.
       this.send({ op: 'abort', id: ++this.nextId, reason }, ABORT_GRACE_MS);
-      this.leaseLost(reason);
+      this.leaseLost(reason, 'store_timeout');
       throw this.abandoned;
     }
     if (m.error !== undefined) {
