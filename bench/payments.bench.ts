@@ -31,6 +31,10 @@ import { LINE_TOPOLOGY } from './line-topology.ts';
 const PAYMENTS = Number(process.env.BENCH_PAYMENTS ?? 200);
 const CONCURRENCY = (process.env.BENCH_CONCURRENCY ?? '16,64').split(',').map(Number).filter(Boolean);
 const PROFILE_SECS = Number(process.env.BENCH_PROFILE ?? 0);
+/** Profile the one-at-a-time runs too (`BENCH_PROFILE_ONE=1`). */
+const PROFILE_ONE = !!process.env.BENCH_PROFILE_ONE;
+/** Leave out the one-at-a-time runs (`BENCH_SKIP_ONE=1`: long concurrent runs for a profile). */
+const SKIP_ONE = !!process.env.BENCH_SKIP_ONE;
 
 /** Payment outcomes pushed by the payer's store-change subscription, by payment hash. */
 async function outcomes(rpcUrl: string) {
@@ -133,7 +137,7 @@ async function run(
     await Promise.all(Object.entries(metrics).map(async ([n, url]) => [n, await costCounters(url)] as const)),
   );
   const profiles =
-    PROFILE_SECS > 0 && (inFlight > 1 || process.env.BENCH_PROFILE_ONE)
+    PROFILE_SECS > 0 && (inFlight > 1 || PROFILE_ONE)
       ? Object.entries(rpcUrls).map(([n, url]) =>
           createRpcClient(url)
             .call('pprof', { duration_secs: `0x${PROFILE_SECS.toString(16)}` })
@@ -239,7 +243,7 @@ try {
     for (let i = 0; i < 10; i++) await pay(alice, feed, target); // warm-up (and the route)
     console.log(`${label}:`);
     const runs: RunResult[] = [];
-    for (const n of process.env.BENCH_SKIP_ONE ? CONCURRENCY : [1, ...CONCURRENCY]) {
+    for (const n of SKIP_ONE ? CONCURRENCY : [1, ...CONCURRENCY]) {
       const r = await run(alice, feed, target, n, metrics, rpcUrls);
       console.log(`  ${describe(r)}`);
       runs.push(r);

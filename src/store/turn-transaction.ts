@@ -58,7 +58,7 @@ export class TurnTransactionDb implements Db {
   /** SQLite rolled the turn back while writes were running; replayed when they have all ended. */
   private lost = false;
   private failed = false;
-  /** Turn transactions committed (tests and metrics). */
+  /** Turn transactions committed (read by the tests). */
   commits = 0;
 
   constructor(
