@@ -58,6 +58,13 @@ export type RemoveReason = { preimage: Uint8Array } | { error: Uint8Array };
 export type TlcNotice =
   | { type: 'received'; tlc: Tlc }
   | { type: 'fulfilled'; tlc: Tlc; preimage: string }
+  /**
+   * The peer fulfilled a TLC we offered: its preimage is known now, before the round that removes
+   * the TLC ends ('fulfilled' follows). A valid preimage is all a payer needs for its proof and a
+   * forwarder to claim upstream (rust-lightning acts on update_fulfill_htlc the same way); a
+   * failure, by contrast, is acted on only once committed (`failed`).
+   */
+  | { type: 'preimage'; tlc: Tlc; preimage: string }
   | { type: 'failed'; tlc: Tlc; error: string }
   /** Our AddTlc, stepped back by a collision, could not be offered again (e.g. the peer shut down). */
   | { type: 'dropped'; tlc: Tlc };
@@ -424,16 +431,19 @@ export function onRemoveTlc(ch00: Channel, m: RemoveTlc): Step {
   if (!tlc || tlc.removal || tlc.added !== 'committed')
     throw new ChannelError('InvalidMessage', `RemoveTlc: no TLC ${m.tlcId} to remove`);
   let ch: Channel;
+  const effects: Effect[] = [];
   if ('fulfill' in m.reason) {
     if (h(hashPreimage(m.reason.fulfill, tlc.hashAlgorithm)) !== tlc.paymentHash)
       throw new ChannelError('InvalidMessage', 'RemoveTlc: the preimage does not match');
-    ch = withRemoval(ch0, tlc, { preimage: h(m.reason.fulfill), state: 'announced' });
+    const preimage = h(m.reason.fulfill);
+    ch = withRemoval(ch0, tlc, { preimage, state: 'announced' });
     ch = { ...ch, remoteBalance: ch.remoteBalance + tlc.amount };
+    effects.push({ type: 'tlc', notice: { type: 'preimage', tlc, preimage } });
   } else {
     ch = withRemoval(ch0, tlc, { error: h(m.reason.fail), state: 'announced' });
     ch = { ...ch, localBalance: ch.localBalance + tlc.amount };
   }
-  return { ch: { ...ch, ...remoteRound(ch) }, effects: [] };
+  return { ch: { ...ch, ...remoteRound(ch) }, effects };
 }
 
 /**

@@ -88,6 +88,8 @@ export class NodeEventLog {
 
   /** TLC news of a channel (`ChannelService` `onTlc`): committed in both commitments. */
   tlc(channelId: string, n: TlcNotice): void {
+    // The preimage arrived; the TLC is logged settled when its round ends ('fulfilled').
+    if (n.type === 'preimage') return;
     const t = n.tlc;
     if (t.offered) this.offered.delete(`${channelId}:${t.id}`);
     if ((n.type === 'received' || n.type === 'fulfilled') && !this.log.isLevelEnabled('debug')) return;

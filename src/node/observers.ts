@@ -103,9 +103,12 @@ export class NodeObservers {
     this.server = undefined;
   }
 
-  /** An offered TLC fulfilled that was a forward: its upstream TLC is still in its channel. */
+  /**
+   * An offered TLC fulfilled that was a forward, counted when its preimage arrives: the relay
+   * claims upstream at once and drops the link once it has, before the round ends ('fulfilled').
+   */
   private countForward(channels: ChannelService, links: TlcLinks, channelId: string, n: TlcNotice): void {
-    if (n.type !== 'fulfilled' || !n.tlc.offered) return;
+    if (n.type !== 'preimage' || !n.tlc.offered) return;
     const link = links.get(channelId, n.tlc.id);
     if (link?.kind !== 'forward') return;
     const upstream = channels.store.get(link.inChannelId);

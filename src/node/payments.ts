@@ -108,14 +108,18 @@ export function wirePayments(w: PaymentWiring): {
       if (n.type === 'fulfilled') r.recordReceivedFulfilled(n.tlc.paymentHash);
       return;
     }
-    if (n.type === 'fulfilled') r.recordOutcome(channelId, n.tlc.id, { preimage: hexToBytes(n.preimage) });
+    // The preimage is recorded with the state that first holds it (the peer's RemoveTlc), not
+    // only with the one that ends the round: the relay acts on it from then on.
+    if (n.type === 'preimage' || n.type === 'fulfilled')
+      r.recordOutcome(channelId, n.tlc.id, { preimage: hexToBytes(n.preimage) });
     else if (n.type === 'failed') r.recordOutcome(channelId, n.tlc.id, { errorPacket: hexToBytes(n.error) });
   });
   const stop = w.channels.onTlc((channelId, n) => {
     const t = n.tlc;
     if (n.type === 'received' && !t.offered) {
       void r.onIncoming(incomingTlc(channelId, t)).catch(fail('incoming TLC handling failed'));
-    } else if (n.type === 'fulfilled' && t.offered) {
+    } else if ((n.type === 'preimage' || n.type === 'fulfilled') && t.offered) {
+      // Usually the preimage came first and was delivered: the link is gone and this does nothing.
       void r
         .onFulfilled(channelId, t.id, hexToBytes(n.preimage, 'preimage'))
         .catch(fail('fulfil relay failed'));

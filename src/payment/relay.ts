@@ -33,6 +33,9 @@ export class PaymentRelay {
   /** Trampoline sessions whose incoming TLC is being settled now. */
   private readonly settling = new Set<string>();
 
+  /** Outgoing TLCs (`channelId:tlcId`) whose outcome is being delivered (`onOutcome`). */
+  private readonly delivering = new Set<string>();
+
   /** Received TLCs (`channel/tlc`) being failed near their expiry. */
   private readonly failingExpired = new Set<string>();
 
@@ -144,10 +147,14 @@ export class PaymentRelay {
 
   private onOutcome(channelId: string, tlcId: bigint, outcome: TlcOutcome): Promise<void> {
     const link = this.o.links.get(channelId, tlcId);
-    if (!link) return Promise.resolve();
+    const key = `${channelId}:${tlcId}`;
+    // A preimage is delivered when the peer's RemoveTlc arrives; the end of its round reports it
+    // again, perhaps while the first delivery still waits on the upstream channel.
+    if (!link || this.delivering.has(key)) return Promise.resolve();
     // Usually recorded already, with the channel state that removed the TLC (`recordOutcome`).
     if (!this.o.links.hasOutcome(channelId, tlcId)) this.o.links.recordOutcome(channelId, tlcId, outcome);
-    return this.deliver(channelId, tlcId, link, outcome);
+    this.delivering.add(key);
+    return this.deliver(channelId, tlcId, link, outcome).finally(() => this.delivering.delete(key));
   }
 
   /**

@@ -283,6 +283,8 @@ describe('a cut in the middle of a batched round', () => {
         [true, 2n, 'committed'],
       ]);
       expect(notices(B, 'received')).toBe(3);
+      // A's fulfil of B's TLC 0 is reported to B once, however the round was cut and replayed.
+      expect([notices(B, 'preimage'), notices(B, 'fulfilled'), notices(B, 'failed')]).toEqual([1, 1, 1]);
       // The channel goes on: another batch from B commits normally.
       batch(B, A, [fulfil(0n, 3), add(6)]);
       runChecked(A, B);
@@ -290,4 +292,25 @@ describe('a cut in the middle of a batched round', () => {
       expect(A.ch.tlcs).toHaveLength(3);
     });
   }
+});
+
+describe('a preimage from the peer', () => {
+  it('is reported as it arrives, before the round that removes the TLC ends; a failure only once committed', () => {
+    const { A, B } = h.readyPair();
+    batch(A, B, [add(1), add(2)]);
+    h.run(A, B);
+    batch(B, A, [fulfil(0n, 1), fail(1n)]);
+    expect(types(A)).toEqual(['RemoveTlc', 'RemoveTlc', 'CommitmentSigned']);
+    h.runSteps(B, A, 1); // A takes the fulfil
+    const got = A.seen.flatMap((e: Effect) =>
+      e.type === 'tlc' && e.notice.type === 'preimage' ? [[e.notice.tlc.id, e.notice.preimage]] : [],
+    );
+    expect(got).toEqual([[0n, `0x${'01'.repeat(32)}`]]);
+    expect(A.ch.round?.initiator).toBe('remote');
+    h.runSteps(B, A, 1); // the failure: nothing yet
+    expect([notices(A, 'preimage'), notices(A, 'failed'), notices(A, 'fulfilled')]).toEqual([1, 0, 0]);
+    runChecked(A, B);
+    agreed(A, B);
+    expect([notices(A, 'preimage'), notices(A, 'failed'), notices(A, 'fulfilled')]).toEqual([1, 1, 1]);
+  });
 });
