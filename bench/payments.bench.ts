@@ -6,7 +6,8 @@
  * Runs, each `BENCH_PAYMENTS` payments (default 200): one channel (alice → bob) one at a time
  * (latency p50/p99) and with `BENCH_CONCURRENCY` in flight (default "16,64"); then two hops
  * (alice → bob → carol, bob forwarding with a fee, routed over the gossiped graph) the same way.
- * Prints the machine's load average first: on a shared machine the figures move with it.
+ * Each path is warmed up first (`BENCH_WARMUP` payments, default 600, not measured). Prints the
+ * machine's load average first: on a shared machine the figures move with it.
  * `BENCH_STORE=postgres`: the nodes keep their stores on a Postgres server started for the run.
  *
  * Per run, the cost per payment on each node, from its Prometheus metrics (read before and after):
@@ -35,6 +36,12 @@ const PROFILE_SECS = Number(process.env.BENCH_PROFILE ?? 0);
 const PROFILE_ONE = !!process.env.BENCH_PROFILE_ONE;
 /** Leave out the one-at-a-time runs (`BENCH_SKIP_ONE=1`: long concurrent runs for a profile). */
 const SKIP_ONE = !!process.env.BENCH_SKIP_ONE;
+/**
+ * Payments made over each path before its runs, 16 at a time, and not measured (`BENCH_WARMUP`):
+ * the nodes' hot code is optimised by V8 only after some thousands of calls, and a node runs for
+ * days. Without it the first runs of a fresh devnet measure the compiler as much as the node.
+ */
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 600);
 
 /** Payment outcomes pushed by the payer's store-change subscription, by payment hash. */
 async function outcomes(rpcUrl: string) {
@@ -213,7 +220,7 @@ console.log(
   `load average ${os
     .loadavg()
     .map((l) => l.toFixed(2))
-    .join(' ')} on ${os.cpus().length} cores; ${PAYMENTS} keysends per run`,
+    .join(' ')} on ${os.cpus().length} cores; ${PAYMENTS} keysends per run, after ${WARMUP} per path to warm up`,
 );
 const pgServer = process.env.BENCH_STORE === 'postgres' ? await startPostgres() : undefined;
 const urls = new Map<string, string>();
@@ -232,7 +239,11 @@ const net = await startDevnet({
 const nodes = net.description.nodes;
 const alice = createRpcClient(nodes[0]!.rpc_url);
 const feed = await outcomes(nodes[0]!.rpc_url);
-const summary: Record<string, unknown> = { store: pgServer ? 'postgres' : 'sqlite', payments: PAYMENTS };
+const summary: Record<string, unknown> = {
+  store: pgServer ? 'postgres' : 'sqlite',
+  payments: PAYMENTS,
+  warmup: WARMUP,
+};
 try {
   for (const [key, label, target, involved] of [
     ['one_channel', 'one channel (alice → bob)', nodes[1]!.pubkey, 2],
@@ -240,7 +251,16 @@ try {
   ] as const) {
     const metrics = Object.fromEntries(nodes.slice(0, involved).map((n) => [n.name, n.metrics_url]));
     const rpcUrls = Object.fromEntries(nodes.slice(0, involved).map((n) => [n.name, n.rpc_url]));
-    for (let i = 0; i < 10; i++) await pay(alice, feed, target); // warm-up (and the route)
+    for (let i = 0; i < 10; i++) await pay(alice, feed, target); // the route, one at a time
+    let warm = 10;
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (warm < WARMUP) {
+          warm++;
+          await pay(alice, feed, target).catch(() => undefined);
+        }
+      }),
+    );
     console.log(`${label}:`);
     const runs: RunResult[] = [];
     for (const n of SKIP_ONE ? CONCURRENCY : [1, ...CONCURRENCY]) {
