@@ -3,7 +3,7 @@
  * peer's and completing ours (Strand's nonce rules or fnn's), the funding tx kept in the state.
  */
 import { ccc } from '@ckb-ccc/core';
-import { bytesToHex, hexToBytes } from '../codec/index.ts';
+import { bytesToHex, hexToBytes, txBytes } from '../codec/index.ts';
 import { blake160 } from '../crypto/index.ts';
 import { ChannelError } from './errors.ts';
 import { advertiseCommitment, fnnOf, isFnn, useCommitmentNonce } from './fnn-nonces.ts';
@@ -30,6 +30,7 @@ import {
   fundingLockScript,
   fundingWitness,
   settlementScript,
+  txHash,
   txMessage,
 } from './tx.ts';
 import type { ChannelMessage } from './wire.ts';
@@ -172,7 +173,8 @@ export function commitmentSigned(ch: Channel, env: MachineEnv): { ch: Channel; m
   }
   const theirNonce = ch.nonces.theirs[0];
   if (!theirNonce) throw new ChannelError('NonceExhausted', 'no nonce of the peer left');
-  const s = signFirst(keysOf(ch).fundingKey, b(theirNonce), fundingKeys(ch), txMessage(tx));
+  const k = keysOf(ch);
+  const s = signFirst(k.fundingKey, b(theirNonce), fundingKeys(ch), txMessage(tx), k.fundingPubkey);
   return msg({ ...ch, nonces: { ...ch.nonces, theirs: ch.nonces.theirs.slice(1) } }, s.partial, s.nonce);
 }
 
@@ -240,8 +242,8 @@ export function completeOwnCommitment(
   tx.cellDeps = channelDeps(ch, env);
   return {
     ...ch,
-    latestCommitmentTx: h(tx.toBytes()),
-    latestCommitmentTxHash: tx.hash(),
+    latestCommitmentTx: h(txBytes(tx)),
+    latestCommitmentTxHash: txHash(tx),
   };
 }
 
@@ -281,8 +283,8 @@ function ownCommitmentSignedByPeer(
   return {
     ...ch,
     fnn: { ...f, mine: i > 0 ? f.mine.slice(i) : f.mine, own, theirs: h(nonceInMessage) },
-    latestCommitmentTx: h(tx.toBytes()),
-    latestCommitmentTxHash: tx.hash(),
+    latestCommitmentTx: h(txBytes(tx)),
+    latestCommitmentTxHash: txHash(tx),
   };
 }
 
@@ -317,7 +319,7 @@ export function completeForBroadcast(ch: Channel): { ch: Channel; tx: ccc.Transa
   );
   tx.witnesses = [fundingWitness(k.fundingPubkey, remotePk, used.value)];
   const f = fnnOf(used.ch);
-  return { ch: { ...used.ch, fnn: { ...f, own: null }, latestCommitmentTx: h(tx.toBytes()) }, tx };
+  return { ch: { ...used.ch, fnn: { ...f, own: null }, latestCommitmentTx: h(txBytes(tx)) }, tx };
 }
 
 export function signsFirst(ch: Channel): boolean {

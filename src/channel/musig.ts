@@ -37,10 +37,12 @@ export function signFirst(
   completerNonce: Uint8Array,
   keys: Uint8Array[],
   msg: Uint8Array,
+  /** Our funding key's public half (else derived again, one multiplication). */
+  myPubkey?: Uint8Array,
 ): { partial: Uint8Array; nonce: Uint8Array } {
   // No self-check of the partial here: the completer verifies it, and the aggregate signature
   // is checked once against the aggregate key.
-  return fast.deterministicSign(mySecret, completerNonce, keys, msg);
+  return fast.deterministicSign(mySecret, completerNonce, keys, msg, myPubkey);
 }
 
 /**

@@ -575,7 +575,8 @@ export function onCommitmentSignedReady(
 function signFirstRevocation(ch: Channel, keys: Uint8Array[], msg: Uint8Array) {
   const theirNonce = ch.nonces.theirs[0];
   if (!theirNonce) throw new ChannelError('NonceExhausted', 'no nonce of the peer left');
-  const s = signFirst(keysOf(ch).fundingKey, b(theirNonce), keys, msg);
+  const k = keysOf(ch);
+  const s = signFirst(k.fundingKey, b(theirNonce), keys, msg, k.fundingPubkey);
   return { ch: { ...ch, nonces: { ...ch.nonces, theirs: ch.nonces.theirs.slice(1) } }, ...s };
 }
 

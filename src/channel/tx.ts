@@ -4,7 +4,7 @@
  * script, the messages MuSig2 signs, revocation, settlement after the delay, cooperative close.
  */
 import { ccc } from '@ckb-ccc/core';
-import { SHANNONS_PER_CKB as CKB, concat } from '../codec/index.ts';
+import { SHANNONS_PER_CKB as CKB, cellOutputBytes, concat, rawTxBytes } from '../codec/index.ts';
 import { blake160, ckbHash, signRecoverable } from '../crypto/index.ts';
 import { aggregateXOnly, sorted2 } from './musig.ts';
 
@@ -34,9 +34,12 @@ export const SIDE_FLOOR = 98n * CKB;
 
 /** `M(tx)`: the hash of the raw transaction with its cell deps emptied. */
 export function txMessage(tx: ccc.Transaction): Uint8Array {
-  const c = tx.clone();
-  c.cellDeps = [];
-  return ckbHash(c.rawToBytes());
+  return ckbHash(rawTxBytes(tx, { withCellDeps: false }));
+}
+
+/** `tx.hash()`, with the direct molecule writer (`codec/ckb-tx.ts`). */
+export function txHash(tx: ccc.Transaction): ccc.Hex {
+  return ccc.hexFrom(ckbHash(rawTxBytes(tx)));
 }
 
 export function fundingLockScript(info: ScriptInfo, pkA: Uint8Array, pkB: Uint8Array): ccc.Script {
@@ -206,7 +209,7 @@ export function revocationMessage(
 ): Uint8Array {
   const len = new Uint8Array(4);
   new DataView(len.buffer).setUint32(0, data.length, true);
-  return ckbHash(ccc.CellOutput.from(out).toBytes(), len, data, args.subarray(0, 28), be64(version));
+  return ckbHash(cellOutputBytes(ccc.CellOutput.from(out)), len, data, args.subarray(0, 28), be64(version));
 }
 
 /** The revocation witness: `XW ‖ 00 ‖ be64(version) ‖ xonly ‖ sig64`. */

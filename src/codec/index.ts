@@ -4,6 +4,7 @@
  */
 
 export { ArcodeError, arCompress, arDecompress } from './arcode.ts';
+export { cellOutputBytes, rawTxBytes, txBytes } from './ckb-tx.ts';
 export {
   boundsEpochMs,
   checksEpochMs,

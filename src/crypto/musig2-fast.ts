@@ -185,6 +185,8 @@ export function deterministicSign(
   otherNonce: Uint8Array,
   keys: Uint8Array[],
   msg: Uint8Array,
+  /** The signer's compressed key when the caller knows it (`partialSign`). */
+  knownPubkey?: Uint8Array,
 ): { partial: Uint8Array; nonce: Uint8Array } {
   const ctx = keyAggContext(keys);
   const len = new Uint8Array(8);
@@ -197,7 +199,7 @@ export function deterministicSign(
   nonce.set(mulG(k1)!, 0);
   nonce.set(mulG(k2)!, 33);
   const s = sessionValues(ctx, [nonce, otherNonce], msg);
-  return { partial: partialSign(s, k1, k2, secret), nonce };
+  return { partial: partialSign(s, k1, k2, secret, knownPubkey), nonce };
 }
 
 /**
