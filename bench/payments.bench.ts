@@ -216,11 +216,13 @@ function curveCeiling() {
   return { backend: c.name, mulG, schnorrVerify: verify };
 }
 
+const load = os
+  .loadavg()
+  .map((l) => l.toFixed(2))
+  .join(' ');
 console.log(
-  `load average ${os
-    .loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ')} on ${os.cpus().length} cores; ${PAYMENTS} keysends per run, after ${WARMUP} per path to warm up`,
+  `load average ${load} on ${os.cpus().length} cores; ` +
+    `${PAYMENTS} keysends per run, after ${WARMUP} per path to warm up`,
 );
 const pgServer = process.env.BENCH_STORE === 'postgres' ? await startPostgres() : undefined;
 const urls = new Map<string, string>();
