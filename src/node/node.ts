@@ -259,6 +259,13 @@ export class StrandNode {
       node.durability = new WalDurability(turns.sqlite, {
         walFile: `${file}-wal`,
         onFatal: storeFailed(log, 'store flush (fdatasync)'),
+        onPlacement: (inline, averageMs) =>
+          log.info(
+            { flush_ms: +averageMs.toFixed(2), on: inline ? 'event loop' : 'thread pool' },
+            inline
+              ? 'store flushes are fast again: made inline'
+              : 'store flushes are slow: moved to the thread pool',
+          ),
         // The channel states staged in this turn first: their messages then leave with this flush.
         beforeFlush: () => {
           const ran = node.channels?.commitStaged() ?? false;

@@ -14,6 +14,16 @@
  *   offered, so a peer never sees message n+1 before message n.
  * A failed flush means the kernel may have dropped written pages: the node must not speak on state
  * it cannot vouch for, so `onFatal` is told and the node stops (PostgreSQL does the same).
+ *
+ * Where the flush runs: on a disk that flushes fast (a moving average under `syncFlushMaxMs`,
+ * 1 ms by default) it runs on the event loop's own thread, in the turn it was asked for; on a
+ * slower one, on libuv's thread pool while the node goes on working. Handing a ~0.1 ms flush to
+ * another thread and back cost more than the flush itself here: two thread wake-ups, each of
+ * which can wait for a core on a busy machine (one channel one at a time: p50 15 → 11 ms). A
+ * slow disk must not stop the node from working while it flushes, and there the hand-off is
+ * small beside the flush. Flushes on the pool are timed too (hand-off included: an upper
+ * bound), so a disk that becomes fast again is flushed inline again. SQLite's own checkpoints
+ * already write and flush on this thread.
  */
 import fs from 'node:fs';
 import type { SqliteDb } from './db.ts';
@@ -42,8 +52,19 @@ export interface WalDurabilityOptions {
   walFile: string;
   /** A flush failed: the node must stop without sending anything more. */
   onFatal: (err: Error) => void;
-  /** The flush (default `fs.fdatasync`); tests inject failures here. */
+  /** The flush on the thread pool (default `fs.fdatasync`); tests inject failures here. */
   fdatasync?: (fd: number, done: (err: Error | null) => void) => void;
+  /** The flush on the event loop's thread (default `fs.fdatasyncSync`). */
+  fdatasyncSync?: (fd: number) => void;
+  /**
+   * Flushes run on the event loop's thread while their moving average stays under this many
+   * ms (default `SYNC_FLUSH_MAX_MS`); 0: always on the thread pool.
+   */
+  syncFlushMaxMs?: number;
+  /** A clock in ms, for timing flushes (default `performance.now`). */
+  now?: () => number;
+  /** Flushes moved to the event loop's thread (`inline`) or to the pool; their average, ms. */
+  onPlacement?: (inline: boolean, averageMs: number) => void;
   /**
    * Commits what the flush must cover and is not committed yet (`TurnTransactionDb.commitTurn`).
    * `true`: it ran effects whose promise jobs may commit more; the flush then starts one turn
@@ -51,6 +72,12 @@ export interface WalDurabilityOptions {
    */
   beforeFlush?: () => boolean | undefined;
 }
+
+/** The default of `syncFlushMaxMs`: a flush faster than this is not worth a thread hand-off. */
+export const SYNC_FLUSH_MAX_MS = 1;
+
+/** The weight of the newest flush in the moving average of flush times. */
+const FLUSH_TIME_WEIGHT = 0.2;
 
 interface Held {
   /** `total_changes()` when the output was offered: it needs a flush that started after this. */
@@ -67,7 +94,13 @@ export class WalDurability implements Durability {
   private flushing = false;
   private closed = false;
   private failed?: Error;
+  /** Moving average of recent flush times, ms (0 until one is timed: the first runs inline). */
+  private flushMs = 0;
+  private readonly syncFlushMaxMs: number;
+  private readonly now: () => number;
   syncs = 0;
+  /** Flushes made on the event loop's thread (the tests read it). */
+  inlineSyncs = 0;
 
   constructor(
     db: SqliteDb,
@@ -77,6 +110,13 @@ export class WalDurability implements Durability {
     this.fd = fs.openSync(opts.walFile, 'r');
     this.changesStmt = db.prepare('SELECT total_changes() AS n').pluck();
     this.durableUpTo = this.changes();
+    this.syncFlushMaxMs = opts.syncFlushMaxMs ?? SYNC_FLUSH_MAX_MS;
+    this.now = opts.now ?? (() => performance.now());
+  }
+
+  /** Where the next flush runs: inline while flushes are fast (see the file's comment). */
+  get flushesInline(): boolean {
+    return this.flushMs < this.syncFlushMaxMs;
   }
 
   private changes(): number {
@@ -125,17 +165,36 @@ export class WalDurability implements Durability {
       return;
     }
     const upTo = this.changes();
-    (this.opts.fdatasync ?? fs.fdatasync)(this.fd, (err) => {
-      this.flushing = false;
-      if (err) {
-        this.fail(err);
-        return;
+    const start = this.now();
+    if (this.flushesInline) {
+      let err: Error | null = null;
+      try {
+        (this.opts.fdatasyncSync ?? fs.fdatasyncSync)(this.fd);
+        this.inlineSyncs++;
+      } catch (e) {
+        err = e as Error;
       }
-      this.syncs++;
-      this.durableUpTo = upTo;
-      this.release();
-      if (this.held.length > 0) this.flush();
-    });
+      this.flushed(err, upTo, start);
+      return;
+    }
+    (this.opts.fdatasync ?? fs.fdatasync)(this.fd, (err) => this.flushed(err, upTo, start));
+  }
+
+  /** A flush that started at `start`, when the changes count was `upTo`, is over. */
+  private flushed(err: Error | null, upTo: number, start: number): void {
+    this.flushing = false;
+    if (err) {
+      this.fail(err);
+      return;
+    }
+    const ms = this.now() - start;
+    const wasInline = this.flushesInline;
+    this.flushMs = this.syncs === 0 ? ms : this.flushMs + FLUSH_TIME_WEIGHT * (ms - this.flushMs);
+    if (this.flushesInline !== wasInline) this.opts.onPlacement?.(this.flushesInline, this.flushMs);
+    this.syncs++;
+    this.durableUpTo = upTo;
+    this.release();
+    if (this.held.length > 0) this.flush();
   }
 
   private release(): void {

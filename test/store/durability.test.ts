@@ -47,6 +47,8 @@ describe('WalDurability (group commit for SQLite)', () => {
       walFile: `${file}-wal`,
       onFatal: (e) => fatal.push(e),
       fdatasync: m.flush,
+      // On the thread pool always, so that each flush ends when the test says.
+      syncFlushMaxMs: 0,
       beforeFlush: () => beforeFlush?.(),
     });
     const insert = db.prepare('INSERT INTO t (v) VALUES (?)');
@@ -159,6 +161,91 @@ describe('WalDurability (group commit for SQLite)', () => {
     // After close output is not held (the store is going away with the process).
     d.whenDurable(() => out.push('late'));
     expect(out).toEqual(['held', 'late']);
+  });
+
+  it('flushes on its own thread while flushes are fast, on the pool once they are slow, and back', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strand-durable-'));
+    dirs.push(dir);
+    const file = path.join(dir, 'node.db');
+    const db = openDatabase(file, SCHEMA, { synchronous: 'NORMAL' });
+    dbs.push(db);
+    // A disk whose flushes take what the test says (a clock moved by the flush itself).
+    let clock = 0;
+    let flushTakes = 0.1;
+    const pool = manualFlush();
+    const inline: number[] = [];
+    const d = new WalDurability(db, {
+      walFile: `${file}-wal`,
+      onFatal: (e) => expect.fail(e.message),
+      now: () => clock,
+      fdatasyncSync: (fd) => {
+        fs.fdatasyncSync(fd);
+        inline.push(fd);
+        clock += flushTakes;
+      },
+      fdatasync: (fd, done) => pool.flush(fd, done),
+      onPlacement: (inline) => placements.push(inline),
+    });
+    const placements: boolean[] = [];
+    const out: number[] = [];
+    const insert = db.prepare('INSERT INTO t (v) VALUES (?)');
+    /** One write and its output; the flush starts at the end of the turn. */
+    const commitAndSpeak = async (v: number) => {
+      insert.run(v);
+      d.whenDurable(() => out.push(v));
+      await turn();
+    };
+    // Fast: flushed inline, the output released in the same turn the flush started.
+    await commitAndSpeak(1);
+    expect([inline.length, pool.pending.length, out]).toEqual([1, 0, [1]]);
+    // The disk slows down: one slow flush moves the average above 1 ms, the next goes to the pool.
+    flushTakes = 20;
+    await commitAndSpeak(2);
+    expect([inline.length, out]).toEqual([2, [1, 2]]);
+    expect(d.flushesInline).toBe(false);
+    await commitAndSpeak(3);
+    expect([inline.length, pool.pending.length, out]).toEqual([2, 1, [1, 2]]);
+    pool.finish(); // timed at 0 ms: the average falls
+    flushTakes = 0.1;
+    expect(out).toEqual([1, 2, 3]);
+    // Fast pool flushes bring the average back under 1 ms, and flushes inline again.
+    let poolFlushes = 0;
+    while (!d.flushesInline && poolFlushes < 50) {
+      await commitAndSpeak(4 + poolFlushes++);
+      pool.finish();
+    }
+    // 4.1 ms after the slow one, then × 0.8 per 0-ms flush: under 1 ms after seven of them (the
+    // one above and six more).
+    expect(poolFlushes).toBe(6);
+    const before = inline.length;
+    await commitAndSpeak(100);
+    expect(inline.length).toBe(before + 1);
+    expect(out.at(-1)).toBe(100);
+    expect(d.inlineSyncs).toBe(inline.length);
+    // Told when the place changes, not at every flush.
+    expect(placements).toEqual([false, true]);
+    expect(d.syncs).toBe(inline.length + 1 + poolFlushes);
+  });
+
+  it('a failed inline flush releases nothing and tells the node', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strand-durable-'));
+    dirs.push(dir);
+    const file = path.join(dir, 'node.db');
+    const db = openDatabase(file, SCHEMA, { synchronous: 'NORMAL' });
+    dbs.push(db);
+    const fatal: string[] = [];
+    const d = new WalDurability(db, {
+      walFile: `${file}-wal`,
+      onFatal: (e) => fatal.push(e.message),
+      fdatasyncSync: () => {
+        throw new Error('EIO');
+      },
+    });
+    const out: string[] = [];
+    db.prepare('INSERT INTO t (v) VALUES (1)').run();
+    d.whenDurable(() => out.push('x'));
+    await turn();
+    expect([out, fatal]).toEqual([[], ['EIO']]);
   });
 
   it('durable() resolves after the real fdatasync of the WAL', async () => {
