@@ -36,12 +36,17 @@ describe('WalDurability (group commit for SQLite)', () => {
     for (const db of dbs.splice(0)) if (db.open) db.close();
     for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
   });
-  function setup(fatal: Error[] = [], beforeFlush?: () => boolean | undefined) {
+  /** A store in a fresh directory, removed after the test. */
+  function tempDb(): { file: string; db: SqliteDb } {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strand-durable-'));
     dirs.push(dir);
     const file = path.join(dir, 'node.db');
     const db = openDatabase(file, SCHEMA, { synchronous: 'NORMAL' });
     dbs.push(db);
+    return { file, db };
+  }
+  function setup(fatal: Error[] = [], beforeFlush?: () => boolean | undefined) {
+    const { file, db } = tempDb();
     const m = manualFlush();
     const d = new WalDurability(db, {
       walFile: `${file}-wal`,
@@ -164,11 +169,7 @@ describe('WalDurability (group commit for SQLite)', () => {
   });
 
   it('flushes on its own thread while flushes are fast, on the pool once they are slow, and back', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strand-durable-'));
-    dirs.push(dir);
-    const file = path.join(dir, 'node.db');
-    const db = openDatabase(file, SCHEMA, { synchronous: 'NORMAL' });
-    dbs.push(db);
+    const { file, db } = tempDb();
     // A disk whose flushes take what the test says (a clock moved by the flush itself).
     let clock = 0;
     let flushTakes = 0.1;
@@ -228,11 +229,7 @@ describe('WalDurability (group commit for SQLite)', () => {
   });
 
   it('a failed inline flush releases nothing and tells the node', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strand-durable-'));
-    dirs.push(dir);
-    const file = path.join(dir, 'node.db');
-    const db = openDatabase(file, SCHEMA, { synchronous: 'NORMAL' });
-    dbs.push(db);
+    const { file, db } = tempDb();
     const fatal: string[] = [];
     const d = new WalDurability(db, {
       walFile: `${file}-wal`,
@@ -249,11 +246,7 @@ describe('WalDurability (group commit for SQLite)', () => {
   });
 
   it('durable() resolves after the real fdatasync of the WAL', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strand-durable-'));
-    dirs.push(dir);
-    const file = path.join(dir, 'node.db');
-    const db = openDatabase(file, SCHEMA, { synchronous: 'NORMAL' });
-    dbs.push(db);
+    const { file, db } = tempDb();
     const d = new WalDurability(db, { walFile: `${file}-wal`, onFatal: (e) => expect.fail(e.message) });
     db.prepare('INSERT INTO t (v) VALUES (1)').run();
     await d.durable();
