@@ -6,9 +6,9 @@
 import { ChannelError } from './errors.ts';
 import { step } from './machine.ts';
 import type { StagedChannelStore } from './staged-store.ts';
-import type { Channel } from './state.ts';
+import type { Channel, PartyParams } from './state.ts';
 import type { MachineEnv, Step } from './step.ts';
-import { roundBusy, type TlcCommand, WAITING_ACK } from './tlc.ts';
+import { ADD_TLC_ERRORS, roundBusy, type TlcCommand, WAITING_ACK } from './tlc.ts';
 import { settleOutcomes, TlcQueue, type WaitingTlc } from './tlc-queue.ts';
 
 export interface TlcCommandsOptions {
@@ -18,6 +18,17 @@ export interface TlcCommandsOptions {
   enqueue(key: string, fn: () => void | Promise<void>): Promise<void>;
   /** Persist, then act (`ChannelService.commit`). */
   commit(s: Step, then?: () => void): Promise<void>;
+}
+
+/**
+ * The AddTlc commands a channel queues behind its round: no more than the peer takes in flight.
+ * A batch can never offer more (`tlcBatch` refuses the rest with TemporaryChannelFailure), so one
+ * past this is refused now, the same way, instead of waiting to be: a flood of payments costs a
+ * bounded queue per channel, not memory without end. Removals are never refused here: they free
+ * the channel, and there are never more than the TLCs it holds.
+ */
+function maxQueuedAdds(ch: Channel): number {
+  return Number((ch.remote as PartyParams | undefined)?.maxTlcNumberInFlight ?? 0n);
 }
 
 export class TlcCommands {
@@ -55,8 +66,10 @@ export class TlcCommands {
       this.enqueue(tempId, () => {
         const ch = this.store.get(tempId);
         if (!ch) throw new ChannelError('ChannelClosed', 'Messaging failed because channel is closed');
-        if (roundBusy(ch) && waitMs > 0) this.tlcQueue.add(tempId, w, waitMs);
-        else this.runTlcBatch(ch, [w]);
+        if (!roundBusy(ch) || waitMs <= 0) return this.runTlcBatch(ch, [w]);
+        if (cmd.type === 'addTlc' && this.tlcQueue.addsWaiting(tempId) >= maxQueuedAdds(ch))
+          throw new ChannelError('TlcLimitExceeded', ADD_TLC_ERRORS.limit);
+        this.tlcQueue.add(tempId, w, waitMs);
       }).catch(reject);
     });
   }

@@ -40,6 +40,13 @@ export class TlcQueue {
     w.timer.unref?.();
   }
 
+  /** How many AddTlc commands wait for the channel. */
+  addsWaiting(key: string): number {
+    let n = 0;
+    for (const w of this.waiting.get(key) ?? []) if (w.cmd.type === 'addTlc') n++;
+    return n;
+  }
+
   /** Everything waiting for the channel, oldest first; their timers stop. */
   take(key: string): WaitingTlc[] {
     const list = this.waiting.get(key) ?? [];
