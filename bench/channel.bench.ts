@@ -2,7 +2,8 @@
  * Channel core throughput: two pure channel machines in one process (no chain, no sockets, no
  * store), a ready 500/250 CKB channel, then N TLC rounds (add + fulfil: 2 × (AddTlc/RemoveTlc,
  * CommitmentSigned, RevokeAndAck, CommitmentSigned, RevokeAndAck) with real MuSig2 signing and
- * verification). Prints rounds per second and the cost of one serialised state.
+ * verification), after up to 300 payments to warm V8 up. Prints rounds per second and the cost of
+ * one serialised state.
  * Run: node --import tsx bench/channel.bench.ts [rounds]
  */
 import { ccc } from '@ckb-ccc/core';
