@@ -1,0 +1,73 @@
+/**
+ * `bench:payments` itself, at a tiny size (a few payments, no warm-up): the script runs to the
+ * end on a real devnet and its last line is the JSON summary the README's figures come from,
+ * with a run per path and in-flight level, no failed payment, and the cost counters read from
+ * the nodes' metrics (one at a time, every payment flushes each node's store at least once).
+ */
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+interface Run {
+  in_flight: number;
+  per_s: number;
+  p50_ms: number;
+  failed: number;
+  per_payment: Record<string, { cpu_ms: number; fsync: number; disk_kb: number }>;
+}
+
+function runBench(env: Record<string, string>): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const p = spawn(process.execPath, ['--import', 'tsx', 'bench/payments.bench.ts'], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    p.stdout.on('data', (d) => {
+      out += d;
+    });
+    p.stderr.on('data', (d) => {
+      out += d;
+    });
+    p.on('exit', (code) => resolve({ code, out }));
+  });
+}
+
+describe('bench:payments', () => {
+  it('runs both paths and ends with its JSON summary', async () => {
+    const { code, out } = await runBench({
+      BENCH_PAYMENTS: '6',
+      BENCH_CONCURRENCY: '3',
+      BENCH_WARMUP: '0',
+    });
+    expect(code, out).toBe(0);
+    const summary = JSON.parse(out.trim().split('\n').at(-1) as string) as {
+      store: string;
+      payments: number;
+      warmup: number;
+      one_channel: Run[];
+      two_hops: Run[];
+      curve: { backend: string; schnorr_verify_per_s: number };
+    };
+    expect([summary.store, summary.payments, summary.warmup]).toEqual(['sqlite', 6, 0]);
+    for (const [runs, nodes] of [
+      [summary.one_channel, ['alice', 'bob']],
+      [summary.two_hops, ['alice', 'bob', 'carol']],
+    ] as const) {
+      expect(runs.map((r) => r.in_flight)).toEqual([1, 3]);
+      for (const r of runs) {
+        expect(r.failed).toBe(0);
+        expect(r.per_s).toBeGreaterThan(0);
+        expect(r.p50_ms).toBeGreaterThan(0);
+        expect(Object.keys(r.per_payment)).toEqual(nodes);
+        for (const c of Object.values(r.per_payment)) expect(c.cpu_ms).toBeGreaterThan(0);
+      }
+      for (const c of Object.values(runs[0]!.per_payment)) expect(c.fsync).toBeGreaterThanOrEqual(1);
+    }
+    expect(summary.curve.backend).toBe('libsecp256k1');
+    expect(summary.curve.schnorr_verify_per_s).toBeGreaterThan(0);
+  }, 240_000);
+});
