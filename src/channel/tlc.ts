@@ -59,10 +59,12 @@ export type TlcNotice =
   | { type: 'received'; tlc: Tlc }
   | { type: 'fulfilled'; tlc: Tlc; preimage: string }
   /**
-   * The peer fulfilled a TLC we offered: its preimage is known now, before the round that removes
-   * the TLC ends ('fulfilled' follows). A valid preimage is all a payer needs for its proof and a
-   * forwarder to claim upstream (rust-lightning acts on update_fulfill_htlc the same way); a
-   * failure, by contrast, is acted on only once committed (`failed`).
+   * A TLC's preimage was given, before the round that removes the TLC ends ('fulfilled' follows):
+   * - by the peer, for a TLC we offered: a valid preimage is all a payer needs for its proof and
+   *   a forwarder to claim upstream (rust-lightning acts on update_fulfill_htlc the same way);
+   * - by us, for a TLC we received, in the RemoveTlc we send: the payment is ours from then on
+   *   (its invoice is Paid before the payer can learn the preimage).
+   * A failure, by contrast, is acted on only once committed (`failed`).
    */
   | { type: 'preimage'; tlc: Tlc; preimage: string }
   | { type: 'failed'; tlc: Tlc; error: string }
@@ -308,7 +310,20 @@ function startRound(ch0: Channel, env: MachineEnv, updates: ChannelMessage[] = [
     env,
   );
   const cache = { updates: updates.map(cachedUpdate), commit: enc(msg), revoke: ch.cache?.revoke ?? null };
-  return { ch: { ...ch, cache }, effects: [{ type: 'send', msg }] };
+  return { ch: { ...ch, cache }, effects: [{ type: 'send', msg }, ...preimagesGiven(ch, updates)] };
+}
+
+/** The 'preimage' notices of the received TLCs our updates fulfil. */
+function preimagesGiven(ch: Channel, updates: ChannelMessage[]): Effect[] {
+  const out: Effect[] = [];
+  for (const u of updates) {
+    if (u.type !== 'RemoveTlc' || !('fulfill' in u.value.reason)) continue;
+    const id = u.value.tlcId;
+    const tlc = ch.tlcs.find((t) => !t.offered && t.id === id);
+    if (tlc)
+      out.push({ type: 'tlc', notice: { type: 'preimage', tlc, preimage: h(u.value.reason.fulfill) } });
+  }
+  return out;
 }
 
 // ---- the peer's messages -----------------------------------------------------------------------

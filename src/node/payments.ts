@@ -105,7 +105,8 @@ export function wirePayments(w: PaymentWiring): {
   r.resume();
   const stopRecording = w.channels.onTlcRecord((channelId, n) => {
     if (!n.tlc.offered) {
-      if (n.type === 'fulfilled') r.recordReceivedFulfilled(n.tlc.paymentHash);
+      // Paid with the state whose RemoveTlc gives the preimage, before the payer can have it.
+      if (n.type === 'preimage' || n.type === 'fulfilled') r.recordReceivedFulfilled(n.tlc.paymentHash);
       return;
     }
     // The preimage is recorded with the state that first holds it (the peer's RemoveTlc), not

@@ -295,12 +295,17 @@ describe('a cut in the middle of a batched round', () => {
 });
 
 describe('a preimage from the peer', () => {
-  it('is reported as it arrives, before the round that removes the TLC ends; a failure only once committed', () => {
+  it('is reported as it is sent and as it arrives, before the round that removes the TLC ends; a failure only once committed', () => {
     const { A, B } = h.readyPair();
     batch(A, B, [add(1), add(2)]);
     h.run(A, B);
     batch(B, A, [fulfil(0n, 1), fail(1n)]);
     expect(types(A)).toEqual(['RemoveTlc', 'RemoveTlc', 'CommitmentSigned']);
+    // The giver reports it too, with the state that sends it (its invoice is Paid from then on).
+    const given = B.seen.flatMap((e: Effect) =>
+      e.type === 'tlc' && e.notice.type === 'preimage' ? [[e.notice.tlc.offered, e.notice.tlc.id]] : [],
+    );
+    expect(given).toEqual([[false, 0n]]);
     h.runSteps(B, A, 1); // A takes the fulfil
     const got = A.seen.flatMap((e: Effect) =>
       e.type === 'tlc' && e.notice.type === 'preimage' ? [[e.notice.tlc.id, e.notice.preimage]] : [],
