@@ -131,6 +131,19 @@ interface RunResult {
   cost: Record<string, Cost>;
 }
 
+/** `count` calls of `one`, `inFlight` of them at a time. */
+async function inFlightAtOnce(inFlight: number, count: number, one: () => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (next < count) {
+        next++;
+        await one();
+      }
+    }),
+  );
+}
+
 /** `n` payments with `inFlight` at once: completed per second, latencies, failures, cost per node. */
 async function run(
   alice: RpcClient,
@@ -153,18 +166,12 @@ async function run(
       : [];
   const lat: number[] = [];
   const failed: string[] = [];
-  let next = 0;
   const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: inFlight }, async () => {
-      while (next < PAYMENTS) {
-        next++;
-        await pay(alice, feed, target).then(
-          (ms) => lat.push(ms),
-          (e: Error) => failed.push(e.message),
-        );
-      }
-    }),
+  await inFlightAtOnce(inFlight, PAYMENTS, () =>
+    pay(alice, feed, target).then(
+      (ms) => void lat.push(ms),
+      (e: Error) => void failed.push(e.message),
+    ),
   );
   const rate = (lat.length * 1000) / (performance.now() - t0);
   const cost: Record<string, Cost> = {};
@@ -254,14 +261,11 @@ try {
     const metrics = Object.fromEntries(nodes.slice(0, involved).map((n) => [n.name, n.metrics_url]));
     const rpcUrls = Object.fromEntries(nodes.slice(0, involved).map((n) => [n.name, n.rpc_url]));
     for (let i = 0; i < 10; i++) await pay(alice, feed, target); // the route, one at a time
-    let warm = 10;
-    await Promise.all(
-      Array.from({ length: 16 }, async () => {
-        while (warm < WARMUP) {
-          warm++;
-          await pay(alice, feed, target).catch(() => undefined);
-        }
-      }),
+    await inFlightAtOnce(16, WARMUP - 10, () =>
+      pay(alice, feed, target).then(
+        () => undefined,
+        () => undefined,
+      ),
     );
     console.log(`${label}:`);
     const runs: RunResult[] = [];
