@@ -6,7 +6,7 @@
  * Runs, each `BENCH_PAYMENTS` payments (default 200): one channel (alice → bob) one at a time
  * (latency p50/p99) and with `BENCH_CONCURRENCY` in flight (default "16,64"); then two hops
  * (alice → bob → carol, bob forwarding with a fee, routed over the gossiped graph) the same way.
- * Each path is warmed up first (`BENCH_WARMUP` payments, default 600, not measured). Prints the
+ * Each path is warmed up first (`BENCH_WARMUP` payments, default 2,000, not measured). Prints the
  * machine's load average first: on a shared machine the figures move with it.
  * `BENCH_STORE=postgres`: the nodes keep their stores on a Postgres server started for the run.
  *
@@ -18,6 +18,7 @@
  * `BENCH_PROFILE=S`: during each run with more than one payment in flight, every node involved
  * records an S-second CPU profile (the `prof` module's `pprof`); the paths are printed.
  */
+import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import * as nobleSchnorr from '@noble/curves/secp256k1.js';
@@ -39,9 +40,11 @@ const SKIP_ONE = !!process.env.BENCH_SKIP_ONE;
 /**
  * Payments made over each path before its runs, 16 at a time, and not measured (`BENCH_WARMUP`):
  * the nodes' hot code is optimised by V8 only after some thousands of calls, and a node runs for
- * days. Without it the first runs of a fresh devnet measure the compiler as much as the node.
+ * days. Without it the first runs of a fresh devnet measure the compiler as much as the node
+ * (600 was not enough: one channel at 64 in flight, the same tree, ~500–560/s after 600 and
+ * ~620–630/s after 2,000).
  */
-const WARMUP = Number(process.env.BENCH_WARMUP ?? 600);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 2000);
 
 /** Payment outcomes pushed by the payer's store-change subscription, by payment hash. */
 async function outcomes(rpcUrl: string) {
@@ -121,6 +124,23 @@ async function costCounters(metricsUrl: string) {
 }
 type Cost = Awaited<ReturnType<typeof costCounters>>;
 
+/**
+ * CPU ms the whole machine has spent (every process: the nodes, the dev chain, this client), from
+ * /proc/stat; NaN where there is none. With the cores' count it bounds the rate: a machine whose
+ * processes spend 2.5 ms a payment cannot pass 800/s on two cores, however the work is spread.
+ */
+async function machineCpuMs(): Promise<number> {
+  try {
+    const line = (await readFile('/proc/stat', 'utf8')).split('\n')[0]!;
+    // cpu  user nice system idle iowait irq softirq steal …
+    const f = line.trim().split(/\s+/).slice(1).map(Number);
+    const busy = f[0]! + f[1]! + f[2]! + f[5]! + f[6]! + (f[7] ?? 0);
+    return (busy * 1000) / 100; // USER_HZ is 100 on Linux
+  } catch {
+    return NaN;
+  }
+}
+
 interface RunResult {
   inFlight: number;
   rate: number;
@@ -129,6 +149,9 @@ interface RunResult {
   failed: number;
   /** Per node, per completed payment. */
   cost: Record<string, Cost>;
+  /** CPU ms per completed payment: the whole machine, and this client (HTTP calls, the feed). */
+  machineMs: number;
+  clientMs: number;
 }
 
 /** `count` calls of `one`, `inFlight` of them at a time. */
@@ -166,6 +189,8 @@ async function run(
       : [];
   const lat: number[] = [];
   const failed: string[] = [];
+  const machine0 = await machineCpuMs();
+  const client0 = process.cpuUsage();
   const t0 = performance.now();
   await inFlightAtOnce(inFlight, PAYMENTS, () =>
     pay(alice, feed, target).then(
@@ -174,6 +199,10 @@ async function run(
     ),
   );
   const rate = (lat.length * 1000) / (performance.now() - t0);
+  const client = process.cpuUsage(client0);
+  const done = Math.max(1, lat.length);
+  const machineMs = ((await machineCpuMs()) - machine0) / done;
+  const clientMs = (client.user + client.system) / 1000 / done;
   const cost: Record<string, Cost> = {};
   for (const [n, url] of Object.entries(metrics)) {
     const a = await costCounters(url);
@@ -183,7 +212,16 @@ async function run(
   }
   if (failed.length) console.log(`    ${failed.length} failed: ${[...new Set(failed)].join('; ')}`);
   for (const p of await Promise.all(profiles)) console.log(`    profile: ${p}`);
-  return { inFlight, rate, p50: pct(lat, 50), p99: pct(lat, 99), failed: failed.length, cost };
+  return {
+    inFlight,
+    rate,
+    p50: pct(lat, 50),
+    p99: pct(lat, 99),
+    failed: failed.length,
+    cost,
+    machineMs,
+    clientMs,
+  };
 }
 
 function describe(r: RunResult): string {
@@ -194,7 +232,8 @@ function describe(r: RunResult): string {
     .join(' | ');
   return (
     `${String(r.inFlight).padStart(2)} in flight: ${r.rate.toFixed(1)}/s, p50 ${r.p50.toFixed(1)} ms, ` +
-    `p99 ${r.p99.toFixed(1)} ms\n      per payment: ${costs}`
+    `p99 ${r.p99.toFixed(1)} ms\n      per payment: ${costs}\n` +
+    `      per payment, whole machine: ${r.machineMs.toFixed(2)} ms cpu (this client ${r.clientMs.toFixed(2)})`
   );
 }
 
@@ -280,6 +319,8 @@ try {
       p50_ms: +r.p50.toFixed(1),
       p99_ms: +r.p99.toFixed(1),
       failed: r.failed,
+      machine_cpu_ms: +r.machineMs.toFixed(2),
+      client_cpu_ms: +r.clientMs.toFixed(2),
       per_payment: Object.fromEntries(
         Object.entries(r.cost).map(([n, c]) => [
           n,
