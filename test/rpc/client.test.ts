@@ -71,7 +71,9 @@ describe('rpc client', () => {
 
   it('says what came back when the answer is not JSON', async () => {
     const s = await server(() => 'not json');
-    const err = await createRpcClient(s.url).call('node_info').catch((e) => e);
+    const err = await createRpcClient(s.url)
+      .call('node_info')
+      .catch((e) => e);
     expect(err).toBeInstanceOf(RpcCallError);
     expect(err.code).toBe(-32700);
     expect(err.message).toBe('HTTP 200: not json');
@@ -88,14 +90,18 @@ describe('rpc client', () => {
 
   it('does not send again when a fresh socket is reset', async () => {
     const s = await server(() => 'reset');
-    const err = await createRpcClient(s.url).call('node_info').catch((e) => e);
+    const err = await createRpcClient(s.url)
+      .call('node_info')
+      .catch((e) => e);
     expect(err.code).toBe('ECONNRESET');
     expect(s.connections.length).toBe(1);
   });
 
   it('gives up after its timeout', async () => {
     const s = await server(() => 'hang');
-    const err = await createRpcClient(s.url, undefined, 100).call('node_info').catch((e) => e);
+    const err = await createRpcClient(s.url, undefined, 100)
+      .call('node_info')
+      .catch((e) => e);
     expect(err.message).toMatch(/timed out after 100 ms/);
   });
 });
