@@ -19,7 +19,7 @@ import {
   verifyPartial,
 } from './musig.ts';
 import { toScript } from './script-data.ts';
-import type { Channel, PartyParams } from './state.ts';
+import type { Channel, PartyParams, Tlc } from './state.ts';
 import type { MachineEnv, Step } from './step.ts';
 import { tlcPubkeysHex } from './tlc-keys.ts';
 import {
@@ -29,7 +29,8 @@ import {
   feeOf,
   fundingLockScript,
   fundingWitness,
-  settlementScript,
+  settlementEntry,
+  settlementScriptOf,
   txHash,
   txMessage,
 } from './tx.ts';
@@ -51,6 +52,44 @@ function keyHash(key: string): Uint8Array {
     keyHashes.set(key, v);
   }
   return v;
+}
+
+/** A TLC's settlement entries, as the holder of our commitment (0) and of the peer's (1) sees it. */
+interface Entries {
+  local: string;
+  remote: string;
+  bytes: [Uint8Array | undefined, Uint8Array | undefined];
+}
+
+/**
+ * Settlement entries kept with their TLC: a TLC object never changes (a changed TLC is a new
+ * object), and every commitment of every round wrote each pending TLC's 85 bytes again. The keys
+ * they were made with are kept too, and checked: a TLC without keys of its own takes the
+ * channel's.
+ */
+const tlcEntries = new WeakMap<Tlc, Entries>();
+function entryOf(ch: Channel, t: Tlc, forRemote: boolean, offeredByHolder: boolean): Uint8Array {
+  const k = tlcPubkeysHex(ch, t);
+  let e = tlcEntries.get(t);
+  if (!e || e.local !== k.local || e.remote !== k.remote) {
+    e = { local: k.local, remote: k.remote, bytes: [undefined, undefined] };
+    tlcEntries.set(t, e);
+  }
+  const side = forRemote ? 1 : 0;
+  let bytes = e.bytes[side];
+  if (!bytes) {
+    bytes = settlementEntry({
+      offeredByHolder,
+      hashAlgorithm: t.hashAlgorithm,
+      amount: t.amount,
+      paymentHash: b(t.paymentHash),
+      holderKeyHash: keyHash(forRemote ? k.remote : k.local),
+      otherKeyHash: keyHash(forRemote ? k.local : k.remote),
+      expiry: t.expiry,
+    });
+    e.bytes[side] = bytes;
+  }
+  return bytes;
 }
 
 export function fundingLock(ch: Channel, env: MachineEnv): ccc.Script {
@@ -86,19 +125,8 @@ export function buildCommitment(ch: Channel, forRemote: boolean, env: MachineEnv
   // Settlement keys: the untweaked base points; TLC keys: the TLC's own (`tlc-keys.ts`).
   const holderKeyHash = keyHash(holder.p.tlcBasepoint);
   const otherKeyHash = keyHash(other.p.tlcBasepoint);
-  const script = settlementScript(
-    ordered.map((t) => {
-      const k = tlcPubkeysHex(ch, t);
-      return {
-        offeredByHolder: holderOffered(t),
-        hashAlgorithm: t.hashAlgorithm,
-        amount: t.amount,
-        paymentHash: b(t.paymentHash),
-        holderKeyHash: keyHash(forRemote ? k.remote : k.local),
-        otherKeyHash: keyHash(forRemote ? k.local : k.remote),
-        expiry: t.expiry,
-      };
-    }),
+  const script = settlementScriptOf(
+    ordered.map((t) => entryOf(ch, t, forRemote, holderOffered(t))),
     {
       holderPkh: holderKeyHash,
       holderAmount: withReserve(holder),

@@ -18,9 +18,27 @@ export interface ScriptInfo {
   cellDeps: ccc.CellDepLike[];
 }
 
-export const le64 = (v: bigint) => ccc.numLeToBytes(v, 8);
-export const le128 = (v: bigint) => ccc.numLeToBytes(v, 16);
-export const be64 = (v: bigint) => ccc.numBeToBytes(v, 8);
+/**
+ * Fixed-width integers as bytes, as ccc's `numLeToBytes` / `numBeToBytes` give them (a negative
+ * value in two's complement, one too large refused) without its detour through a hex string: a
+ * commitment writes two per pending TLC, several times a round.
+ */
+function fixedBytes(v: bigint, bytes: 8 | 16, littleEndian: boolean): Uint8Array {
+  const bits = bytes * 8;
+  if (v >= 1n << BigInt(bits)) throw new RangeError('number overflow');
+  const u = BigInt.asUintN(bits, v);
+  const out = new Uint8Array(bytes);
+  const view = new DataView(out.buffer);
+  if (bytes === 8) view.setBigUint64(0, u, littleEndian);
+  else {
+    view.setBigUint64(0, BigInt.asUintN(64, u), true);
+    view.setBigUint64(8, u >> 64n, true);
+  }
+  return out;
+}
+export const le64 = (v: bigint) => fixedBytes(v, 8, true);
+export const le128 = (v: bigint) => fixedBytes(v, 16, true);
+export const be64 = (v: bigint) => fixedBytes(v, 8, false);
 
 /**
  * The least either side of a CKB channel may hold (balance + reserve): the occupied capacity of a
@@ -75,26 +93,39 @@ export interface SettlementParties {
   otherAmount: bigint;
 }
 
+/** One TLC of a settlement script: 85 bytes (§5.3). */
+export function settlementEntry(t: SettlementTlc): Uint8Array {
+  const out = new Uint8Array(SETTLEMENT_ENTRY_BYTES);
+  out[0] = (t.hashAlgorithm << 1) | (t.offeredByHolder ? 1 : 0);
+  out.set(le128(t.amount), 1);
+  out.set(t.paymentHash.subarray(0, 20), 17);
+  out.set(t.holderKeyHash, 37);
+  out.set(t.otherKeyHash, 57);
+  out.set(le64((0x40n << 56n) | (t.expiry / 1000n)), 77);
+  return out;
+}
+
+const SETTLEMENT_ENTRY_BYTES = 85;
+
 /** `count ‖ TLC×85 ‖ holderPKH ‖ le128 ‖ otherPKH ‖ le128` (§5.3). */
 export function settlementScript(tlcs: SettlementTlc[], p: SettlementParties): Uint8Array {
-  const entries = tlcs.map((t) =>
-    concat(
-      new Uint8Array([(t.hashAlgorithm << 1) | (t.offeredByHolder ? 1 : 0)]),
-      le128(t.amount),
-      t.paymentHash.subarray(0, 20),
-      t.holderKeyHash,
-      t.otherKeyHash,
-      le64((0x40n << 56n) | (t.expiry / 1000n)),
-    ),
-  );
-  return concat(
-    new Uint8Array([tlcs.length]),
-    ...entries,
-    p.holderPkh,
-    le128(p.holderAmount),
-    p.otherPkh,
-    le128(p.otherAmount),
-  );
+  return settlementScriptOf(tlcs.map(settlementEntry), p);
+}
+
+/** The settlement script from its TLCs' entries (`settlementEntry`), in order. */
+export function settlementScriptOf(entries: Uint8Array[], p: SettlementParties): Uint8Array {
+  const out = new Uint8Array(1 + entries.length * SETTLEMENT_ENTRY_BYTES + 72);
+  out[0] = entries.length;
+  let at = 1;
+  for (const e of entries) {
+    out.set(e, at);
+    at += SETTLEMENT_ENTRY_BYTES;
+  }
+  out.set(p.holderPkh, at);
+  out.set(le128(p.holderAmount), at + 20);
+  out.set(p.otherPkh, at + 36);
+  out.set(le128(p.otherAmount), at + 56);
+  return out;
 }
 
 /** The relative-epoch since of the commitment delay, as lock args carry it. */
@@ -110,12 +141,44 @@ export function commitmentLockArgs(
   script: Uint8Array,
 ): Uint8Array {
   return concat(
-    blake160(aggregateXOnly(revocationKeys)),
+    revocationKeyHash(revocationKeys),
     le64(delaySince(delayEpoch)),
     be64(version),
-    blake160(script),
+    scriptHash(script),
     new Uint8Array([0]),
   );
+}
+
+/**
+ * blake160 of the x-only aggregate of a commitment's revocation keys, memoized by the keys: a
+ * channel has two such pairs (one per holder) for its whole life, and every commitment built
+ * hashed them again. Bounded: cleared past 10,000 pairs.
+ */
+const revocationKeyHashes = new Map<string, Uint8Array>();
+function revocationKeyHash(keys: Uint8Array[]): Uint8Array {
+  const id = keys.map((k) => Buffer.from(k.buffer, k.byteOffset, k.byteLength).toString('hex')).join('');
+  let v = revocationKeyHashes.get(id);
+  if (!v) {
+    if (revocationKeyHashes.size >= 10_000) revocationKeyHashes.clear();
+    v = blake160(aggregateXOnly(keys));
+    revocationKeyHashes.set(id, v);
+  }
+  return v;
+}
+
+/**
+ * blake160 of a settlement script, remembered for the last few scripts: a round builds the same
+ * commitment several times (signed, completed, revoked), and at 64 pending TLCs the script is
+ * 5.5 KB of BLAKE2b in JavaScript, where comparing it with a remembered one is a memcmp.
+ */
+const recentScripts: { script: Uint8Array; hash: Uint8Array }[] = [];
+const RECENT_SCRIPTS = 8;
+function scriptHash(script: Uint8Array): Uint8Array {
+  for (const r of recentScripts) if (Buffer.compare(r.script, script) === 0) return r.hash;
+  const hash = blake160(script);
+  recentScripts.unshift({ script: script.slice(), hash });
+  if (recentScripts.length > RECENT_SCRIPTS) recentScripts.pop();
+  return hash;
 }
 
 /**
