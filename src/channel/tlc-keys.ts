@@ -6,8 +6,9 @@
  * - the peer's key: `their_tlc_basepoint + H(their_point(L))`,
  * where `their_point(L)` is the per-commitment point the peer gave for number L (Open/Accept give
  * 1 and 2, each RevokeAndAck the next). Both sides agree because a TLC is only created between
- * rounds, when one side's L is the other's R. A key thus serves one TLC only: signing a claim of
- * one TLC says nothing about another.
+ * rounds, when one side's L is the other's R. A key thus serves the TLCs created between two
+ * rounds only (a batch's updates share it): signing a claim of one says nothing about those of
+ * other rounds.
  *
  * The two public keys are computed once, when the TLC is created, and kept with it; the secret is
  * derived again from the channel seed when a claim is signed (`tlcSecret`).
@@ -61,13 +62,28 @@ export function newTlcKeys(ch: Channel, keysOf: () => ChannelKeys): TlcKeyFields
   const { local: L, remote: R } = ch.commitmentNumbers;
   const theirPoint = remotePointAt(ch, L);
   if (!theirPoint) return null;
-  const keys = keysOf();
-  return {
-    createdAt: { local: L, remote: R },
-    localKey: h(tweakPubkey(keys.tlcBasepoint, commitmentPoint(keys.commitmentSeed, R))),
-    remoteKey: h(tweakPubkey(b(r.tlcBasepoint), theirPoint)),
-  };
+  // Every TLC created between the same two rounds has the same keys: a batch of n updates
+  // derives them once, not n times (two point multiplications and additions each).
+  const id = `${ch.seed}:${R}:${r.tlcBasepoint}:${h(theirPoint)}`;
+  let pair = recentKeys.get(id);
+  if (!pair) {
+    const keys = keysOf();
+    pair = {
+      localKey: h(tweakPubkey(keys.tlcBasepoint, commitmentPoint(keys.commitmentSeed, R))),
+      remoteKey: h(tweakPubkey(b(r.tlcBasepoint), theirPoint)),
+    };
+    if (recentKeys.size >= RECENT_KEYS) recentKeys.delete(recentKeys.keys().next().value as string);
+    recentKeys.set(id, pair);
+  }
+  return { createdAt: { local: L, remote: R }, ...pair };
 }
+
+/**
+ * The TLC keys derived last, by all they depend on (the channel's seed, our number R, the peer's
+ * base point and its point for L), oldest first: one entry per channel that made TLCs lately.
+ */
+const recentKeys = new Map<string, { localKey: Hex; remoteKey: Hex }>();
+const RECENT_KEYS = 1_024;
 
 /** Our and the peer's public keys for a TLC (the base points for a TLC from before tweaking). */
 export function tlcPubkeys(ch: Channel, t: Tlc): { local: Uint8Array; remote: Uint8Array } {

@@ -143,6 +143,33 @@ describe('TLC keys', () => {
     expect(B.ch.tlcs).toEqual([]);
   });
 
+  it('the TLCs of one batch share the keys of their round, as derived afresh; the next round has its own', () => {
+    const { A, B } = h.readyPair();
+    const n0 = { ...A.ch.commitmentNumbers };
+    h.feed(A, B, {
+      type: 'tlcBatch',
+      cmds: [1, 2, 3].map((n) => ({ type: 'addTlc' as const, cmd: tlc(n) })),
+    });
+    h.run(A, B);
+    const ka = keysOf(A);
+    const kb = keysOf(B);
+    const ours = bytesToHex(tweakPubkey(ka.tlcBasepoint, commitmentPoint(ka.commitmentSeed, n0.remote)));
+    const theirs = bytesToHex(tweakPubkey(kb.tlcBasepoint, commitmentPoint(kb.commitmentSeed, n0.local)));
+    for (const id of [0n, 1n, 2n]) {
+      expect([only(A, true, id).localKey, only(A, true, id).remoteKey]).toEqual([ours, theirs]);
+      expect([only(B, false, id).localKey, only(B, false, id).remoteKey]).toEqual([theirs, ours]);
+    }
+    h.feed(A, B, { type: 'addTlc', cmd: tlc(4) });
+    h.run(A, B);
+    const next = only(A, true, 3n);
+    expect(next.localKey).not.toBe(ours);
+    expect(next.localKey).toBe(
+      bytesToHex(
+        tweakPubkey(ka.tlcBasepoint, commitmentPoint(ka.commitmentSeed, next.createdAt?.remote as bigint)),
+      ),
+    );
+  });
+
   it("what feeds a standalone watchtower rebuilds both commitments' scripts, TLC keys included", () => {
     const { A, B } = h.readyPair();
     h.feed(A, B, { type: 'addTlc', cmd: tlc(1) });
