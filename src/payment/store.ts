@@ -146,6 +146,16 @@ function settledFromRow(r: SettledRow): SettledPayment {
   );
 }
 
+/**
+ * The live sessions as committed, per database connection (every PaymentStore on the same `Db`
+ * shares it): a payment reads its session back and saves it again at each step, and the read was
+ * a query and a JSON parse. Filled by saves and reads outside a caller's transaction (one that
+ * may still roll back drops the entry instead); a session leaves it when it settles. Sessions are
+ * values: nobody mutates one read from here. Bounded: cleared past `LIVE_CACHE_MAX`.
+ */
+const liveCaches = new WeakMap<Db, Map<string, PaymentSession>>();
+const LIVE_CACHE_MAX = 10_000;
+
 /** Counts of settled payments by status, kept per database once counted (metrics). */
 const settledCounts = new WeakMap<Db, Map<string, number>>();
 
@@ -157,7 +167,15 @@ export class PaymentStore {
   private readonly getSettled;
   private readonly dropSettled;
 
+  private readonly live: Map<string, PaymentSession>;
+
   constructor(private readonly db: Db) {
+    let live = liveCaches.get(db);
+    if (!live) {
+      live = new Map();
+      liveCaches.set(db, live);
+    }
+    this.live = live;
     this.putLive = db.prepare(
       'INSERT INTO payment_sessions (payment_hash, status, body) VALUES (?, ?, ?) ' +
         'ON CONFLICT(payment_hash) DO UPDATE SET status = excluded.status, body = excluded.body',
@@ -183,8 +201,11 @@ export class PaymentStore {
     const settled = settledOf(s);
     const key = hashKey(s.paymentHash);
     let dropped: string | undefined;
+    // A live session of the hash means no settled one: saving it live took that one out.
+    const wasLive = this.live.has(s.paymentHash);
     this.db.transaction(() => {
-      dropped = key ? (this.dropSettled.get(key) as { status: string } | undefined)?.status : undefined;
+      dropped =
+        key && !wasLive ? (this.dropSettled.get(key) as { status: string } | undefined)?.status : undefined;
       if (settled && key) {
         this.dropLive.run(s.paymentHash);
         this.putSettled.run(
@@ -198,6 +219,7 @@ export class PaymentStore {
         this.putLive.run(s.paymentHash, s.status, encode(s));
       }
     })();
+    this.remember(s.paymentHash, settled && key ? undefined : s);
     const counts = settledCounts.get(this.db);
     if (!counts) return;
     // Inside a caller's transaction (which may roll back) the counts are dropped, to count again.
@@ -211,8 +233,22 @@ export class PaymentStore {
 
   /** The session of a payment that may still change; undefined once settled (see `settled`). */
   get(paymentHash: string): PaymentSession | undefined {
+    const hit = this.live.get(paymentHash);
+    if (hit) return hit;
     const row = this.getLive.get(paymentHash) as { body: string } | undefined;
-    return row ? decode(row.body) : undefined;
+    const s = row ? decode(row.body) : undefined;
+    if (s) this.remember(paymentHash, s);
+    return s;
+  }
+
+  /** The cache follows what is committed: `s` (or no live session) for the hash. */
+  private remember(paymentHash: string, s: PaymentSession | undefined): void {
+    if (!s || this.db.inTransaction) {
+      this.live.delete(paymentHash);
+      return;
+    }
+    if (this.live.size >= LIVE_CACHE_MAX && !this.live.has(paymentHash)) this.live.clear();
+    this.live.set(paymentHash, s);
   }
 
   /** A settled payment. */

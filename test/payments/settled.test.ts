@@ -124,6 +124,43 @@ describe('the payment store', () => {
     expect(payments.preimage(failed.paymentHash)).toBe(null);
   });
 
+  it('answers live sessions as committed: shared by the stores of a connection, not what a caller rolled back', () => {
+    const { db, payments } = store();
+    const other = new PaymentStore(db);
+    const failed = SESSIONS['a payment that failed for good']!();
+    const live = {
+      ...failed,
+      status: 'Inflight' as const,
+      failedError: null,
+      attempts: [attempt(1, 'Inflight', 2, 1n)],
+    };
+    payments.put(live);
+    expect(other.get(live.paymentHash)).toEqual(live);
+    // Saved again inside a caller's transaction that rolls back: the committed session stays.
+    expect(() =>
+      db.transaction(() => {
+        other.put({ ...live, status: 'Created' });
+        throw new Error('rolled back');
+      })(),
+    ).toThrow('rolled back');
+    expect(payments.get(live.paymentHash)?.status).toBe('Inflight');
+    // Settled by one store: gone from the live ones for every store, kept settled.
+    other.put(failed);
+    expect(payments.get(live.paymentHash)).toBeUndefined();
+    expect(payments.settled(live.paymentHash)?.status).toBe('Failed');
+    // A settled payment sent again after a rolled-back attempt at it is still taken back once.
+    expect(() =>
+      db.transaction(() => {
+        payments.put(live);
+        throw new Error('rolled back');
+      })(),
+    ).toThrow('rolled back');
+    expect(other.settled(live.paymentHash)?.status).toBe('Failed');
+    payments.put(live);
+    expect(other.settled(live.paymentHash)).toBeUndefined();
+    expect(other.get(live.paymentHash)?.status).toBe('Inflight');
+  });
+
   it('pages live and settled payments as one, in payment-hash order, by status', () => {
     const { payments } = store();
     const all: PaymentSession[] = [];
