@@ -26,6 +26,7 @@ import {
   PaymentHistory,
   type SessionRouteNode,
 } from './history.ts';
+import { HistoryWriter } from './history-writer.ts';
 import {
   type BroadcastMessage,
   type ChannelAnnouncement,
@@ -133,6 +134,7 @@ export class GraphService {
   private readonly held = new Map<string, { update: ChannelUpdate; from?: string }[]>();
   private queue: Promise<unknown> = Promise.resolve();
   private unsubscribe?: () => void;
+  private readonly historyWriter: HistoryWriter;
   private readonly listeners: [string, (...a: never[]) => void][] = [];
   private pruneTimer?: NodeJS.Timeout;
   private announceTimer?: NodeJS.Timeout;
@@ -142,7 +144,11 @@ export class GraphService {
     this.now = o.now ?? Date.now;
     this.store = new GraphStore(o.db);
     this.graph = new NetworkGraph(o.identity.pubkeyHex);
-    this.history = new PaymentHistory((op, d, r) => this.store.saveHistory(op, d, r));
+    this.historyWriter = new HistoryWriter(
+      (op, d, r) => this.store.saveHistory(op, d, r),
+      (err) => this.log.warn({ err: err.message }, 'payment history not stored'),
+    );
+    this.history = new PaymentHistory((op, d, r) => this.historyWriter.changed(op, d, r));
     this.sync = new GossipSync({
       store: this.store,
       chainHash: o.chainHash,
@@ -189,6 +195,7 @@ export class GraphService {
   }
 
   async stop(): Promise<void> {
+    this.historyWriter.flush();
     this.sync.stop();
     this.unsubscribe?.();
     for (const [e, l] of this.listeners) this.o.peers?.off(e, l);
