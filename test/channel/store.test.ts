@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Channel } from '../../src/channel/state.ts';
+import { type Channel, serializeChannelLean, serializeTlcLean, type Tlc } from '../../src/channel/state.ts';
 import { ChannelStore, channelSchema } from '../../src/channel/store.ts';
 import { paymentLinkSchema, TlcLinks } from '../../src/payment/links.ts';
 import { type Db, openDatabase } from '../../src/store/db.ts';
@@ -93,13 +93,20 @@ describe('channel store', () => {
       }) as unknown as Channel;
     const rows = () =>
       db
-        .prepare('SELECT tlc FROM channel_onions ORDER BY tlc')
+        .prepare('SELECT tlc FROM channel_onion_bytes ORDER BY tlc')
         .all()
         .map((r: any) => r.tlc as string);
     const stateJson = () => (db.prepare('SELECT data FROM channels').get() as { data: string }).data;
     const store = new ChannelStore(db);
     store.save(withOnionTlcs('CHANNEL_READY', [0n, 1n]));
     expect(rows()).toEqual(['o0', 'r1']);
+    // Kept as bytes: 6,500 of them, not 13,000 characters of hex.
+    expect(
+      db.prepare('SELECT length(onion) AS n, typeof(onion) AS t FROM channel_onion_bytes').all(),
+    ).toEqual([
+      { n: 6500, t: 'blob' },
+      { n: 6500, t: 'blob' },
+    ]);
     expect(stateJson().length).toBeLessThan(1000);
     // A rolled-back save changes neither the rows nor the cached state.
     expect(() =>
@@ -120,6 +127,36 @@ describe('channel store', () => {
     const back = new ChannelStore(db);
     expect(back.get('0x02')?.tlcs.map((t) => t.onion)).toEqual([onion(2)]);
     expect(back.list()[0]?.tlcs.map((t) => t.onion)).toEqual([onion(2)]);
+  });
+
+  it('moves the hex onions of an older store to bytes on migration, reading back the same', () => {
+    db.close();
+    const file = path.join(dir, 'old.db');
+    const v3 = { ...channelSchema, migrations: channelSchema.migrations.slice(0, 3) };
+    const old = openDatabase(file, [v3, paymentLinkSchema]);
+    const hexOnion = `0x${'5a'.repeat(6500)}`;
+    const ch = {
+      ...channel('CHANNEL_READY', []),
+      tlcs: [{ id: 0n, offered: true, onion: hexOnion }],
+    } as unknown as Channel;
+    // What version 3 wrote: the state row, its TLC row, the onion as hex text.
+    const t = ch.tlcs[0] as Tlc;
+    old
+      .prepare('INSERT INTO channels (temp_id, id, peer, state, created_at, data) VALUES (?, ?, ?, ?, ?, ?)')
+      .run(ch.tempId, ch.id, ch.peer, ch.state, ch.createdAt, serializeChannelLean({ ...ch, tlcs: ['o0'] }));
+    old
+      .prepare('INSERT INTO channel_tlcs (temp_id, tlc, data) VALUES (?, ?, ?)')
+      .run(ch.tempId, 'o0', serializeTlcLean(t));
+    old
+      .prepare('INSERT INTO channel_onions (temp_id, tlc, onion) VALUES (?, ?, ?)')
+      .run(ch.tempId, 'o0', hexOnion);
+    old.close();
+    db = openDatabase(file, [channelSchema, paymentLinkSchema]);
+    expect(
+      db.prepare('SELECT tlc, length(onion) AS n, typeof(onion) AS t FROM channel_onion_bytes').all(),
+    ).toEqual([{ tlc: 'o0', n: 6500, t: 'blob' }]);
+    expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'channel_onions'").all()).toEqual([]);
+    expect(new ChannelStore(db).get(ch.tempId)?.tlcs.map((x) => x.onion)).toEqual([hexOnion]);
   });
 
   it('writes a TLC only when it changed: a state with 50 pending TLCs and one new costs two rows', () => {
