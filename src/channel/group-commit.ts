@@ -28,6 +28,8 @@ export interface GroupCommitOptions {
   afterCommit(s: Step): void;
   /** The commit failed on storage: the channel's peer is stalled (`ChannelService.stallOnStorage`). */
   stallOnStorage(ch: Channel, failure: StorageError): void;
+  /** The output gate's flush, asked for to run right after the group commit (`Durability.requestFlush`). */
+  requestFlush?: () => void;
 }
 
 export class GroupCommit {
@@ -62,6 +64,9 @@ export class GroupCommit {
       // waits longer for it: output leaves only after the WAL flush at the end of the turn, and
       // that flush commits these states first (`ChannelService.commitStaged`, its `beforeFlush`).
       setImmediate(() => this.flush());
+      // The messages it offers then leave with a flush in the same turn, not after the next poll
+      // of the event loop (behind the RPC calls and peer messages that poll brings).
+      this.c.requestFlush?.();
     }
     return done;
   }

@@ -65,6 +65,8 @@ export interface ChannelServiceOptions {
   externalFundingTimeoutSeconds?: number;
   /** An opening not ready this long after its creation is aborted while that is safe (1 day). */
   fundingTimeoutSeconds?: number;
+  /** Asks the output gate for a flush right after the next group commit (`Durability.requestFlush`). */
+  requestFlush?: () => void;
 }
 
 /** What a public channel's announcement is made of (the graph layer builds the message). */

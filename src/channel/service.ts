@@ -144,6 +144,7 @@ export class ChannelService {
       tlcRecorders: this.tlcRecorders,
       afterCommit: (s) => this.afterCommit(s),
       stallOnStorage: (ch, failure) => this.stallOnStorage(ch, failure),
+      requestFlush: o.requestFlush,
     });
     this.effects = new ChannelEffects({ ...shell, funding: this.funding, tlcListeners: this.tlcListeners });
     this.opening = new ChannelOpening({

@@ -338,6 +338,7 @@ export class StrandNode {
     const rules = nodeRules(this.config);
     this.channels = new ChannelService({
       db: this.db,
+      requestFlush: () => this.durability.requestFlush(),
       peers: this.peers as PeerManager,
       wallet: this.wallet as Wallet,
       chain: this.chain as ChainClient,

@@ -33,6 +33,13 @@ export interface Durability {
   whenDurable(fn: () => void): void;
   /** Resolves once every commit made so far is durable. */
   durable(): Promise<void>;
+  /**
+   * A flush is wanted at the end of this turn: output is about to be offered (a group commit is
+   * scheduled). Asked for now, the flush runs right after that commit in the same turn, before
+   * the event loop polls for more input; asked for when the output is offered, it would run only
+   * after the next poll, behind whatever input that brings (RPC calls, other peers' messages).
+   */
+  requestFlush(): void;
   /** Flushes made so far (metrics). */
   readonly syncs: number;
   /** Flushes outstanding work and stops; later output passes straight through. */
@@ -43,6 +50,7 @@ export interface Durability {
 export const IMMEDIATE_DURABILITY: Durability = {
   whenDurable: (fn) => fn(),
   durable: () => Promise.resolve(),
+  requestFlush: () => {},
   syncs: 0,
   close: () => {},
 };
@@ -142,6 +150,11 @@ export class WalDurability implements Durability {
     return new Promise((resolve) => this.whenDurable(resolve));
   }
 
+  requestFlush(): void {
+    if (this.closed) return;
+    this.flush();
+  }
+
   /**
    * Starts a flush once the work of this turn of the event loop is done (`setImmediate`), so that
    * the commits it makes after the first output was offered (a payment's RPC answer, then its
@@ -162,6 +175,11 @@ export class WalDurability implements Durability {
       // What it committed had effects whose promise jobs may write more (a payment recording a
       // settled TLC): they run before the next immediate, so the flush waits for it — once.
       setImmediate(() => this.startFlush(true));
+      return;
+    }
+    if (this.held.length === 0) {
+      // Asked for ahead (`requestFlush`) and no output came: commits alone need no flush now.
+      this.flushing = false;
       return;
     }
     const upTo = this.changes();

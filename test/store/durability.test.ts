@@ -138,6 +138,47 @@ describe('WalDurability (group commit for SQLite)', () => {
     expect(env.d.syncs).toBe(1);
   });
 
+  it('a flush asked for ahead runs right after the group commit, in the same turn', async () => {
+    // As the channel service: the group commit is an immediate that commits and offers output.
+    const groupCommit = (env: ReturnType<typeof setup>, out: number[]) =>
+      setImmediate(() => {
+        env.write(1);
+        env.d.whenDurable(() => out.push(1));
+      });
+    const asked = setup();
+    const askedOut: number[] = [];
+    groupCommit(asked, askedOut);
+    asked.d.requestFlush();
+    const unasked = setup();
+    const unaskedOut: number[] = [];
+    groupCommit(unasked, unaskedOut);
+    await turn();
+    // Asked for: started in the turn of the group commit. Not asked for: the output it offered
+    // from inside that turn waits for the next one (behind whatever input comes first).
+    expect(asked.m.pending).toHaveLength(1);
+    expect(unasked.m.pending).toHaveLength(0);
+    asked.m.finish();
+    expect(askedOut).toEqual([1]);
+    await turn();
+    expect(unasked.m.pending).toHaveLength(1);
+  });
+
+  it('a flush asked for ahead is not made when no output came', async () => {
+    const { d, m, write } = setup();
+    write(1);
+    d.requestFlush();
+    await turn();
+    await turn();
+    expect(m.pending).toHaveLength(0);
+    expect(d.syncs).toBe(0);
+    // Output offered later still gets its flush.
+    const out: number[] = [];
+    d.whenDurable(() => out.push(1));
+    await turn();
+    m.finish();
+    expect(out).toEqual([1]);
+  });
+
   it('a failed flush releases nothing and tells the node, which must stop', async () => {
     const fatal: Error[] = [];
     const { d, m, write } = setup(fatal);
