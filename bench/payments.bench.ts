@@ -27,6 +27,7 @@ import { curve, schnorrVerify } from '../src/crypto/index.ts';
 import { startDevnet } from '../src/devnet/devnet.ts';
 import { createRpcClient, type RpcClient } from '../src/rpc/client.ts';
 import { tempDir } from '../test/helpers/node-process.ts';
+import { devnetBasePort } from '../test/helpers/ports.ts';
 import { freshDatabase, startPostgres } from '../test/helpers/postgres.ts';
 import { LINE_TOPOLOGY } from './line-topology.ts';
 
@@ -278,7 +279,9 @@ const net = await startDevnet({
   dir: path.join(tempDir('strand-bench-pay-'), 'net'),
   nodes: 3,
   blockIntervalMs: 200,
-  basePort: 40_000 + Math.floor(Math.random() * 10_000),
+  // Below the kernel's ephemeral range (32768 on): a port there may be taken at any moment by an
+  // outgoing connection's local end, and a node that cannot listen ends the run (EADDRINUSE).
+  basePort: devnetBasePort(),
   topology: LINE_TOPOLOGY,
   reset: true,
   store: pgServer ? (node) => ({ url: urls.get(node) }) : undefined,

@@ -67,6 +67,8 @@ export interface ChannelServiceOptions {
   fundingTimeoutSeconds?: number;
   /** Asks the output gate for a flush right after the next group commit (`Durability.requestFlush`). */
   requestFlush?: () => void;
+  /** Resolves once every commit made so far is durable and its output released (`Durability.durable`). */
+  durable?: () => Promise<void>;
 }
 
 /** What a public channel's announcement is made of (the graph layer builds the message). */

@@ -21,6 +21,7 @@ import { FundingMonitor } from './funding-monitor.ts';
 import { GroupCommit } from './group-commit.ts';
 import { step } from './machine.ts';
 import { ChannelOpening } from './opening.ts';
+import { PreimageFirst } from './preimage-first.ts';
 import { abortable } from './reestablish.ts';
 import { type AcceptRequest, checkExpiryDelta, type OpenRequest } from './requests.ts';
 import { scriptData, toScript } from './script-data.ts';
@@ -66,6 +67,8 @@ export class ChannelService {
    * protocol errors); the reconnection's reestablish replays them.
    */
   private readonly storageStalled = new Set<string>();
+  /** The peer's CommitmentSigned waits for the claims of the preimages it gave (`preimage-first.ts`). */
+  private readonly preimageFirst: PreimageFirst;
   /** Periodic TLC expiry check; its hooks are the payments layer's (set once it is wired). */
   readonly expiry: ExpiryMonitor;
   private readonly ackTimeout: AckTimeout;
@@ -139,6 +142,7 @@ export class ChannelService {
       commit: (s: Step, then?: () => void) => this.commit(s, then),
       deliver: (tempId: string, ev: Event) => this.deliver(tempId, ev),
     };
+    this.preimageFirst = new PreimageFirst(o.durable ?? (() => Promise.resolve()));
     this.commits = new GroupCommit({
       ...shell,
       tlcRecorders: this.tlcRecorders,
@@ -479,8 +483,9 @@ export class ChannelService {
 
   /** Feeds one event to a channel's machine, inside its actor. */
   private deliver(tempId: string, ev: Event): Promise<void> {
-    return this.enqueue(tempId, () => {
+    return this.enqueue(tempId, async () => {
       if (this.stopped) return;
+      if (ev.type === 'peer') await this.preimageFirst.before(tempId, ev.msg.type);
       const ch = this.store.get(tempId);
       if (!ch || this.storageStalled.has(ch.peer)) return;
       let s: Step;
@@ -492,6 +497,7 @@ export class ChannelService {
         if (!abortable(ch)) return;
         s = fail(ch, e.message);
       }
+      this.preimageFirst.stepped(tempId, s);
       // A failed commit stalls the peer (`flush`); nothing of this step was sent.
       void this.commit(s);
     }).catch((e) => this.log.error({ channel: tempId, err: (e as Error).message }, 'channel event failed'));

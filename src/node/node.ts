@@ -339,6 +339,7 @@ export class StrandNode {
     this.channels = new ChannelService({
       db: this.db,
       requestFlush: () => this.durability.requestFlush(),
+      durable: () => this.durability.durable(),
       peers: this.peers as PeerManager,
       wallet: this.wallet as Wallet,
       chain: this.chain as ChainClient,
