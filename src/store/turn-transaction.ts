@@ -64,7 +64,11 @@ export class TurnTransactionDb implements Db {
   constructor(
     readonly sqlite: SqliteDb,
     private readonly onFatal: (err: Error) => void,
-  ) {}
+  ) {
+    this.runInTransaction = sqlite.transaction((fn: (...a: unknown[]) => unknown, args: unknown[]) =>
+      fn(...args),
+    );
+  }
 
   get inTransaction(): boolean {
     return this.explicit > 0;
@@ -96,13 +100,20 @@ export class TurnTransactionDb implements Db {
     return this.write({ run: () => this.sqlite.exec(sql) }, []);
   }
 
+  /**
+   * better-sqlite3's transaction wrapper, made once: it runs the function it is given inside
+   * BEGIN…COMMIT, or a savepoint when a transaction is open. Making one per call
+   * (`sqlite.transaction(fn)` for every domain transaction) cost more than the savepoint itself:
+   * ~0.7 % of a payer's CPU at 64 payments in flight, for its payment saves alone.
+   */
+  private readonly runInTransaction: (fn: (...a: unknown[]) => unknown, args: unknown[]) => unknown;
+
   // biome-ignore lint/suspicious/noExplicitAny: better-sqlite3's signature.
   transaction<F extends (...args: any[]) => any>(fn: F): Database.Transaction<F> {
-    const inner = this.sqlite.transaction(fn);
     const wrapped = (...args: unknown[]): ReturnType<F> => {
       this.explicit++;
       try {
-        return this.write({ run: inner as unknown as (...a: unknown[]) => ReturnType<F> }, args, false);
+        return this.write({ run: () => this.runInTransaction(fn, args) as ReturnType<F> }, [], false);
       } finally {
         this.explicit--;
       }
