@@ -8,38 +8,22 @@
  * output out. Traced over two hops: the forwarder wrote its upstream RemoveTlc ~2 ms after the
  * preimage came, behind the signing; ~1 ms with this. The peer loses nothing: our answer to its
  * CommitmentSigned comes one flush later, and it waits for that answer anyway.
- *
- * Only for the preimages of TLCs we forward (`hooks.forwards`, set by the payments layer): a
- * payer's own success needs no claim sent anywhere, and there the wait only held the channel's
- * next round back (one channel at 64 in flight: 666–723/s with it, 738–744/s without).
  */
 import type { Step } from './step.ts';
-
-export interface PreimageFirstHooks {
-  /** Whether our offered TLC `tlcId` of channel `channelId` forwards an incoming one. Unset: all do. */
-  forwards?(channelId: string, tlcId: bigint): boolean;
-}
 
 export class PreimageFirst {
   /** Channels (temporary ids) whose peer gave preimages since their last CommitmentSigned. */
   private readonly taken = new Set<string>();
-  hooks: PreimageFirstHooks = {};
 
   constructor(
     /** Resolves once every commit made so far is durable and its output released. */
     private readonly durable: () => Promise<void>,
   ) {}
 
-  /** A step of the channel: notes whether the peer gave a preimage of a TLC we offered and forward. */
+  /** A step of the channel: notes whether the peer gave a preimage of a TLC we offered. */
   stepped(tempId: string, s: Step): void {
-    const forwards = this.hooks.forwards;
     for (const e of s.effects)
-      if (
-        e.type === 'tlc' &&
-        e.notice.type === 'preimage' &&
-        e.notice.tlc.offered &&
-        (!forwards || forwards(s.ch.id, e.notice.tlc.id))
-      ) {
+      if (e.type === 'tlc' && e.notice.type === 'preimage' && e.notice.tlc.offered) {
         this.taken.add(tempId);
         return;
       }

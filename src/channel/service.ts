@@ -68,8 +68,7 @@ export class ChannelService {
    */
   private readonly storageStalled = new Set<string>();
   /** The peer's CommitmentSigned waits for the claims of the preimages it gave (`preimage-first.ts`). */
-  /** Preimages out before signing; its hooks are the payments layer's (set once it is wired). */
-  readonly preimageFirst: PreimageFirst;
+  private readonly preimageFirst: PreimageFirst;
   /** Periodic TLC expiry check; its hooks are the payments layer's (set once it is wired). */
   readonly expiry: ExpiryMonitor;
   private readonly ackTimeout: AckTimeout;

@@ -90,10 +90,6 @@ export function wirePayments(w: PaymentWiring): {
   });
   const r = relay;
   const fail = (what: string) => (err: unknown) => w.log.error({ err: (err as Error).message }, what);
-  // A forwarder's upstream claim goes out before the next signature; a payer's success needs none.
-  w.channels.preimageFirst.hooks = {
-    forwards: (channelId, tlcId) => links.get(channelId, tlcId)?.kind === 'forward',
-  };
   // The channels' TLC expiry check asks the payments layer what it knows of received TLCs.
   w.channels.expiry.hooks = {
     preimageFor: (channelId, t) => r.preimageFor(channelId, t),

@@ -10,7 +10,7 @@ import type { Step } from '../../src/channel/step.ts';
 const tlc = (offered: boolean) => ({ id: 0n, offered }) as Tlc;
 const step = (...notices: { type: 'preimage' | 'fulfilled' | 'received'; offered: boolean }[]): Step =>
   ({
-    ch: { id: '0xc0' },
+    ch: {},
     effects: notices.map((n) => ({
       type: 'tlc',
       notice: { type: n.type, tlc: tlc(n.offered), preimage: '0x01' },
@@ -67,29 +67,5 @@ describe('preimages out before signing', () => {
     await p.before('b', 'RemoveTlc');
     await p.before('c', 'CommitmentSigned');
     expect(log).toEqual([]);
-  });
-
-  it('with the payments layer wired, only a TLC we forward holds the CommitmentSigned back', async () => {
-    const { p, log, release } = setup();
-    const asked: string[] = [];
-    p.hooks = {
-      forwards: (channelId, tlcId) => {
-        asked.push(`${channelId}:${tlcId}`);
-        return channelId === '0xc0' && asked.length > 1;
-      },
-    };
-    // A payer's own TLC (not forwarded): its success needs no claim; nothing waits.
-    p.stepped('a', step({ type: 'preimage', offered: true }));
-    await p.before('a', 'CommitmentSigned');
-    expect(log).toEqual([]);
-    // A forwarded one: the CommitmentSigned waits for the flush, as without hooks.
-    p.stepped('a', step({ type: 'preimage', offered: true }));
-    const waiting = p.before('a', 'CommitmentSigned');
-    await new Promise((r) => setImmediate(r));
-    await new Promise((r) => setImmediate(r));
-    expect(log).toEqual(['durable asked']);
-    release();
-    await waiting;
-    expect(asked).toEqual(['0xc0:0', '0xc0:0']);
   });
 });
