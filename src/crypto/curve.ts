@@ -7,6 +7,10 @@
  * fallback (for comparisons and tests).
  *
  * The point at infinity is `null`: it has no compressed encoding.
+ *
+ * Every operation also reads uncompressed points (65 bytes), and the `…Full` ones write them: a
+ * point passed from one operation to the next that way is not decompressed again (a square root,
+ * as long as a native addition of two points). `compressPoint` gives its 33 bytes.
  */
 import { createRequire } from 'node:module';
 import { schnorr, secp256k1 } from '@noble/curves/secp256k1.js';
@@ -20,6 +24,10 @@ export interface Curve {
   /** The sum of the points, or null for the point at infinity. */
   add(points: Uint8Array[]): Uint8Array | null;
   negate(p: Uint8Array): Uint8Array;
+  /** As `mulG`, `mul` and `add`, the result uncompressed (65 bytes). */
+  mulGFull(k: Uint8Array): Uint8Array;
+  mulFull(p: Uint8Array, k: Uint8Array): Uint8Array;
+  addFull(points: Uint8Array[]): Uint8Array | null;
   /** Whether `p` decodes to a point of the curve (33-byte compressed or 65-byte uncompressed). */
   isPoint(p: Uint8Array): boolean;
 }
@@ -34,15 +42,20 @@ interface NativeSecp256k1 {
 
 const Point = secp256k1.Point;
 
+function nobleSum(points: Uint8Array[], compressed: boolean): Uint8Array | null {
+  let sum = Point.ZERO;
+  for (const p of points) sum = sum.add(Point.fromBytes(p));
+  return sum.equals(Point.ZERO) ? null : sum.toBytes(compressed);
+}
+
 export const nobleCurve: Curve = {
   name: 'noble',
   mulG: (k) => Point.BASE.multiply(Point.Fn.fromBytes(k)).toBytes(true),
   mul: (p, k) => Point.fromBytes(p).multiplyUnsafe(Point.Fn.fromBytes(k)).toBytes(true),
-  add(points) {
-    let sum = Point.ZERO;
-    for (const p of points) sum = sum.add(Point.fromBytes(p));
-    return sum.equals(Point.ZERO) ? null : sum.toBytes(true);
-  },
+  add: (points) => nobleSum(points, true),
+  mulGFull: (k) => Point.BASE.multiply(Point.Fn.fromBytes(k)).toBytes(false),
+  mulFull: (p, k) => Point.fromBytes(p).multiplyUnsafe(Point.Fn.fromBytes(k)).toBytes(false),
+  addFull: (points) => nobleSum(points, false),
   negate: (p) => Point.fromBytes(p).negate().toBytes(true),
   isPoint(p) {
     try {
@@ -55,20 +68,24 @@ export const nobleCurve: Curve = {
 };
 
 function nativeCurve(lib: NativeSecp256k1): Curve {
+  const sum = (points: Uint8Array[], compressed: boolean): Uint8Array | null => {
+    try {
+      return lib.publicKeyCombine(points, compressed);
+    } catch (e) {
+      // libsecp256k1 refuses a sum at infinity; any other failure is a point that does not decode.
+      for (const p of points) Point.fromBytes(p);
+      if (/sum of the public keys is not valid/i.test((e as Error).message)) return null;
+      throw e;
+    }
+  };
   return {
     name: 'libsecp256k1',
     mulG: (k) => lib.publicKeyCreate(k, true),
     mul: (p, k) => lib.publicKeyTweakMul(p, k, true),
-    add(points) {
-      try {
-        return lib.publicKeyCombine(points, true);
-      } catch (e) {
-        // libsecp256k1 refuses a sum at infinity; any other failure is a point that does not decode.
-        for (const p of points) Point.fromBytes(p);
-        if (/sum of the public keys is not valid/i.test((e as Error).message)) return null;
-        throw e;
-      }
-    },
+    add: (points) => sum(points, true),
+    mulGFull: (k) => lib.publicKeyCreate(k, false),
+    mulFull: (p, k) => lib.publicKeyTweakMul(p, k, false),
+    addFull: (points) => sum(points, false),
     negate: (p) => lib.publicKeyNegate(p, true),
     isPoint: (p) => lib.publicKeyVerify(p),
   };
@@ -97,6 +114,15 @@ export function curveBackend(): { curve: Curve; fallbackReason?: string } {
 
 export const curve = (): Curve => curveBackend().curve;
 
+/** The 33-byte encoding of an uncompressed point (65 bytes: 0x04, x, y); others as they are. */
+export function compressPoint(p: Uint8Array): Uint8Array {
+  if (p.length !== 65) return p;
+  const out = new Uint8Array(33);
+  out[0] = 2 | (p[64]! & 1);
+  out.set(p.subarray(1, 33), 1);
+  return out;
+}
+
 const N = Point.Fn.ORDER;
 const be32 = (x: bigint): Uint8Array => Point.Fn.toBytes(((x % N) + N) % N);
 
@@ -115,9 +141,9 @@ export function schnorrVerify(sig: Uint8Array, msg: Uint8Array, xonly: Uint8Arra
   const c = curve();
   try {
     const parts: Uint8Array[] = [];
-    if (s !== 0n) parts.push(c.mulG(be32(s)));
-    if (e !== 0n) parts.push(c.mul(P, be32(N - e)));
-    const R = parts.length === 0 ? null : parts.length === 1 ? parts[0]! : c.add(parts);
+    if (s !== 0n) parts.push(c.mulGFull(be32(s)));
+    if (e !== 0n) parts.push(c.mulFull(P, be32(N - e)));
+    const R = parts.length === 0 ? null : parts.length === 1 ? compressPoint(parts[0]!) : c.add(parts);
     if (!R) return false;
     if (R[0] !== 2) return false; // BIP-340: R has an even y
     return Buffer.compare(R.subarray(1), r) === 0;

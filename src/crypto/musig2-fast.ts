@@ -11,7 +11,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { schnorr, secp256k1 } from '@noble/curves/secp256k1.js';
-import { curve } from './curve.ts';
+import { compressPoint, curve } from './curve.ts';
 
 const Fn = secp256k1.Point.Fn;
 const { taggedHash } = schnorr.utils;
@@ -27,11 +27,22 @@ const hex = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byt
 const mul = (p: Uint8Array, k: bigint): Uint8Array | null =>
   Fn.is0(k) ? null : curve().mul(p, Fn.toBytes(k));
 const mulG = (k: bigint): Uint8Array | null => (Fn.is0(k) ? null : curve().mulG(Fn.toBytes(k)));
-/** The sum of points, null ones (infinity) left out. */
+/** The sum of points, null ones (infinity) left out; compressed. */
 function add(...points: (Uint8Array | null)[]): Uint8Array | null {
   const ps = points.filter((p): p is Uint8Array => p !== null);
   if (ps.length === 0) return null;
-  return ps.length === 1 ? ps[0]! : curve().add(ps);
+  return ps.length === 1 ? compressPoint(ps[0]!) : curve().add(ps);
+}
+/**
+ * As `mul` and `add`, for a point that goes on to the next operation: left uncompressed (65
+ * bytes; a lone point as it came), which that operation then reads without a square root.
+ */
+const mulFull = (p: Uint8Array, k: bigint): Uint8Array | null =>
+  Fn.is0(k) ? null : curve().mulFull(p, Fn.toBytes(k));
+function addFull(...points: (Uint8Array | null)[]): Uint8Array | null {
+  const ps = points.filter((p): p is Uint8Array => p !== null);
+  if (ps.length === 0) return null;
+  return ps.length === 1 ? ps[0]! : curve().addFull(ps);
 }
 
 export interface KeyAggContext {
@@ -97,10 +108,27 @@ export interface SessionValues {
 /** GetSessionValues for the aggregate of the given public nonces. */
 export function sessionValues(ctx: KeyAggContext, nonces: Uint8Array[], msg: Uint8Array): SessionValues {
   const ds = nonces.map(decodeNonce);
-  const R1 = add(...ds.map((d) => d.R1));
-  const R2 = add(...ds.map((d) => d.R2));
+  return sessionOfPoints(
+    ctx,
+    ds.map((d) => d.R1),
+    ds.map((d) => d.R2),
+    msg,
+  );
+}
+
+/** The same, from the signers' first and second nonce points (compressed or uncompressed). */
+function sessionOfPoints(
+  ctx: KeyAggContext,
+  R1s: Uint8Array[],
+  R2s: Uint8Array[],
+  msg: Uint8Array,
+): SessionValues {
+  const R1full = addFull(...R1s);
+  const R2full = addFull(...R2s);
+  const R1 = R1full && compressPoint(R1full);
+  const R2 = R2full && compressPoint(R2full);
   const b = taggedInt('MuSig/noncecoef', aggNonceBytes(R1, R2), ctx.xonly, msg);
-  const R = add(R1, R2 ? mul(R2, b) : null) ?? G;
+  const R = add(R1full, R2full ? mulFull(R2full, b) : null) ?? G;
   const e = taggedInt('BIP0340/challenge', R.subarray(1), ctx.xonly, msg);
   return { ctx, b, R, e, msg };
 }
@@ -142,12 +170,12 @@ export function partialVerify(
   const sc = Fn.fromBytes(partial, true);
   if (!Fn.isValid(sc)) return false;
   const { R1, R2 } = decodeNonce(pubNonce);
-  const reSum = add(R1, mul(R2, s.b));
+  const reSum = add(R1, mulFull(R2, s.b));
   const Re = reSum && !hasEvenY(s.R) ? curve().negate(reSum) : reSum;
   const a = coefficient(s.ctx, pubkey);
   const g = evenScalar(s.ctx.Q, 1n);
   const left = mulG(sc);
-  const right = add(Re, mul(pubkey, Fn.mul(s.e, Fn.mul(a, g))));
+  const right = add(Re, mulFull(pubkey, Fn.mul(s.e, Fn.mul(a, g))));
   if (!left || !right) return left === right;
   return Buffer.compare(left, right) === 0;
 }
@@ -195,10 +223,14 @@ export function deterministicSign(
     taggedInt('MuSig/deterministic/nonce', secret, otherNonce, ctx.xonly, len, msg, Uint8Array.of(i));
   const k1 = k(0);
   const k2 = k(1);
+  // Our nonce points stay uncompressed for the session (no square roots to read them back).
+  const R1 = curve().mulGFull(Fn.toBytes(k1));
+  const R2 = curve().mulGFull(Fn.toBytes(k2));
   const nonce = new Uint8Array(66);
-  nonce.set(mulG(k1)!, 0);
-  nonce.set(mulG(k2)!, 33);
-  const s = sessionValues(ctx, [nonce, otherNonce], msg);
+  nonce.set(compressPoint(R1), 0);
+  nonce.set(compressPoint(R2), 33);
+  const other = decodeNonce(otherNonce);
+  const s = sessionOfPoints(ctx, [R1, other.R1], [R2, other.R2], msg);
   return { partial: partialSign(s, k1, k2, secret, knownPubkey), nonce };
 }
 

@@ -6,7 +6,7 @@
 import { schnorr, secp256k1 } from '@noble/curves/secp256k1.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { curveBackend, nobleCurve, schnorrVerify } from '../../src/crypto/curve.ts';
+import { compressPoint, curveBackend, nobleCurve, schnorrVerify } from '../../src/crypto/curve.ts';
 
 const runs = Number(process.env.FUZZ_RUNS ?? 200);
 const hex = (b: Uint8Array | null) => (b ? Buffer.from(b).toString('hex') : 'infinity');
@@ -33,6 +33,31 @@ describe('curve backends', () => {
       }),
       { numRuns: runs },
     );
+  });
+
+  it('the uncompressed (…Full) results are the same points, and read back without decompressing', () => {
+    fc.assert(
+      fc.property(scalar, scalar, scalar, (a, b, k) => {
+        const P = nobleCurve.mulG(a);
+        const Q = nobleCurve.mulG(b);
+        for (const c of [native, nobleCurve]) {
+          const Pf = c.mulGFull(a);
+          expect(Pf.length).toBe(65);
+          expect(hex(compressPoint(Pf))).toBe(hex(P));
+          const kP = c.mulFull(Pf, k);
+          expect(hex(compressPoint(kP))).toBe(hex(nobleCurve.mul(P, k)));
+          const sum = c.addFull([Pf, c.mulGFull(b)]) as Uint8Array;
+          expect(hex(compressPoint(sum))).toBe(hex(nobleCurve.add([P, Q])));
+          // Mixed encodings in, compressed out.
+          expect(hex(c.add([kP, Q]))).toBe(hex(nobleCurve.add([nobleCurve.mul(P, k), Q])));
+        }
+        expect(compressPoint(P)).toBe(P);
+      }),
+      { numRuns: runs },
+    );
+    const P = nobleCurve.mulG(secp256k1.Point.Fn.toBytes(7n));
+    for (const c of [native, nobleCurve])
+      expect(c.addFull([c.mulGFull(secp256k1.Point.Fn.toBytes(7n)), c.negate(P)])).toBeNull();
   });
 
   it('a sum at infinity is null in both, and a point that does not decode throws in both', () => {
