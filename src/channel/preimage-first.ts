@@ -32,10 +32,10 @@ export class PreimageFirst {
   /**
    * Before the channel takes the peer's message of type `type`: for a CommitmentSigned after
    * preimages, the end of this turn (the group commit and its effects) and the flush after it.
+   * Undefined when nothing is to wait for: every other message goes on in the same tick.
    */
-  async before(tempId: string, type: string): Promise<void> {
-    if (type !== 'CommitmentSigned' || !this.taken.delete(tempId)) return;
-    await new Promise((resolve) => setImmediate(resolve));
-    await this.durable();
+  before(tempId: string, type: string): Promise<void> | undefined {
+    if (type !== 'CommitmentSigned' || !this.taken.delete(tempId)) return undefined;
+    return new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.durable());
   }
 }

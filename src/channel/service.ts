@@ -485,7 +485,8 @@ export class ChannelService {
   private deliver(tempId: string, ev: Event): Promise<void> {
     return this.enqueue(tempId, async () => {
       if (this.stopped) return;
-      if (ev.type === 'peer') await this.preimageFirst.before(tempId, ev.msg.type);
+      const wait = ev.type === 'peer' ? this.preimageFirst.before(tempId, ev.msg.type) : undefined;
+      if (wait) await wait;
       const ch = this.store.get(tempId);
       if (!ch || this.storageStalled.has(ch.peer)) return;
       let s: Step;

@@ -39,7 +39,7 @@ describe('preimages out before signing', () => {
     // The RemoveTlc's commit scheduled the group commit that runs its effects (the claim).
     setImmediate(() => log.push('group commit'));
     let done = false;
-    const waiting = p.before('a', 'CommitmentSigned').then(() => {
+    const waiting = Promise.resolve(p.before('a', 'CommitmentSigned')).then(() => {
       done = true;
       log.push('signed');
     });
@@ -51,7 +51,7 @@ describe('preimages out before signing', () => {
     expect(log).toEqual(['group commit', 'durable asked', 'durable', 'signed']);
     // Once: the next CommitmentSigned does not wait.
     let next = false;
-    await p.before('a', 'CommitmentSigned').then(() => {
+    await Promise.resolve(p.before('a', 'CommitmentSigned')).then(() => {
       next = true;
     });
     expect(next).toBe(true);
