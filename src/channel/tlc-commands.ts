@@ -1,7 +1,7 @@
 /**
- * The channel service's TLC commands (`addTlc`, `removeTlc`): run at once on an idle channel, or
- * queued (`tlc-queue.ts`) and sent together as the updates of the next round once the current
- * one ends. Their owners learn the outcome once the state holding it is durable.
+ * The channel service's TLC commands (`addTlc`, `removeTlc`): queued (`tlc-queue.ts`) and sent
+ * together as the updates of the next round, which starts at the end of the turn on an idle
+ * channel and once the current round ends on a busy one. Their owners learn the outcome once the state holding it is durable.
  */
 import { ChannelError } from './errors.ts';
 import { step } from './machine.ts';
@@ -34,6 +34,8 @@ function maxQueuedAdds(ch: Channel): number {
 export class TlcCommands {
   /** TLC commands waiting for a channel's round to end (the next round's batch), by temporary id. */
   private readonly tlcQueue = new TlcQueue();
+  /** Channels whose idle-round start is scheduled for the end of this turn (`drainAtEndOfTurn`). */
+  private readonly drainScheduled = new Set<string>();
   private readonly store: StagedChannelStore;
   private readonly env: MachineEnv;
 
@@ -56,9 +58,10 @@ export class TlcCommands {
   }
 
   /**
-   * A TLC command, inside the channel's actor: run at once on an idle channel, else queued for
-   * the batch of the next round (`drainTlcs`, from `commit` when the round ends). With
-   * `waitMs: 0` a busy channel refuses it at once (the machine's WAITING_ACK).
+   * A TLC command, inside the channel's actor: queued for the batch of the next round, which on
+   * an idle channel starts at the end of this turn (`drainAtEndOfTurn`) and on a busy one when its
+   * round ends (`drainTlcs`, from `commit`). With `waitMs: 0` it runs at once, and a busy channel
+   * refuses it (the machine's WAITING_ACK).
    */
   tlcCommand(tempId: string, cmd: TlcCommand, waitMs = 10_000): Promise<bigint | undefined> {
     return new Promise((resolve, reject) => {
@@ -66,11 +69,31 @@ export class TlcCommands {
       this.enqueue(tempId, () => {
         const ch = this.store.get(tempId);
         if (!ch) throw new ChannelError('ChannelClosed', 'Messaging failed because channel is closed');
-        if (!roundBusy(ch) || waitMs <= 0) return this.runTlcBatch(ch, [w]);
+        if (waitMs <= 0) return this.runTlcBatch(ch, [w]);
         if (cmd.type === 'addTlc' && this.tlcQueue.addsWaiting(tempId) >= maxQueuedAdds(ch))
           throw new ChannelError('TlcLimitExceeded', ADD_TLC_ERRORS.limit);
         this.tlcQueue.add(tempId, w, waitMs);
+        if (!roundBusy(ch)) this.drainAtEndOfTurn(tempId);
       }).catch(reject);
+    });
+  }
+
+  /**
+   * An idle channel's round starts at the end of this turn of the event loop, not at the first
+   * command: the commands the same input gives rise to (a payee settling every TLC a round
+   * committed, an application's burst of payments) then share one round. Started at the first,
+   * the round carried one update and the rest waited a whole round behind it (traced at 64 in
+   * flight: a removal round of 1, then one of 63). One at a time it costs one event-loop turn.
+   */
+  private drainAtEndOfTurn(tempId: string): void {
+    if (this.drainScheduled.has(tempId)) return;
+    this.drainScheduled.add(tempId);
+    setImmediate(() => {
+      this.drainScheduled.delete(tempId);
+      this.enqueue(tempId, () => {
+        const ch = this.store.get(tempId);
+        if (ch) this.drainTlcs(ch);
+      }).catch(() => {});
     });
   }
 
