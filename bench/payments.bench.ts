@@ -1,7 +1,8 @@
 /**
  * `npm run bench:payments`: keysend payments per second on a devnet, measured from outside as an
- * application sees them — `send_payment` over HTTP, the outcome pushed by the payer's
- * `subscribe_store_changes` (no polling: a poll loop costs the payer as much CPU as a payment).
+ * application sees them — `send_payment` over JSON-RPC (on the WebSocket, or over HTTP with
+ * `BENCH_RPC=http`), the outcome pushed by the payer's `subscribe_store_changes` (no polling: a
+ * poll loop costs the payer as much CPU as a payment).
  *
  * Runs, each `BENCH_PAYMENTS` payments (default 200): one channel (alice → bob) one at a time
  * (latency p50/p99) and with `BENCH_CONCURRENCY` in flight (default "16,64"); then two hops
@@ -46,6 +47,13 @@ const SKIP_ONE = !!process.env.BENCH_SKIP_ONE;
  * ~620–630/s after 2,000).
  */
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 2000);
+/**
+ * How `send_payment` is called (`BENCH_RPC`): `ws` (the default) on the WebSocket the client
+ * already holds for the pushes, as a payment processor keeps one connection open (the node, like
+ * fnn, serves JSON-RPC over HTTP and WebSocket on the same address); `http`, one POST per call on
+ * kept-alive connections. At 64 in flight the HTTP path cost the payer ~0.15 ms more a payment.
+ */
+const RPC_TRANSPORT = process.env.BENCH_RPC === 'http' ? 'http' : 'ws';
 
 /** Payment outcomes pushed by the payer's store-change subscription, by payment hash. */
 async function outcomes(rpcUrl: string) {
@@ -56,8 +64,17 @@ async function outcomes(rpcUrl: string) {
   });
   const done = new Map<string, string>();
   const waiting = new Map<string, (status: string) => void>();
+  const calls = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  let nextId = 2;
   ws.on('message', (data) => {
     const msg = JSON.parse(data.toString());
+    if (msg.id !== undefined && msg.id !== 1) {
+      const c = calls.get(msg.id);
+      calls.delete(msg.id);
+      if (msg.error) c?.reject(new Error(msg.error.message));
+      else c?.resolve(msg.result);
+      return;
+    }
     const s = msg.params?.result?.PutPaymentSession;
     if (!s) return;
     const status = s.payment_session?.status as string;
@@ -80,13 +97,21 @@ async function outcomes(rpcUrl: string) {
       return new Promise((resolve) => waiting.set(hash, resolve));
     },
     close: () => ws.close(),
+    /** A JSON-RPC call on this WebSocket (answers are told from pushes by their id). */
+    call<T = any>(method: string, params: unknown): Promise<T> {
+      return new Promise((resolve, reject) => {
+        const id = nextId++;
+        calls.set(id, { resolve: resolve as (v: unknown) => void, reject });
+        ws.send(JSON.stringify({ jsonrpc: '2.0', id, method, params: [params] }));
+      });
+    },
   };
 }
 
 type Outcomes = Awaited<ReturnType<typeof outcomes>>;
 
 /** One keysend; its latency in ms, or throws with the failure. */
-async function pay(alice: RpcClient, feed: Outcomes, target: string): Promise<number> {
+async function pay(alice: Pick<RpcClient, 'call'>, feed: Outcomes, target: string): Promise<number> {
   const t0 = performance.now();
   let hash = '';
   const giveUp = Date.now() + 60_000;
@@ -170,7 +195,7 @@ async function inFlightAtOnce(inFlight: number, count: number, one: () => Promis
 
 /** `n` payments with `inFlight` at once: completed per second, latencies, failures, cost per node. */
 async function run(
-  alice: RpcClient,
+  alice: Pick<RpcClient, 'call'>,
   feed: Outcomes,
   target: string,
   inFlight: number,
@@ -269,7 +294,7 @@ const load = os
   .join(' ');
 console.log(
   `load average ${load} on ${os.cpus().length} cores; ` +
-    `${PAYMENTS} keysends per run, after ${WARMUP} per path to warm up`,
+    `${PAYMENTS} keysends per run, after ${WARMUP} per path to warm up; send_payment over ${RPC_TRANSPORT}`,
 );
 const pgServer = process.env.BENCH_STORE === 'postgres' ? await startPostgres() : undefined;
 const urls = new Map<string, string>();
@@ -288,10 +313,11 @@ const net = await startDevnet({
   log: () => {},
 });
 const nodes = net.description.nodes;
-const alice = createRpcClient(nodes[0]!.rpc_url);
 const feed = await outcomes(nodes[0]!.rpc_url);
+const alice: Pick<RpcClient, 'call'> = RPC_TRANSPORT === 'ws' ? feed : createRpcClient(nodes[0]!.rpc_url);
 const summary: Record<string, unknown> = {
   store: pgServer ? 'postgres' : 'sqlite',
+  rpc: RPC_TRANSPORT,
   payments: PAYMENTS,
   warmup: WARMUP,
 };
