@@ -2,8 +2,9 @@
  * Channel and payment events in the node log, one structured line each with the channel id or
  * payment hash as fields: a channel opened, ready, closed; a TLC added, settled, failed (with the
  * reason when this node failed it); a payment's outcome. Derived from the events the services
- * already publish, after they are committed. All at info, but a TLC added or settled at debug:
- * two lines per TLC per hop are too many for a busy node's info log (README, Metrics and logs).
+ * already publish, after they are committed. All at info, but a TLC added or settled and a payment
+ * sent or succeeded at debug: lines per TLC or per successful payment are too many for a busy
+ * node's info log (README, Metrics and logs); a failure stays at info.
  */
 import type { Channel, TlcNotice } from '../channel/index.ts';
 import type { StoreChange } from '../store/index.ts';
@@ -130,7 +131,7 @@ export class NodeEventLog {
     if (s.status !== 'Success' && s.status !== 'Failed') {
       if (!this.openPayments.has(payment_hash)) {
         this.openPayments.add(payment_hash);
-        this.log.info(
+        this.log.debug(
           {
             event: 'payment_sent',
             payment_hash,
@@ -144,7 +145,8 @@ export class NodeEventLog {
     }
     // Saved again once final (or resumed final after a restart): logged once, when it ended here.
     if (!this.openPayments.delete(payment_hash)) return;
-    this.log.info(
+    const level = s.status === 'Success' ? 'debug' : 'info';
+    this.log[level](
       {
         event: s.status === 'Success' ? 'payment_succeeded' : 'payment_failed',
         payment_hash,

@@ -151,7 +151,7 @@ describe('metrics and events of a node', { timeout: 120_000 }, () => {
     }
     const ok = events('alice', 'payment_succeeded').filter((e) => e.payment_hash === hash);
     expect(ok).toHaveLength(1);
-    expect(ok[0]).toMatchObject({ level: 30, status: 'Success', amount: amount.toString() });
+    expect(ok[0]).toMatchObject({ level: 20, status: 'Success', amount: amount.toString() });
   });
 
   it('shows a held payment as pending TLCs at every hop until the payee settles it', async () => {
