@@ -46,8 +46,9 @@ describe('curve backends', () => {
           expect(hex(compressPoint(Pf))).toBe(hex(P));
           const kP = c.mulFull(Pf, k);
           expect(hex(compressPoint(kP))).toBe(hex(nobleCurve.mul(P, k)));
-          const sum = c.addFull([Pf, c.mulGFull(b)]) as Uint8Array;
-          expect(hex(compressPoint(sum))).toBe(hex(nobleCurve.add([P, Q])));
+          // b = n − a sums to infinity (null): fast-check's edge values find it.
+          const sum = c.addFull([Pf, c.mulGFull(b)]);
+          expect(hex(sum && compressPoint(sum))).toBe(hex(nobleCurve.add([P, Q])));
           // Mixed encodings in, compressed out.
           expect(hex(c.add([kP, Q]))).toBe(hex(nobleCurve.add([nobleCurve.mul(P, k), Q])));
         }
