@@ -76,7 +76,7 @@ export function replayedUpdate(ch: Channel, x: string): ChannelMessage {
       paymentHash: b(t.paymentHash),
       expiry: t.expiry,
       hashAlgorithm: t.hashAlgorithm,
-      onionPacket: b(t.onion),
+      onionPacket: t.onion,
     },
   };
 }

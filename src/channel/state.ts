@@ -1,8 +1,9 @@
 /**
- * The persisted state of one channel: plain data (hex strings for bytes, bigint for amounts),
- * serialised to one JSON text per row. Names of states and flags are the seed's
+ * The persisted state of one channel: plain data (hex strings for bytes but TLC onions, bigint for
+ * amounts), serialised to one JSON text per row (onions apart: `serializeChannelLean`). Names of states and flags are the seed's
  * (`CHANNEL_READY`, flags as arrays; docs/protocol.md, the table of names).
  */
+import { bytesToHex, hexToBytes } from '../codec/index.ts';
 import type { FnnNonces } from './fnn-nonces.ts';
 import type { ChannelRules } from './reserve.ts';
 
@@ -105,7 +106,13 @@ export interface Tlc {
   expiry: bigint;
   /** 0 = ckb blake2b, 1 = sha256. */
   hashAlgorithm: number;
-  onion: Hex;
+  /**
+   * The onion packet as it came or went on the wire (6,566 bytes; empty when none: a dev
+   * `add_tlc`, or left out of a stored state until `withOnions`). Bytes, not hex: it is read as
+   * bytes by every user (the wire, the store, the peel) and never changes while the TLC lives, so
+   * hex cost two conversions of 13 KB a TLC a side.
+   */
+  onion: Uint8Array;
   /** Announced in the round in progress, or in both commitments. */
   added: 'announced' | 'committed';
   /**
@@ -292,12 +299,19 @@ export const PENDING_STATES: StateName[] = [
   'AWAITING_CHANNEL_READY',
 ];
 
+/** The channel's JSON, whole: bigints as `{ $big }`, onions as hex. */
 export function serializeChannel(c: Channel): string {
-  return JSON.stringify(c, (_k, v) => (typeof v === 'bigint' ? { $big: v.toString() } : v));
+  return JSON.stringify(c, (k, v) =>
+    typeof v === 'bigint'
+      ? { $big: v.toString() }
+      : k === 'onion' && v instanceof Uint8Array
+        ? bytesToHex(v)
+        : v,
+  );
 }
 
 /**
- * The channel's JSON with every TLC's onion left out (`0x`). An onion is ~13 KB of hex that never
+ * The channel's JSON with every TLC's onion left out (`0x`). An onion is 6.5 KB that never
  * changes while its TLC lives, so it is kept once, apart from the state written on every event:
  * in its own table (`store.ts`) or, for a round's snapshot, in the live channel (`tlc.ts`).
  * `withOnions` puts them back.
@@ -308,19 +322,19 @@ export function serializeChannelLean(c: Channel | (Omit<Channel, 'tlcs'> & { tlc
 
 /** bigint as `{ $big }`, onions left out (`0x`). */
 const leanReplacer = (k: string, v: unknown) =>
-  typeof v === 'bigint' ? { $big: v.toString() } : k === 'onion' && typeof v === 'string' ? '0x' : v;
+  typeof v === 'bigint' ? { $big: v.toString() } : k === 'onion' ? '0x' : v;
 
 /** A TLC's key among the channel's: the direction and the id (ids are per direction). */
 export const tlcKey = (t: Pick<Tlc, 'offered' | 'id'>): string => `${t.offered ? 'o' : 'r'}${t.id}`;
 
 /** The channel with each TLC's onion taken from `onions` (by `tlcKey`) where it has none. */
-export function withOnions(ch: Channel, onions: ReadonlyMap<string, string>): Channel {
+export function withOnions(ch: Channel, onions: ReadonlyMap<string, Uint8Array>): Channel {
   if (!onions.size) return ch;
   return {
     ...ch,
     tlcs: ch.tlcs.map((t) => {
-      const onion = t.onion === '0x' ? onions.get(tlcKey(t)) : undefined;
-      return onion ? { ...t, onion } : t;
+      const onion = t.onion?.length ? undefined : onions.get(tlcKey(t));
+      return onion?.length ? { ...t, onion } : t;
     }),
   };
 }
@@ -331,8 +345,21 @@ export function withOnions(ch: Channel, onions: ReadonlyMap<string, string>): Ch
  * node with 10,000 channels parses them all on start).
  */
 export function deserializeChannel(text: string): Channel {
-  return withBigints(JSON.parse(text)) as Channel;
+  const ch = withBigints(JSON.parse(text)) as Channel | null;
+  // A list of TLC keys (a lean state row, `store.ts`) has no onions to read.
+  if (ch && Array.isArray(ch.tlcs)) for (const t of ch.tlcs) if (t && typeof t === 'object') onionFromJson(t);
+  return ch as Channel;
 }
+
+/** A TLC read from JSON: its onion from hex (`0x` when left out) to bytes. */
+function onionFromJson(t: Tlc): Tlc {
+  const v = t.onion as unknown;
+  if (typeof v === 'string') t.onion = v.length > 2 ? hexToBytes(v, 'onion') : EMPTY_ONION;
+  return t;
+}
+
+/** The onion of a TLC that has none (shared: nobody mutates a TLC's bytes). */
+export const EMPTY_ONION: Uint8Array = new Uint8Array(0);
 
 function withBigints(v: unknown): unknown {
   if (v === null || typeof v !== 'object') return v;
@@ -358,5 +385,5 @@ export function serializeTlcLean(t: Tlc): string {
 }
 
 export function deserializeTlc(text: string): Tlc {
-  return deserializeChannel(text) as unknown as Tlc;
+  return onionFromJson(withBigints(JSON.parse(text)) as Tlc);
 }

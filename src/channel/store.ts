@@ -18,7 +18,7 @@
  * drops the entry (the transaction may still roll back), and reads inside a transaction go to
  * the database and are not cached.
  */
-import { StoreError } from '../codec/index.ts';
+import { hexToBytes, StoreError } from '../codec/index.ts';
 import type { Db, DomainSchema } from '../store/index.ts';
 import {
   type Channel,
@@ -79,7 +79,7 @@ export const channelSchema: DomainSchema = {
         )`);
         const put = db.prepare('INSERT INTO channel_onion_bytes (temp_id, tlc, onion) VALUES (?, ?, ?)');
         for (const r of db.prepare('SELECT temp_id, tlc, onion FROM channel_onions').all() as OnionRow[])
-          put.run(r.temp_id, r.tlc, onionBytes(onionHex(r.onion)));
+          put.run(r.temp_id, r.tlc, onionOf(r.onion));
         db.exec('DROP TABLE channel_onions');
       },
     },
@@ -92,14 +92,11 @@ interface OnionRow {
   onion: Uint8Array | string;
 }
 
-/** An onion as the store keeps it (bytes) from the state's hex. */
-function onionBytes(hex: string): Buffer {
-  return Buffer.from(hex.slice(2), 'hex');
-}
-
-/** An onion as the state keeps it (hex), from its stored bytes (or hex, as version 2 stored it). */
-function onionHex(v: Uint8Array | string): string {
-  return typeof v === 'string' ? v : `0x${Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('hex')}`;
+/** An onion as the state keeps it, from its stored bytes (or hex, as version 2 stored it). */
+function onionOf(v: Uint8Array | string): Uint8Array {
+  return typeof v === 'string'
+    ? hexToBytes(v, 'onion')
+    : new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
 }
 
 interface Cache {
@@ -211,7 +208,7 @@ export class ChannelStore {
   list(): Channel[] {
     if (!this.cache.complete || this.db.inTransaction) {
       const onions = byChannel(
-        (this.allOnions.all() as OnionRow[]).map((r) => ({ ...r, onion: onionHex(r.onion) })),
+        (this.allOnions.all() as OnionRow[]).map((r) => ({ ...r, onion: onionOf(r.onion) })),
         'onion',
       );
       const tlcs = byChannel(this.allTlcs.all() as { temp_id: string; tlc: string; data: string }[], 'data');
@@ -261,8 +258,8 @@ export class ChannelStore {
         const had = before.get(key);
         before.delete(key);
         if (had !== t) this.putTlc.run(ch.tempId, key, serializeTlcLean(t));
-        if (!t.onion || t.onion === '0x' || (had && had.onion === t.onion)) return;
-        this.putOnion.run(ch.tempId, key, onionBytes(t.onion));
+        if (!t.onion?.length || (had && had.onion === t.onion)) return;
+        this.putOnion.run(ch.tempId, key, t.onion);
       });
       // Gone since the last state; with no last state, whatever the table holds beyond the TLCs.
       for (const key of before.keys()) this.dropTlc.run(ch.tempId, key);
@@ -278,7 +275,7 @@ export class ChannelStore {
 
   private withStoredOnions(ch: Channel): Channel {
     const rows = this.onionsOf.all(ch.tempId) as Omit<OnionRow, 'temp_id'>[];
-    return withOnions(ch, new Map(rows.map((r) => [r.tlc, onionHex(r.onion)])));
+    return withOnions(ch, new Map(rows.map((r) => [r.tlc, onionOf(r.onion)])));
   }
 
   private forget(tempId: string): void {
@@ -317,13 +314,13 @@ function inTableOrder(chs: Channel[]): Channel[] {
 const inlineRows = new WeakSet<Channel>();
 
 /** Rows of one table by channel, then by TLC key. */
-function byChannel<K extends string>(
-  rows: ({ temp_id: string; tlc: string } & Record<K, string>)[],
+function byChannel<K extends string, V>(
+  rows: ({ temp_id: string; tlc: string } & Record<K, V>)[],
   field: K,
-): Map<string, Map<string, string>> {
-  const out = new Map<string, Map<string, string>>();
+): Map<string, Map<string, V>> {
+  const out = new Map<string, Map<string, V>>();
   for (const r of rows) {
-    const m = out.get(r.temp_id) ?? new Map<string, string>();
+    const m = out.get(r.temp_id) ?? new Map<string, V>();
     out.set(r.temp_id, m);
     m.set(r.tlc, r[field]);
   }

@@ -212,7 +212,7 @@ function offer(
     paymentHash: h(c.paymentHash),
     expiry: c.expiry,
     hashAlgorithm: c.hashAlgorithm,
-    onion: h(c.onion),
+    onion: c.onion,
     added: 'announced',
     ...tlcKeysOrFail(ch0),
   };
@@ -246,7 +246,8 @@ function announcedTlc(m: AddTlc, offered: boolean): Tlc {
     paymentHash: h(m.paymentHash),
     expiry: m.expiry,
     hashAlgorithm: m.hashAlgorithm,
-    onion: h(m.onionPacket),
+    // A copy: the decoded message's bytes may be a view into a whole received frame.
+    onion: m.onionPacket.slice(),
     added: 'announced',
   };
 }

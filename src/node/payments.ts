@@ -160,7 +160,7 @@ function incomingTlc(channelId: string, t: Tlc): IncomingTlc {
     paymentHash: t.paymentHash,
     expiry: t.expiry,
     hashAlgorithm: t.hashAlgorithm,
-    onion: hexToBytes(t.onion, 'onion'),
+    onion: t.onion,
   };
 }
 

@@ -35,7 +35,7 @@ export function offeredBy(
       tlcId: t.id,
       paymentHash: t.paymentHash,
       amount: t.amount,
-      onionKey: onionKeyOf(hexToBytes(t.onion)),
+      onionKey: onionKeyOf(t.onion),
     }));
   for (const m of (ch.retry ?? []).map(dec)) {
     if (m.type !== 'AddTlc') continue;
@@ -61,7 +61,7 @@ export function unresolvedReceivedOf(ch: Channel): IncomingTlc[] {
   for (const m of (ch.retry ?? []).map(dec)) if (m.type === 'RemoveTlc') removing.add(m.value.tlcId);
   return ch.tlcs
     .filter(
-      (t) => !t.offered && t.added === 'committed' && !t.removal && t.onion !== '0x' && !removing.has(t.id),
+      (t) => !t.offered && t.added === 'committed' && !t.removal && t.onion.length > 0 && !removing.has(t.id),
     )
     .map((t) => ({
       channelId: ch.id,
@@ -70,7 +70,7 @@ export function unresolvedReceivedOf(ch: Channel): IncomingTlc[] {
       paymentHash: t.paymentHash,
       expiry: t.expiry,
       hashAlgorithm: t.hashAlgorithm,
-      onion: hexToBytes(t.onion),
+      onion: t.onion,
     }));
 }
 

@@ -212,7 +212,7 @@ describe('both sides batching at once', () => {
     const outB = batch(B, A, [fulfil(0n, 1), add(6), fail(1n), add(9)]);
     const loser = aWins ? B : A;
     let steppedBack = 0;
-    const onionsKept = (ch: Channel) => ch.tlcs.every((x) => x.onion.length === 2 + 128);
+    const onionsKept = (ch: Channel) => ch.tlcs.every((x) => x.onion.length === 64);
     while (h.runSteps(A, B, 1) > 0) {
       conserved(A);
       conserved(B);

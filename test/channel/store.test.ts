@@ -8,6 +8,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Channel, serializeChannelLean, serializeTlcLean, type Tlc } from '../../src/channel/state.ts';
 import { ChannelStore, channelSchema } from '../../src/channel/store.ts';
+import { hexToBytes } from '../../src/codec/index.ts';
 import { paymentLinkSchema, TlcLinks } from '../../src/payment/links.ts';
 import { type Db, openDatabase } from '../../src/store/db.ts';
 
@@ -85,7 +86,7 @@ describe('channel store', () => {
   });
 
   it('keeps each onion once, apart from the state: written with its TLC, gone with it, back on every read', () => {
-    const onion = (n: number) => `0x${n.toString(16).padStart(2, '0').repeat(6500)}`;
+    const onion = (n: number) => new Uint8Array(6500).fill(n);
     const withOnionTlcs = (state: Channel['state'], ids: bigint[]) =>
       ({
         ...channel(state, []),
@@ -156,7 +157,7 @@ describe('channel store', () => {
       db.prepare('SELECT tlc, length(onion) AS n, typeof(onion) AS t FROM channel_onion_bytes').all(),
     ).toEqual([{ tlc: 'o0', n: 6500, t: 'blob' }]);
     expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'channel_onions'").all()).toEqual([]);
-    expect(new ChannelStore(db).get(ch.tempId)?.tlcs.map((x) => x.onion)).toEqual([hexOnion]);
+    expect(new ChannelStore(db).get(ch.tempId)?.tlcs.map((x) => x.onion)).toEqual([hexToBytes(hexOnion)]);
   });
 
   it('writes a TLC only when it changed: a state with 50 pending TLCs and one new costs two rows', () => {
@@ -168,7 +169,7 @@ describe('channel store', () => {
         amount: 1000n,
         paymentHash: `0x${'ab'.repeat(32)}`,
         added,
-        onion: '0x',
+        onion: new Uint8Array(0),
       }) as const;
     const first = {
       ...channel('CHANNEL_READY', []),
@@ -213,7 +214,9 @@ describe('channel store', () => {
     expect(db.prepare('SELECT tlc FROM channel_tlcs').all()).toEqual([{ tlc: 'r7' }]);
     db.close();
     db = openDatabase(path.join(dir, 'strand.db'), [channelSchema, paymentLinkSchema]);
-    expect(new ChannelStore(db).get('0x02')?.tlcs.map((t) => t.onion)).toEqual(['0x1234']);
+    expect(new ChannelStore(db).get('0x02')?.tlcs.map((t) => t.onion)).toEqual([
+      new Uint8Array([0x12, 0x34]),
+    ]);
   });
 
   it('lists every channel in the table order, read a page at a time, inside a transaction too', () => {

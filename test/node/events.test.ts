@@ -15,7 +15,7 @@ const tlc: Tlc = {
   paymentHash: `0x${'ab'.repeat(32)}`,
   expiry: 1_800_000_000_000n,
   hashAlgorithm: 0,
-  onion: '0x',
+  onion: new Uint8Array(0),
   added: 'committed',
 };
 const CHANNEL = `0x${'cd'.repeat(32)}`;

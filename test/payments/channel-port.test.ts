@@ -18,7 +18,7 @@ function tlc(id: bigint, o: Partial<Tlc> = {}): Tlc {
     paymentHash: `0x${'22'.repeat(32)}`,
     expiry: 1n,
     hashAlgorithm: 0,
-    onion: '0x0102',
+    onion: new Uint8Array([1, 2]),
     added: 'committed',
     ...o,
   };
@@ -43,7 +43,7 @@ describe('the received TLCs left to handle', () => {
         tlc(1n, { offered: true }),
         tlc(2n, { added: 'announced' }),
         tlc(3n, { removal: { preimage: '0x00', state: 'announced' } }),
-        tlc(4n, { onion: '0x' }),
+        tlc(4n, { onion: new Uint8Array(0) }),
         tlc(5n),
       ],
       { retry: [stepBack] },

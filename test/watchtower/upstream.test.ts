@@ -12,7 +12,7 @@ const tlc = (id: bigint, offered: boolean, paymentHash = H, removal?: Tlc['remov
   paymentHash,
   expiry: 0n,
   hashAlgorithm: 0,
-  onion: '0x',
+  onion: new Uint8Array(0),
   added: 'committed',
   removal,
 });
