@@ -1,7 +1,7 @@
 /**
  * `npm run bench:payments`: keysend payments per second on a devnet, measured from outside as an
- * application sees them — `send_payment` over JSON-RPC (on the WebSocket, or over HTTP with
- * `BENCH_RPC=http`), the outcome pushed by the payer's `subscribe_store_changes` (no polling: a
+ * application sees them — `send_payment` over JSON-RPC (over HTTP, or on the WebSocket with
+ * `BENCH_RPC=ws`), the outcome pushed by the payer's `subscribe_store_changes` (no polling: a
  * poll loop costs the payer as much CPU as a payment).
  *
  * Runs, each `BENCH_PAYMENTS` payments (default 200): one channel (alice → bob) one at a time
@@ -48,12 +48,13 @@ const SKIP_ONE = !!process.env.BENCH_SKIP_ONE;
  */
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 2000);
 /**
- * How `send_payment` is called (`BENCH_RPC`): `ws` (the default) on the WebSocket the client
- * already holds for the pushes, as a payment processor keeps one connection open (the node, like
- * fnn, serves JSON-RPC over HTTP and WebSocket on the same address); `http`, one POST per call on
- * kept-alive connections. At 64 in flight the HTTP path cost the payer ~0.15 ms more a payment.
+ * How `send_payment` is called (`BENCH_RPC`): `http` (the default), one POST per call on
+ * kept-alive connections; `ws`, on the WebSocket the client already holds for the pushes, as a
+ * payment processor may keep one connection open (the node, like fnn, serves JSON-RPC over HTTP
+ * and WebSocket on the same address). On the final tree of the session that added it the two
+ * gave the same rates within the machine's noise.
  */
-const RPC_TRANSPORT = process.env.BENCH_RPC === 'http' ? 'http' : 'ws';
+const RPC_TRANSPORT = process.env.BENCH_RPC === 'ws' ? 'ws' : 'http';
 
 /** Payment outcomes pushed by the payer's store-change subscription, by payment hash. */
 async function outcomes(rpcUrl: string) {
