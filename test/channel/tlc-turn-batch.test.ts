@@ -33,7 +33,14 @@ const removal = (id: bigint): TlcCommand => ({
   reason: { preimage: new Uint8Array(32) },
 });
 
-function commandsOn(ch: Channel) {
+/** The commands of an idle, ready channel; the batches seen so far cleared. */
+function onIdleChannel() {
+  batches.length = 0;
+  const ch = {
+    tempId: 'ch',
+    state: 'CHANNEL_READY',
+    remote: { maxTlcNumberInFlight: 100n },
+  } as unknown as Channel;
   return new TlcCommands({
     store: { get: () => ch } as unknown as StagedChannelStore,
     env: {} as MachineEnv,
@@ -49,13 +56,7 @@ const nextTurn = () => new Promise((r) => setImmediate(r));
 
 describe('TLC commands on an idle channel', () => {
   it('share one round when they come in the same turn, and start it at the end of that turn', async () => {
-    batches.length = 0;
-    const ch = {
-      tempId: 'ch',
-      state: 'CHANNEL_READY',
-      remote: { maxTlcNumberInFlight: 100n },
-    } as unknown as Channel;
-    const commands = commandsOn(ch);
+    const commands = onIdleChannel();
     const first = [1n, 2n, 3n].map((id) => commands.tlcCommand('ch', removal(id)));
     // Every command of the turn is in the channel's queue before any round starts.
     await Promise.resolve();
@@ -69,13 +70,7 @@ describe('TLC commands on an idle channel', () => {
   });
 
   it('run a command that must not wait (waitMs 0) at once', async () => {
-    batches.length = 0;
-    const ch = {
-      tempId: 'ch',
-      state: 'CHANNEL_READY',
-      remote: { maxTlcNumberInFlight: 100n },
-    } as unknown as Channel;
-    const commands = commandsOn(ch);
+    const commands = onIdleChannel();
     const p = commands.tlcCommand('ch', removal(1n), 0);
     await Promise.resolve();
     await Promise.resolve();
