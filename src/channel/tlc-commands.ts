@@ -31,6 +31,9 @@ function maxQueuedAdds(ch: Channel): number {
   return Number((ch.remote as PartyParams | undefined)?.maxTlcNumberInFlight ?? 0n);
 }
 
+/** The reference's refusal of a TLC command on a channel that is closed (or gone). */
+const channelClosed = () => new ChannelError('ChannelClosed', 'Messaging failed because channel is closed');
+
 export class TlcCommands {
   /** TLC commands waiting for a channel's round to end (the next round's batch), by temporary id. */
   private readonly tlcQueue = new TlcQueue();
@@ -68,7 +71,7 @@ export class TlcCommands {
       const w: WaitingTlc = { cmd, resolve, reject };
       this.enqueue(tempId, () => {
         const ch = this.store.get(tempId);
-        if (!ch) throw new ChannelError('ChannelClosed', 'Messaging failed because channel is closed');
+        if (!ch) throw channelClosed();
         if (waitMs <= 0) return this.runTlcBatch(ch, [w]);
         if (cmd.type === 'addTlc' && this.tlcQueue.addsWaiting(tempId) >= maxQueuedAdds(ch))
           throw new ChannelError('TlcLimitExceeded', ADD_TLC_ERRORS.limit);
@@ -93,15 +96,17 @@ export class TlcCommands {
       this.enqueue(tempId, () => {
         const ch = this.store.get(tempId);
         if (ch) this.drainTlcs(ch);
-      }).catch(() => {});
+        else for (const w of this.tlcQueue.take(tempId)) w.reject(channelClosed());
+      }).catch((e) => {
+        for (const w of this.tlcQueue.take(tempId)) w.reject(e as Error);
+      });
     });
   }
 
   /** The round ended: everything queued meanwhile goes out as the updates of one new round. */
   drainTlcs(ch: Channel): void {
     if (ch.state === 'CLOSED') {
-      for (const w of this.tlcQueue.take(ch.tempId))
-        w.reject(new ChannelError('ChannelClosed', 'Messaging failed because channel is closed'));
+      for (const w of this.tlcQueue.take(ch.tempId)) w.reject(channelClosed());
       return;
     }
     if (roundBusy(ch)) return;
@@ -118,13 +123,7 @@ export class TlcCommands {
       return;
     }
     // The owners learn their TLC ids once the state holding them is durable.
-    this.commit(s, () =>
-      settleOutcomes(
-        ws,
-        s.outcomes,
-        () => new ChannelError('ChannelClosed', 'Messaging failed because channel is closed'),
-      ),
-    ).catch((e) => {
+    this.commit(s, () => settleOutcomes(ws, s.outcomes, channelClosed)).catch((e) => {
       for (const w of ws) w.reject(e as Error);
     });
   }

@@ -33,8 +33,11 @@ const removal = (id: bigint): TlcCommand => ({
   reason: { preimage: new Uint8Array(32) },
 });
 
-/** The commands of an idle, ready channel; the batches seen so far cleared. */
-function onIdleChannel() {
+/**
+ * The commands of an idle, ready channel (in the store while `present` says so); the batches seen
+ * so far cleared.
+ */
+function onIdleChannel(present = () => true) {
   batches.length = 0;
   const ch = {
     tempId: 'ch',
@@ -42,7 +45,7 @@ function onIdleChannel() {
     remote: { maxTlcNumberInFlight: 100n },
   } as unknown as Channel;
   return new TlcCommands({
-    store: { get: () => ch } as unknown as StagedChannelStore,
+    store: { get: () => (present() ? ch : undefined) } as unknown as StagedChannelStore,
     env: {} as MachineEnv,
     enqueue: (_key, fn) => Promise.resolve().then(fn),
     commit: (_s, then) => {
@@ -67,6 +70,17 @@ describe('TLC commands on an idle channel', () => {
     await nextTurn();
     await commands.tlcCommand('ch', removal(4n));
     expect(batches).toEqual([3, 1]);
+  });
+
+  it('are refused as on a closed channel when the channel is gone by the end of the turn', async () => {
+    let present = true;
+    const commands = onIdleChannel(() => present);
+    const p = commands.tlcCommand('ch', removal(1n));
+    await Promise.resolve();
+    await Promise.resolve();
+    present = false;
+    await expect(p).rejects.toMatchObject({ code: 'ChannelClosed' });
+    expect(batches).toEqual([]);
   });
 
   it('run a command that must not wait (waitMs 0) at once', async () => {
