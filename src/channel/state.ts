@@ -1,7 +1,8 @@
 /**
- * The persisted state of one channel: plain data (hex strings for bytes but TLC onions, bigint for
- * amounts), serialised to one JSON text per row (onions apart: `serializeChannelLean`). Names of states and flags are the seed's
- * (`CHANNEL_READY`, flags as arrays; docs/protocol.md, the table of names).
+ * The persisted state of one channel: plain data (hex strings for bytes, but bytes for the TLCs'
+ * onions; bigint for amounts), serialised to one JSON text per row (the onions apart:
+ * `serializeChannelLean`). Names of states and flags are the seed's (`CHANNEL_READY`, flags as
+ * arrays; docs/protocol.md, the table of names).
  */
 import { bytesToHex, hexToBytes } from '../codec/index.ts';
 import type { FnnNonces } from './fnn-nonces.ts';
@@ -351,15 +352,15 @@ export function deserializeChannel(text: string): Channel {
   return ch as Channel;
 }
 
+/** The onion of a TLC that has none (shared: nobody mutates a TLC's bytes). */
+const EMPTY_ONION: Uint8Array = new Uint8Array(0);
+
 /** A TLC read from JSON: its onion from hex (`0x` when left out) to bytes. */
 function onionFromJson(t: Tlc): Tlc {
   const v = t.onion as unknown;
   if (typeof v === 'string') t.onion = v.length > 2 ? hexToBytes(v, 'onion') : EMPTY_ONION;
   return t;
 }
-
-/** The onion of a TLC that has none (shared: nobody mutates a TLC's bytes). */
-export const EMPTY_ONION: Uint8Array = new Uint8Array(0);
 
 function withBigints(v: unknown): unknown {
   if (v === null || typeof v !== 'object') return v;
