@@ -199,6 +199,15 @@ export class ChannelService {
     return this.commits.flush();
   }
 
+  /**
+   * The TLC batches of idle channels scheduled for the end of this turn, run now where the
+   * channel's actor is idle: called before a flush (`beforeFlush`), so that their states are
+   * committed before it and their messages leave with it, instead of one flush later.
+   */
+  runScheduledTlcBatches(): void {
+    this.tlcCommands.runScheduled((tempId) => !this.queues.has(tempId));
+  }
+
   async stop(): Promise<void> {
     // States staged for the group commit are committed now (their messages go out as usual).
     this.commits.flush();

@@ -266,8 +266,10 @@ export class StrandNode {
               ? 'store flushes are fast again: made inline'
               : 'store flushes are slow: moved to the thread pool',
           ),
-        // The channel states staged in this turn first: their messages then leave with this flush.
+        // The TLC batches scheduled for the end of this turn, then the channel states staged in
+        // it: their messages then leave with this flush.
         beforeFlush: () => {
+          node.channels?.runScheduledTlcBatches();
           const ran = node.channels?.commitStaged() ?? false;
           turns.commitTurn();
           return ran;

@@ -83,6 +83,22 @@ describe('TLC commands on an idle channel', () => {
     expect(batches).toEqual([]);
   });
 
+  it('run before the end of the turn when a flush is about to start and the actor is idle', async () => {
+    const commands = onIdleChannel();
+    const both = [1n, 2n].map((id) => commands.tlcCommand('ch', removal(id)));
+    await Promise.resolve();
+    await Promise.resolve();
+    // The channel's actor is busy: nothing runs yet.
+    commands.runScheduled(() => false);
+    expect(batches).toEqual([]);
+    commands.runScheduled(() => true);
+    expect(batches).toEqual([2]);
+    await Promise.all(both);
+    // The end of the turn finds nothing left to send.
+    await nextTurn();
+    expect(batches).toEqual([2]);
+  });
+
   it('run a command that must not wait (waitMs 0) at once', async () => {
     const commands = onIdleChannel();
     const p = commands.tlcCommand('ch', removal(1n), 0);
