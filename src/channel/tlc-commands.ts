@@ -1,7 +1,8 @@
 /**
  * The channel service's TLC commands (`addTlc`, `removeTlc`): queued (`tlc-queue.ts`) and sent
  * together as the updates of the next round, which starts at the end of the turn on an idle
- * channel and once the current round ends on a busy one. Their owners learn the outcome once the state holding it is durable.
+ * channel and once the current round ends on a busy one. Their owners learn the outcome once the
+ * state holding it is durable.
  */
 import { ChannelError } from './errors.ts';
 import { step } from './machine.ts';
