@@ -125,7 +125,11 @@ export class ChannelEffects {
       case 'tlc':
         // A TLC without an onion (dev `add_tlc`) has no route to follow: like fnn, it stays
         // until removed by hand, so the payments layer is not told of it.
-        if (e.notice.type === 'received' && e.notice.tlc.onion.length === 0) return;
+        if (
+          (e.notice.type === 'received' || e.notice.type === 'announced') &&
+          e.notice.tlc.onion.length === 0
+        )
+          return;
         for (const l of this.tlcListeners) {
           try {
             l(ch.id, e.notice);

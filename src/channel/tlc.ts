@@ -56,6 +56,11 @@ export type RemoveReason = { preimage: Uint8Array } | { error: Uint8Array };
 
 /** What the node learns from a finished round (for the payments layer). */
 export type TlcNotice =
+  /**
+   * The peer announced a TLC (its AddTlc), not committed yet: nothing may be acted on until
+   * 'received'; the node may only prepare (it peels the onion ahead, `onion-prepeel.ts`).
+   */
+  | { type: 'announced'; tlc: Tlc }
   | { type: 'received'; tlc: Tlc }
   | { type: 'fulfilled'; tlc: Tlc; preimage: string }
   /**
@@ -433,7 +438,7 @@ export function onAddTlc(ch00: Channel, m: AddTlc, env: MachineEnv): Step {
       remoteBalance: ch0.remoteBalance - m.amount,
       nextTlcId: { ...ch0.nextTlcId, received: m.tlcId + 1n },
     },
-    effects: [],
+    effects: [{ type: 'tlc', notice: { type: 'announced', tlc } }],
   };
 }
 

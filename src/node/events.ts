@@ -89,8 +89,9 @@ export class NodeEventLog {
 
   /** TLC news of a channel (`ChannelService` `onTlc`): committed in both commitments. */
   tlc(channelId: string, n: TlcNotice): void {
-    // The preimage arrived; the TLC is logged settled when its round ends ('fulfilled').
-    if (n.type === 'preimage') return;
+    // The preimage arrived; the TLC is logged settled when its round ends ('fulfilled'). An
+    // announced TLC is logged added when its round ends ('received').
+    if (n.type === 'preimage' || n.type === 'announced') return;
     const t = n.tlc;
     if (t.offered) this.offered.delete(`${channelId}:${t.id}`);
     if ((n.type === 'received' || n.type === 'fulfilled') && !this.log.isLevelEnabled('debug')) return;

@@ -461,6 +461,9 @@ export class StrandNode {
       changes: this.changes,
       minTlcExpiryDelta: nodeRules(this.config).minTlcExpiryDelta,
       onFailing: (channelId, tlcId, code) => this.observers.events.failing(channelId, tlcId, code),
+      // After the flush that lets this turn's output out, then one turn more: the peel runs
+      // once the answer to the peer has been written.
+      afterOutput: (fn) => this.release(() => setImmediate(fn)),
       log: this.log,
     });
     this.payments = wired.payments;

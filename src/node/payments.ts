@@ -14,6 +14,7 @@ import { payeeOf } from '../invoice/index.ts';
 import {
   channelTlcPort,
   type IncomingTlc,
+  OnionPrePeeler,
   PaymentRelay,
   PaymentService,
   PaymentStore,
@@ -34,6 +35,11 @@ export interface PaymentWiring {
   minTlcExpiryDelta?: bigint;
   /** The relay is failing a received TLC with this onion error code (the event log). */
   onFailing?: (channelId: string, tlcId: bigint, code: string) => void;
+  /**
+   * Runs `fn` once the output offered so far has left the node (`OnionPrePeeler`); default: the
+   * next turn of the event loop.
+   */
+  afterOutput?: (fn: () => void) => void;
   log: Logger;
 }
 
@@ -77,7 +83,9 @@ export function wirePayments(w: PaymentWiring): {
     logger: w.log,
   });
   const links = new TlcLinks(w.db);
+  const prePeeler = new OnionPrePeeler(w.nodeSecretKey, w.afterOutput ?? ((fn) => setImmediate(fn)));
   relay = new PaymentRelay({
+    prePeeled: prePeeler,
     nodeSecretKey: w.nodeSecretKey,
     nodePubkey: w.nodePubkey,
     channels: port,
@@ -117,7 +125,9 @@ export function wirePayments(w: PaymentWiring): {
   });
   const stop = w.channels.onTlc((channelId, n) => {
     const t = n.tlc;
-    if (n.type === 'received' && !t.offered) {
+    if (n.type === 'announced' && !t.offered) {
+      prePeeler.announced(t);
+    } else if (n.type === 'received' && !t.offered) {
       void r.onIncoming(incomingTlc(channelId, t)).catch(fail('incoming TLC handling failed'));
     } else if ((n.type === 'preimage' || n.type === 'fulfilled') && t.offered) {
       // Usually the preimage came first and was delivered: the link is gone and this does nothing.

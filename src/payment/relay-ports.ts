@@ -4,6 +4,7 @@
  */
 import type { InvoiceService } from '../invoice/index.ts';
 import type { TlcLinks } from './links.ts';
+import type { PeeledOnion } from './onion/packet.ts';
 import type { PaymentRequest } from './request.ts';
 import type { PaymentService } from './service.ts';
 
@@ -74,4 +75,6 @@ export interface RelayOptions {
   logger?: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
   /** This node is failing a TLC it received, with this onion error code (the event log). */
   onFailing?: (channelId: string, tlcId: bigint, code: string) => void;
+  /** Onions peeled while their rounds went on (`onion-prepeel.ts`); absent: peeled on commit. */
+  prePeeled?: { take(onion: Uint8Array, paymentHash: string): PeeledOnion | undefined };
 }

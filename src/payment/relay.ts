@@ -61,7 +61,9 @@ export class PaymentRelay {
   async onIncoming(tlc: IncomingTlc, opts: { resumed?: boolean } = {}): Promise<void> {
     let peeled: ReturnType<typeof peelOnion>;
     try {
-      peeled = peelOnion(tlc.onion, this.o.nodeSecretKey, hexToBytes(tlc.paymentHash));
+      peeled =
+        this.o.prePeeled?.take(tlc.onion, tlc.paymentHash) ??
+        peelOnion(tlc.onion, this.o.nodeSecretKey, hexToBytes(tlc.paymentHash));
     } catch (e) {
       if (!(e instanceof OnionError)) throw e;
       // Nothing to encrypt with: a plaintext error the sender can still read.
@@ -277,7 +279,9 @@ export class PaymentRelay {
   ): { channelId: string; tlcId: bigint; link: Extract<TlcLink, { kind: 'forward' }> } | undefined {
     let peeled: ReturnType<typeof peelOnion>;
     try {
-      peeled = peelOnion(tlc.onion, this.o.nodeSecretKey, hexToBytes(tlc.paymentHash));
+      peeled =
+        this.o.prePeeled?.take(tlc.onion, tlc.paymentHash) ??
+        peelOnion(tlc.onion, this.o.nodeSecretKey, hexToBytes(tlc.paymentHash));
     } catch (e) {
       if (e instanceof OnionError) return undefined;
       throw e;

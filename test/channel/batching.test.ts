@@ -114,6 +114,9 @@ describe('a batch of TLC updates', () => {
       [0n, 1n, 2n, 3n, 4n].map((id) => [id, 'committed']),
     );
     expect(notices(B, 'received')).toBe(5);
+    // Each AddTlc is noticed as announced when it arrives, before the round commits it.
+    const order = B.seen.flatMap((e: Effect) => (e.type === 'tlc' ? [e.notice.type] : []));
+    expect(order).toEqual([...Array(5).fill('announced'), ...Array(5).fill('received')]);
     // One round: each commitment moved on by one version.
     expect(A.ch.commitmentNumbers).toEqual({ local: numbers.local + 1n, remote: numbers.remote + 1n });
   });

@@ -14,11 +14,11 @@ import {
   MPP_RECORD_KEY,
   OnionError,
   PAYMENT_ONION_PACKET_SIZE,
-  type PaymentHopData,
   peelOnion,
   relayErrorPacket,
   type TlcErr,
 } from '../../src/payment/onion/index.ts';
+import { hop } from './hop-data-fixture.ts';
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 const h = (s: string) => new Uint8Array(Buffer.from(s, 'hex'));
@@ -28,21 +28,6 @@ const SK_B = fill(0x42);
 const SK_C = fill(0x43);
 const B = secp256k1.getPublicKey(SK_B, true);
 const C = secp256k1.getPublicKey(SK_C, true);
-const EXPIRY = 1737538064358n;
-
-function hop(p: Partial<PaymentHopData>): PaymentHopData {
-  return {
-    amount: 1000n,
-    expiry: EXPIRY,
-    paymentPreimage: null,
-    hashAlgorithm: 0,
-    fundingTxHash: fill(0),
-    nextHop: null,
-    customRecords: null,
-    ...p,
-  };
-}
-
 const B_PAYLOAD = hop({ fundingTxHash: fill(0xaa), nextHop: C });
 const C_PAYLOAD = hop({});
 /** The sender's own instruction (hops[0]): not encrypted, it names B as the next hop. */

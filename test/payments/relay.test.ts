@@ -2,7 +2,8 @@
  * Three real node payment stacks (invoice service, payment service, relay — each with its own
  * SQLite store and node key) joined by simulated channels at the ChannelTlcPort boundary: the
  * seed's A→B→C payment with its fee, keysend, a hold invoice settled and one cancelled, and an
- * error at the final hop travelling back through B's layer to A.
+ * error at the final hop travelling back through B's layer to A. Each TLC is announced to its
+ * receiver first, which peels its onion ahead (`onion-prepeel.ts`) and acts on that peel.
  */
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { describe, expect, it } from 'vitest';
@@ -12,6 +13,7 @@ import { invoiceToJson } from '../../src/invoice/json.ts';
 import { createInvoiceService, type InvoiceService } from '../../src/invoice/service.ts';
 import { invoiceSchema } from '../../src/invoice/store.ts';
 import { paymentLinkSchema, TlcLinks } from '../../src/payment/links.ts';
+import { OnionPrePeeler } from '../../src/payment/onion-prepeel.ts';
 import { type ChannelTlcPort, type ForwardPolicy, PaymentRelay } from '../../src/payment/relay.ts';
 import { PaymentService } from '../../src/payment/service.ts';
 import { PaymentStore, paymentSchema } from '../../src/payment/store.ts';
@@ -26,6 +28,9 @@ interface Stack {
   invoices: InvoiceService;
   payments: PaymentService;
   relay: PaymentRelay;
+  prePeeler: OnionPrePeeler;
+  /** Incoming TLCs the relay took with the onion peeled ahead. */
+  peeledAhead: number;
   balances: Map<string, bigint>;
 }
 
@@ -72,6 +77,8 @@ function buildNetwork() {
       const id = ch.nextTlc++;
       ch.tlcs.set(id, { from: me, amount: t.amount, paymentHash: t.paymentHash });
       const peer = other(ch, me);
+      // Announced now (the peer's AddTlc), handed to the relay once "committed".
+      peer.prePeeler.announced(t);
       setTimeout(() => void peer.relay.onIncoming({ channelId, tlcId: id, ...t }), 1);
       return id;
     },
@@ -125,7 +132,9 @@ function buildNetwork() {
     const pubkey = bytesToHex(secp256k1.getPublicKey(sk, true), false);
     const db = openDatabase(':memory:', [invoiceSchema, paymentSchema, paymentLinkSchema]);
     const invoices = createInvoiceService({ db, nodeSecretKey: sk, currency: 'Fibd' });
-    const stack = { name, sk, pubkey, invoices, balances: new Map() } as Stack;
+    const stack = { name, sk, pubkey, invoices, balances: new Map(), peeledAhead: 0 } as Stack;
+    // The output "leaves" at once: the peel is made when the TLC is announced.
+    stack.prePeeler = new OnionPrePeeler(sk, (fn) => fn());
     stack.payments = new PaymentService({
       store: new PaymentStore(db),
       nodePubkey: pubkey,
@@ -147,6 +156,13 @@ function buildNetwork() {
       links: new TlcLinks(db),
       invoices,
       payments: stack.payments,
+      prePeeled: {
+        take: (onion, paymentHash) => {
+          const peeled = stack.prePeeler.take(onion, paymentHash);
+          if (peeled) stack.peeledAhead++;
+          return peeled;
+        },
+      },
     });
     stacks.push(stack);
     return stack;
@@ -188,6 +204,8 @@ describe('payment relay over simulated channels', () => {
     expect(B.balances.get('ch2')).toBe(438n * CKB - 100_000_000n);
     expect(C.balances.get('ch2')).toBe(188n * CKB + 100_000_000n);
     await waitFor(() => C.invoices.getInvoice(hash).status === 'Paid', 'invoice paid');
+    // B forwarded and C received with the onions they had peeled ahead.
+    expect([B.peeledAhead, C.peeledAhead]).toEqual([1, 1]);
   });
 
   it('keysends to C, which learns the preimage', async () => {
