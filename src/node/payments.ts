@@ -18,6 +18,7 @@ import {
   PaymentRelay,
   PaymentService,
   PaymentStore,
+  SessionKeyPool,
   TlcLinks,
 } from '../payment/index.ts';
 import type { Db, StoreChangeBus } from '../store/index.ts';
@@ -50,7 +51,12 @@ export function wirePayments(w: PaymentWiring): {
 } {
   const port = channelTlcPort(w.channels);
   let relay: PaymentRelay | undefined;
+  const sessionKeys = new SessionKeyPool({
+    onUnavailable: (reason) =>
+      w.log.info({ reason }, 'onion session keys are made with each payment, not ahead'),
+  });
   const payments = new PaymentService({
+    sessionKeys,
     store: new PaymentStore(w.db),
     nodePubkey: w.nodePubkey,
     router: {
@@ -147,6 +153,7 @@ export function wirePayments(w: PaymentWiring): {
     payments,
     relay,
     stop: () => {
+      sessionKeys.stop();
       clearInterval(holdTimer);
       stop();
       stopRecording();

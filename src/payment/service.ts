@@ -23,6 +23,7 @@ import { MppSessions } from './mpp-session.ts';
 import { TRAMPOLINE_RECORD_KEY } from './onion/hop-data.ts';
 import { buildOnion, decodeErrorPacket } from './onion/packet.ts';
 import { buildPaymentHops, paymentFailureOf, routeFee, sessionRouteOf } from './onion/route-hops.ts';
+import type { SessionKeySource } from './onion/session-key-pool.ts';
 import { type PaymentRecord, paymentRecord, sessionChange } from './record.ts';
 import {
   type PaymentRequest,
@@ -121,6 +122,8 @@ export interface PaymentServiceOptions {
   localFeeRate?: (channelOutpoint: string) => bigint | undefined;
   /** The node's least TLC expiry delta (`codec/epoch-rules.ts`); 9,600,000 ms when absent. */
   minTlcExpiryDelta?: bigint;
+  /** Onion session keys with their first layer made ahead (`onion/session-key-pool.ts`). */
+  sessionKeys?: SessionKeySource;
   now?: () => number;
   logger?: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
 }
@@ -653,7 +656,10 @@ export class PaymentService {
       hashAlgorithm: r.hashAlgorithm === 'sha256' ? 1 : 0,
       now: this.now(),
     });
-    const onion = buildOnion(hops, hexToBytes(r.paymentHash));
+    // The path's first node is our peer (the sender's own instruction names it).
+    const firstHop = hops[0]?.nextHop;
+    const firstLayer = firstHop ? this.o.sessionKeys?.take(firstHop) : undefined;
+    const onion = buildOnion(hops, hexToBytes(r.paymentHash), firstLayer ? { firstLayer } : {});
     const id = bytesToHex(randomBytes(16), false);
     this.attempts.set(id, s.paymentHash);
     const first = hops[0]!;

@@ -65,6 +65,12 @@ export interface BuiltOnion {
 export interface BuildOnionOptions {
   /** 32 random bytes unless given (tests). */
   sessionKey?: Bytes;
+  /**
+   * A session key whose first layer was made ahead for the path's first node
+   * (`session-key-pool.ts`): its e·G and e·P are used, not computed again. Wins over `sessionKey`;
+   * made for another first node, it is not used.
+   */
+  firstLayer?: { firstHop: Bytes; sessionKey: Bytes; alpha: Bytes; point: Bytes };
   version?: 0 | 1;
   /** Packet data length; 6500 for payments. */
   dataLen?: number;
@@ -90,10 +96,13 @@ export function buildOnion(
     throw new OnionError('onion needs at least one hop, and a next hop for every payload but the last');
   }
   const version = opts.version ?? PAYMENT_ONION_VERSION;
-  const sessionKey = opts.sessionKey ?? randomBytes(32);
+  const first =
+    opts.firstLayer && sameBytes(opts.firstLayer.firstHop, path[0]!) ? opts.firstLayer : undefined;
+  const sessionKey = first?.sessionKey ?? opts.sessionKey ?? randomBytes(32);
   try {
     const { packet, sharedSecrets } = sealPacket({
       sessionKey,
+      ...(first ? { firstLayer: first } : {}),
       hopPubkeys: path,
       hopData: payloads.map((h) => frameHopData(version, h)),
       assocData: paymentHash,
@@ -105,6 +114,10 @@ export function buildOnion(
     if (e instanceof SphinxError) throw new OnionError(e.message);
     throw e;
   }
+}
+
+function sameBytes(a: Bytes, b: Bytes): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 export interface PeeledOnion {

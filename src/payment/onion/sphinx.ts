@@ -96,6 +96,12 @@ function ecdh(p: Bytes, k: bigint): Bytes {
   return sha256(mulPoint(p, k));
 }
 
+/** The first layer's points when made ahead: e·G and e·P for the first hop P (compressed). */
+export interface FirstLayerPoints {
+  alpha: Bytes;
+  point: Bytes;
+}
+
 function blinding(alpha: Bytes, secret: Bytes): bigint {
   const b = toScalar(sha256(concat(alpha, secret)));
   if (b === 0n || b >= N) throw new SphinxError('InvalidPublicKey', 'blinding factor out of range');
@@ -110,14 +116,17 @@ export interface HopKeys {
   mu: Bytes;
 }
 
-/** The per-hop keys for a session key and the hops' public keys (§1.1). */
-export function deriveHopsKeys(sessionKey: Bytes, hopPubkeys: Bytes[]): HopKeys[] {
+/**
+ * The per-hop keys for a session key and the hops' public keys (§1.1). `first`: the first hop's
+ * e·G and e·P, made ahead for this session key (the same values, not computed again).
+ */
+export function deriveHopsKeys(sessionKey: Bytes, hopPubkeys: Bytes[], first?: FirstLayerPoints): HopKeys[] {
   let e = toScalar(sessionKey);
   if (e === 0n || e >= N) throw new SphinxError('InvalidSessionKey', 'session key out of range');
-  let alpha = curve().mulG(secp256k1.Point.Fn.toBytes(e));
+  let alpha = first?.alpha ?? curve().mulG(secp256k1.Point.Fn.toBytes(e));
   const out: HopKeys[] = [];
   for (const [i, pk] of hopPubkeys.entries()) {
-    const secret = ecdh(pk, e);
+    const secret = i === 0 && first ? sha256(first.point) : ecdh(pk, e);
     out.push({
       ephemeralPublicKey: alpha,
       sharedSecret: secret,
@@ -160,6 +169,8 @@ export interface CreateOptions {
   /** L, the routing info size (6500 for payments, 1300 for trampoline). */
   dataLen: number;
   version?: number;
+  /** The first hop's points, made ahead for `sessionKey` (`deriveHopsKeys`). */
+  firstLayer?: FirstLayerPoints;
 }
 
 /**
@@ -176,7 +187,7 @@ export function sealPacket(o: CreateOptions): { packet: Bytes; sharedSecrets: By
   }
   const total = o.hopData.reduce((s, m) => s + m.length + 32, 0);
   if (total > L) throw new SphinxError('HopDataLenTooLarge', `hop data needs ${total} bytes, more than ${L}`);
-  const keys = deriveHopsKeys(o.sessionKey, o.hopPubkeys);
+  const keys = deriveHopsKeys(o.sessionKey, o.hopPubkeys, o.firstLayer);
   // One keystream per hop serves the filler (L + its data) and the layer (its first L bytes).
   const streams = keys.map((k, i) => keystream(k.rho, L + o.hopData[i]!.length + 32));
   const filler = generateFiller(keys, o.hopData, L, streams);
