@@ -107,6 +107,18 @@ describe('onion session keys made ahead', () => {
     expect(hex(m.asked[0]!.peer)).toBe(hex(C));
   });
 
+  it('asks for 8 triples for a new first hop, then twice as many each refill, up to the batch', () => {
+    const m = manualMaker();
+    const pool = new SessionKeyPool({ batch: 32, lowWater: 64, maker: m.maker });
+    const sizes: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      pool.take(B);
+      sizes.push(m.asked[0]!.count);
+      m.answer();
+    }
+    expect(sizes).toEqual([8, 16, 32, 32]);
+  });
+
   it('keeps stocks for at most maxPeers first hops, dropping the one used least recently', () => {
     const m = manualMaker();
     const pool = new SessionKeyPool({ batch: 2, lowWater: 1, maxPeers: 2, maker: m.maker });

@@ -9,8 +9,9 @@
  * `take` never waits: with no stock (the first payment through a hop, or a burst that ran it
  * dry) it answers undefined and the onion is made as before. Each triple is handed out once and
  * only ever lives in this process's memory; after a restart the stock is made anew. The stock
- * of a hop is refilled in batches once it runs below `lowWater`; a node that stops paying
- * through a hop leaves its stock idle, and at most `maxPeers` hops keep one.
+ * of a hop is refilled once it runs below `lowWater`, in batches that start at 8 and double with
+ * each refill up to `batch`: a hop paid through once costs the worker 8 triples, not 128. A node
+ * that stops paying through a hop leaves its stock idle, and at most `maxPeers` hops keep one.
  */
 import { Worker } from 'node:worker_threads';
 import { bytesToHex } from '../../codec/index.ts';
@@ -59,7 +60,12 @@ export interface SessionKeyPoolOptions {
 interface Stock {
   triples: FirstLayer[];
   requested: boolean;
+  /** The size of this hop's next request. */
+  next: number;
 }
+
+/** The first request for a hop: small, since most hops may be paid through once. */
+const FIRST_BATCH = 8;
 
 export class SessionKeyPool implements SessionKeySource {
   private readonly stocks = new Map<string, Stock>();
@@ -87,13 +93,14 @@ export class SessionKeyPool implements SessionKeySource {
       this.stocks.set(peer, stock);
     } else {
       if (this.stocks.size >= this.maxPeers) this.stocks.delete(this.stocks.keys().next().value as string);
-      stock = { triples: [], requested: false };
+      stock = { triples: [], requested: false, next: Math.min(FIRST_BATCH, this.batch) };
       this.stocks.set(peer, stock);
     }
     const triple = stock.triples.shift();
     if (stock.triples.length < this.lowWater && !stock.requested) {
       stock.requested = true;
-      this.maker.post(firstHop.slice(), this.batch);
+      this.maker.post(firstHop.slice(), stock.next);
+      stock.next = Math.min(stock.next * 2, this.batch);
     }
     return triple;
   }
