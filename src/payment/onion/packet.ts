@@ -5,8 +5,9 @@
  * plaintext behind 32 zero bytes when the erring node has no shared secret.
  */
 import { randomBytes } from '@noble/hashes/utils.js';
-import { type Bytes, concat, readU32le, StrandError } from '../../codec/index.ts';
+import { type Bytes, concat, equalBytes, readU32le, StrandError } from '../../codec/index.ts';
 import { decodeHopData, encodeHopData, type PaymentHopData } from './hop-data.ts';
+import type { FirstLayer } from './session-key-pool.ts';
 import {
   obfuscateErrorPacket,
   parseErrorPacket,
@@ -70,7 +71,7 @@ export interface BuildOnionOptions {
    * (`session-key-pool.ts`): its e·G and e·P are used, not computed again. Wins over `sessionKey`;
    * made for another first node, it is not used.
    */
-  firstLayer?: { firstHop: Bytes; sessionKey: Bytes; alpha: Bytes; point: Bytes };
+  firstLayer?: FirstLayer;
   version?: 0 | 1;
   /** Packet data length; 6500 for payments. */
   dataLen?: number;
@@ -97,7 +98,7 @@ export function buildOnion(
   }
   const version = opts.version ?? PAYMENT_ONION_VERSION;
   const first =
-    opts.firstLayer && sameBytes(opts.firstLayer.firstHop, path[0]!) ? opts.firstLayer : undefined;
+    opts.firstLayer && equalBytes(opts.firstLayer.firstHop, path[0]!) ? opts.firstLayer : undefined;
   const sessionKey = first?.sessionKey ?? opts.sessionKey ?? randomBytes(32);
   try {
     const { packet, sharedSecrets } = sealPacket({
@@ -114,10 +115,6 @@ export function buildOnion(
     if (e instanceof SphinxError) throw new OnionError(e.message);
     throw e;
   }
-}
-
-function sameBytes(a: Bytes, b: Bytes): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 export interface PeeledOnion {
