@@ -67,11 +67,11 @@ export async function createAuthorizer(publicKey: string, revokedIds: string[] =
         const builder = new b.AuthorizerBuilder();
         builder.addCode(`time(${new Date().toISOString()}); allow if ${permissionFact(permission)};`);
         authz = builder.buildAuthenticated(token);
-        // authorize() runs under a 1 ms default time limit that the wasm build hits on any
-        // check (it reports RunLimit Timeout); give evaluation a sane bound instead.
+        // authorize() and query() run under a 1 ms default time limit that the wasm build hits
+        // on a loaded machine (it reports RunLimit Timeout); give evaluation a sane bound instead.
         authz.authorizeWithLimits(RUN_LIMITS);
         if (!permission.needsNodeIdentity) return { ok: true };
-        const ids = authz.query(nodeRule).map((f: Fact) => String(f.terms()[0]));
+        const ids = authz.queryWithLimits(nodeRule, RUN_LIMITS).map((f: Fact) => String(f.terms()[0]));
         if (ids.length !== 1) return { ok: false, reason: 'token must carry exactly one node() fact' };
         return { ok: true, callerNodeId: ids[0] };
       } catch (e) {

@@ -1,6 +1,6 @@
 /** The chaos run's final checks, on hand-made snapshots: each rule catches what it is for. */
 import { describe, expect, it } from 'vitest';
-import { audit, type ChannelView, type PayerRecord, type Snapshot } from './audit.ts';
+import { audit, type ChannelView, type PayerRecord, type Snapshot, sameSnapshot } from './audit.ts';
 
 const line = ['alice', 'bob', 'carol'];
 const ch = (
@@ -79,5 +79,26 @@ describe('chaos audit', () => {
     expect(v).toContain('payment 0x01 of alice still Inflight');
     expect(v).toContain('alice: channel ab has TLCs pending');
     expect(v.some((x) => x.startsWith('channel ab: alice says 900/500'))).toBe(true);
+  });
+
+  it('counts two snapshots the same only when nothing moved between them', () => {
+    const a = net([899n, 601n], [900n, 600n], [paid]);
+    expect(sameSnapshot(a, net([899n, 601n], [900n, 600n], [paid]))).toBe(true);
+    // The payee read before a payment reached it, the next read after: a move, not a loss.
+    expect(sameSnapshot(a, net([899n, 601n], [900n, 600n], [{ ...paid, status: 'Failed' }]))).toBe(false);
+    expect(sameSnapshot(a, net([899n, 601n], [899n, 601n], [paid]))).toBe(false);
+    const invoiced = net(
+      [899n, 601n],
+      [900n, 600n],
+      [paid],
+      new Map([['carol', new Map([['0x01', 'Open']])]]),
+    );
+    const paidInvoice = net(
+      [899n, 601n],
+      [900n, 600n],
+      [paid],
+      new Map([['carol', new Map([['0x01', 'Paid']])]]),
+    );
+    expect(sameSnapshot(invoiced, paidInvoice)).toBe(false);
   });
 });

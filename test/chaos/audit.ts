@@ -48,6 +48,25 @@ function holdings(s: Snapshot, node: string): bigint {
   return sum([...(s.channels.get(node)?.values() ?? [])].map((c) => c.local));
 }
 
+/**
+ * The same network state twice: every channel view, payment status and invoice status equal.
+ * A snapshot is read node by node, so a payment can move between the reads (a payee read before
+ * its TLC arrived, a payer read after Success); two equal quiet snapshots in a row show that
+ * nothing was moving while they were taken.
+ */
+export function sameSnapshot(a: Snapshot, b: Snapshot): boolean {
+  const key = (s: Snapshot) =>
+    JSON.stringify(
+      {
+        channels: [...s.channels].map(([n, m]) => [n, [...m.values()]]),
+        payments: s.payments.map((p) => [p.payer, p.hash, p.status, p.fee]),
+        invoices: [...s.invoices].map(([n, m]) => [n, [...m]]),
+      },
+      (_, v) => (typeof v === 'bigint' ? v.toString() : v),
+    );
+  return key(a) === key(b);
+}
+
 export function audit({ line, before, after }: AuditInput): string[] {
   const out: string[] = [];
 

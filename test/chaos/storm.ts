@@ -14,7 +14,7 @@ import { createRpcClient, type RpcClient } from '../../src/rpc/client.ts';
 import { tempDir } from '../helpers/node-process.ts';
 import { devnetBasePort } from '../helpers/ports.ts';
 import { prng } from '../helpers/prng.ts';
-import { audit, type ChannelView, type PayerRecord, type Snapshot } from './audit.ts';
+import { audit, type ChannelView, type PayerRecord, type Snapshot, sameSnapshot } from './audit.ts';
 
 export interface ChaosOptions {
   kills: number;
@@ -185,7 +185,10 @@ async function waitForRoutes(rpc: Map<string, RpcClient>, pubkey: Map<string, st
   }
 }
 
-/** Waits until the network is quiet (every payment ended, no TLC pending), then snapshots it. */
+/**
+ * Waits until the network is quiet (every payment ended, no TLC pending) and stays so across two
+ * snapshots taken a second apart (`sameSnapshot`), then returns the last.
+ */
 async function settle(
   rpc: Map<string, RpcClient>,
   line: string[],
@@ -193,9 +196,14 @@ async function settle(
   ms: number,
 ): Promise<Snapshot> {
   const end = Date.now() + ms;
+  let quiet: Snapshot | undefined;
   for (;;) {
     const s = await snapshot(rpc, line, invoices).catch(() => undefined);
-    if (s && (isQuiet(s) || Date.now() > end)) return s;
+    if (s && Date.now() > end) return s;
+    if (s && isQuiet(s)) {
+      if (quiet && sameSnapshot(quiet, s)) return s;
+      quiet = s;
+    } else quiet = undefined;
     if (Date.now() > end + 30_000) throw new Error('nodes do not answer after the storm');
     await sleep(1000);
   }
