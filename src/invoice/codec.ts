@@ -9,7 +9,7 @@
  */
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { bech32m } from '@scure/base';
-import { ArcodeError, arCompress, arDecompress } from '../codec/index.ts';
+import { ArcodeError, arCompress, arDecompress, equalBytes } from '../codec/index.ts';
 import { ckbHash, sha256 } from '../crypto/index.ts';
 import { bech32Error, InvoiceError } from './errors.ts';
 import { decodeRawInvoiceData, encodeRawInvoiceData } from './molecule.ts';
@@ -172,7 +172,7 @@ export function checkSignature(inv: Invoice): void {
   // other R parity, which the reference accepts).
   if (
     !secp256k1.Signature.fromBytes(compact, 'compact').hasHighS() &&
-    (!payee || sameBytes(payee, recovered))
+    (!payee || equalBytes(payee, recovered))
   ) {
     return;
   }
@@ -183,10 +183,6 @@ export function checkSignature(inv: Invoice): void {
     ok = false;
   }
   if (!ok) throw new InvoiceError('InvalidSignature', 'Invalid signature');
-}
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 /** The payee of a signed invoice: its PayeePublicKey attribute, else the recovered key. */

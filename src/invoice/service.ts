@@ -6,7 +6,13 @@
  * store-change kinds (`PutCkbInvoiceStatus`, `PutPreimage`) for the pubsub module.
  */
 import { randomBytes } from 'node:crypto';
-import { bytesToHex, hexToBytes, MAX_TLC_EXPIRY_LIMIT, MIN_TLC_EXPIRY_DELTA } from '../codec/index.ts';
+import {
+  bytesToHex,
+  equalBytes,
+  hexToBytes,
+  MAX_TLC_EXPIRY_LIMIT,
+  MIN_TLC_EXPIRY_DELTA,
+} from '../codec/index.ts';
 import { publicKeyOf } from '../crypto/index.ts';
 import type { Db } from '../store/index.ts';
 import { buildInvoice } from './builder.ts';
@@ -120,10 +126,6 @@ function hash32(v: Hash32, field: string): Uint8Array {
   if (v.length !== 32)
     throw new InvoiceError('InvalidParameter', `${field}: expected 32 bytes, got ${v.length}`);
   return v;
-}
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 export function createInvoiceService(opts: InvoiceServiceOptions): InvoiceService {
@@ -289,7 +291,7 @@ export function createInvoiceService(opts: InvoiceServiceOptions): InvoiceServic
       const preimage = hash32(preimageIn, 'payment_preimage');
       const found = load(hash);
       if (!found) throw new InvoiceError('InvoiceNotFound', 'Invoice not found');
-      if (!sameBytes(hashPreimage(preimage, hashAlgorithmOf(found.invoice)), hash)) {
+      if (!equalBytes(hashPreimage(preimage, hashAlgorithmOf(found.invoice)), hash)) {
         throw new InvoiceError('HashMismatch', 'Hash mismatch');
       }
       tables.transaction(() => {
@@ -310,7 +312,7 @@ export function createInvoiceService(opts: InvoiceServiceOptions): InvoiceServic
       const hash = hash32(paymentHash, 'payment_hash');
       const preimage = hash32(preimageIn, 'payment_preimage');
       const matches = (['ckb_hash', 'sha256'] as const).some((a) =>
-        sameBytes(hashPreimage(preimage, a), hash),
+        equalBytes(hashPreimage(preimage, a), hash),
       );
       if (!matches) throw new InvoiceError('WrongPreimage', 'Wrong preimage');
       tables.putPreimage(hash, preimage, now());

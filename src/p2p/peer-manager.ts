@@ -10,7 +10,7 @@
  * `dispatcher.ts`, `peer-store.ts`, `session.ts`).
  */
 import { EventEmitter } from 'node:events';
-import { bytesToHex } from '../codec/index.ts';
+import { bytesToHex, equalBytes } from '../codec/index.ts';
 import { type NodeIdentity, peerIdOf } from '../crypto/index.ts';
 import type { Db } from '../store/index.ts';
 import type { RawConn } from './conn.ts';
@@ -700,10 +700,6 @@ function withPeerId(address: string, peerId: string): string {
 
 function normalisePubkey(pk: string): string {
   return (pk.startsWith('0x') ? pk.slice(2) : pk).toLowerCase();
-}
-
-function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && a.every((v, i) => v === b[i]);
 }
 
 export type { GossipHandler, MessageHandler, P2pLogger } from './dispatcher.ts';

@@ -13,17 +13,10 @@
  * A failing slice or parse in the Rust contract panics; here it is a non-zero exit code too.
  */
 import { ccc } from '@ckb-ccc/core';
-import { concat } from '../../codec/index.ts';
+import { concat, equalBytes } from '../../codec/index.ts';
 import { blake160, ckbHash, recoverCompressed, sha256 } from '../../crypto/index.ts';
 import { epochFromFull, parseSince } from '../since.ts';
-import {
-  bytesEqual,
-  EMPTY_WITNESS_ARGS,
-  le64,
-  le128,
-  type ScriptVerifier,
-  type TxContext,
-} from './context.ts';
+import { EMPTY_WITNESS_ARGS, le64, le128, type ScriptVerifier, type TxContext } from './context.ts';
 import { schnorrAuth } from './funding-lock.ts';
 
 export const CL_ERR = {
@@ -69,7 +62,7 @@ export const commitmentLock: ScriptVerifier = {
     if (args.length !== 57) return CL_ERR.ArgsLenError;
     const w = tx.witnesses[gi];
     if (!w || w.length < 17) return CL_ERR.LengthNotEnough;
-    if (!bytesEqual(w.subarray(0, 16), EMPTY_WITNESS_ARGS)) return CL_ERR.EmptyWitnessArgsError;
+    if (!equalBytes(w.subarray(0, 16), EMPTY_WITNESS_ARGS)) return CL_ERR.EmptyWitnessArgsError;
     const rest = w.subarray(17);
     return w[16] === 0 ? revocation(tx, args, rest) : settlement(tx, group.script, gi, args, rest);
   },
@@ -96,7 +89,7 @@ function settlement(tx: TxContext, script: ccc.Script, gi: number, args: Uint8Ar
   const P = 1 + TLC_LEN * c;
   const S = P + PARTY_LEN;
   if (w.length < S) return CL_ERR.WitnessLenError;
-  if (!bytesEqual(blake160(w.subarray(0, S)), args.subarray(36, 56))) return CL_ERR.WitnessHashError;
+  if (!equalBytes(blake160(w.subarray(0, S)), args.subarray(36, 56))) return CL_ERR.WitnessHashError;
 
   const entries: Entry[] = [];
   for (let i = S; i < w.length; ) {
@@ -157,7 +150,7 @@ function settlement(tx: TxContext, script: ccc.Script, gi: number, args: Uint8Ar
       const pre = e.preimage;
       if (!pre) return CL_ERR.PreimageError;
       const digest = sha ? sha256(pre) : ckbHash(pre);
-      if (!bytesEqual(digest.subarray(0, 20), tlc.subarray(17, 37))) return CL_ERR.PreimageError;
+      if (!equalBytes(digest.subarray(0, 20), tlc.subarray(17, 37))) return CL_ERR.PreimageError;
       pkh = offeredByHolder ? tlc.subarray(57, 77) : tlc.subarray(37, 57);
     } else {
       if (first && !sinceAtLeast(groupSince, mulDelay(delay, 2n, 3n))) return CL_ERR.InvalidSince;
@@ -204,7 +197,7 @@ function settlement(tx: TxContext, script: ccc.Script, gi: number, args: Uint8Ar
     if (
       out0.lock.codeHash !== script.codeHash ||
       out0.lock.hashType !== script.hashType ||
-      !bytesEqual(ccc.bytesFrom(out0.lock.args), expectArgs)
+      !equalBytes(ccc.bytesFrom(out0.lock.args), expectArgs)
     ) {
       return CL_ERR.OutputLockError;
     }
@@ -220,7 +213,7 @@ function settlement(tx: TxContext, script: ccc.Script, gi: number, args: Uint8Ar
   const msg = tx.messageWithoutDeps();
   for (const [sig, pkh] of toVerify) {
     const pk = recoverCompressed(msg, sig);
-    if (!pk || !bytesEqual(blake160(pk), pkh)) return CL_ERR.AuthError;
+    if (!pk || !equalBytes(blake160(pk), pkh)) return CL_ERR.AuthError;
   }
   return 0;
 }

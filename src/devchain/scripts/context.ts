@@ -63,12 +63,6 @@ export function makeTxContext(tx: ccc.Transaction, inputs: ResolvedCell[]): TxCo
 
 export const EMPTY_WITNESS_ARGS = new Uint8Array([16, 0, 0, 0, 16, 0, 0, 0, 16, 0, 0, 0, 16, 0, 0, 0]);
 
-export function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
 export function le128(b: Uint8Array, at = 0): bigint {
   let v = 0n;
   for (let i = 15; i >= 0; i--) v = (v << 8n) | BigInt(b[at + i] as number);

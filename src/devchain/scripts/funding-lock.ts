@@ -6,8 +6,9 @@
  * Exit codes: 5 multiple inputs, 6 witness length, 7 witness prefix, 8 auth, 1 short args.
  */
 import { ccc } from '@ckb-ccc/core';
+import { equalBytes } from '../../codec/index.ts';
 import { blake160, verifySchnorr } from '../../crypto/index.ts';
-import { bytesEqual, EMPTY_WITNESS_ARGS, type ScriptVerifier } from './context.ts';
+import { EMPTY_WITNESS_ARGS, type ScriptVerifier } from './context.ts';
 
 export const fundingLock: ScriptVerifier = {
   name: 'funding_lock',
@@ -17,7 +18,7 @@ export const fundingLock: ScriptVerifier = {
     if (args.length < 20) return 1;
     const w = tx.witnesses[group.inputIndices[0] as number];
     if (w?.length !== 112) return 6;
-    if (!bytesEqual(w.subarray(0, 16), EMPTY_WITNESS_ARGS)) return 7;
+    if (!equalBytes(w.subarray(0, 16), EMPTY_WITNESS_ARGS)) return 7;
     return schnorrAuth(w.subarray(16, 48), w.subarray(48, 112), tx.messageWithoutDeps(), args.subarray(0, 20))
       ? 0
       : 8;
@@ -26,5 +27,5 @@ export const fundingLock: ScriptVerifier = {
 
 /** ckb-auth algorithm 7: a BIP340 signature by an x-only key whose blake160 is `pkh`. */
 export function schnorrAuth(xonly: Uint8Array, sig: Uint8Array, msg: Uint8Array, pkh: Uint8Array): boolean {
-  return bytesEqual(blake160(xonly), pkh) && verifySchnorr(sig, msg, xonly);
+  return equalBytes(blake160(xonly), pkh) && verifySchnorr(sig, msg, xonly);
 }

@@ -7,8 +7,9 @@
  * -31 pubkey hash mismatch.
  */
 import { blake2b } from '@noble/hashes/blake2.js';
+import { equalBytes } from '../../codec/index.ts';
 import { blake160, recoverCompressed } from '../../crypto/index.ts';
-import { bytesEqual, parseWitnessArgs, type ScriptVerifier, u64le } from './context.ts';
+import { parseWitnessArgs, type ScriptVerifier, u64le } from './context.ts';
 
 const CKB_PERSONAL = new TextEncoder().encode('ckb-default-hash');
 
@@ -43,6 +44,6 @@ export const sighashAll: ScriptVerifier = {
     for (let i = tx.inputs.length; i < tx.witnesses.length; i++) add(tx.witnesses[i] as Uint8Array);
     const pubkey = recoverCompressed(h.digest(), sig);
     if (!pubkey) return -11;
-    return bytesEqual(blake160(pubkey), Buffer.from(args.slice(2), 'hex')) ? 0 : -31;
+    return equalBytes(blake160(pubkey), Buffer.from(args.slice(2), 'hex')) ? 0 : -31;
   },
 };

@@ -5,6 +5,7 @@
  * Returns a SecureConn carrying plaintext as a byte stream (frame boundaries mean nothing).
  */
 import { randomBytes } from 'node:crypto';
+import { equalBytes } from '../../codec/index.ts';
 import type { RawConn } from '../conn.ts';
 import { P2pError } from '../errors.ts';
 import { FrameDecoder, lengthPrefixed } from '../framing.ts';
@@ -265,7 +266,8 @@ async function run(raw: RawConn, reader: HandshakeReader, opts: HandshakeOptions
   const remote = decodePropose(remoteBytes);
   // Fiber identities are 33-byte compressed keys; the peer id is computed over these bytes.
   if (remote.pubkey.length !== 33) throw new P2pError('Malformed', 'secio: remote key is not 33 bytes');
-  if (equal(remote.pubkey, opts.publicKey)) throw new P2pError('ConnectSelf', 'secio: connected to self');
+  if (equalBytes(remote.pubkey, opts.publicKey))
+    throw new P2pError('ConnectSelf', 'secio: connected to self');
   const { ord } = ordering(opts.publicKey, nonce, remote.pubkey, remote.rand);
   const negotiated: Negotiated = {
     exchange: selectBest(ord, lists.exchanges, remote.exchanges, EXCHANGES, 'exchange'),
@@ -300,14 +302,10 @@ async function run(raw: RawConn, reader: HandshakeReader, opts: HandshakeOptions
     got += plain.length;
   }
   const echoed = Buffer.concat(chunks);
-  if (!equal(echoed.subarray(0, nonce.length), nonce)) {
+  if (!equalBytes(echoed.subarray(0, nonce.length), nonce)) {
     throw new P2pError('NonceVerificationFailed', 'secio: the peer did not echo our nonce');
   }
   const leftover = new Uint8Array(echoed.subarray(nonce.length));
   reader.decoder.maxFrame = MAX_SECIO_FRAME;
   return new SecureConn(raw, remote.pubkey, negotiated, encrypt, decrypt, reader.decoder, leftover);
-}
-
-function equal(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && a.every((v, i) => v === b[i]);
 }
