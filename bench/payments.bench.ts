@@ -153,18 +153,22 @@ type Cost = Awaited<ReturnType<typeof costCounters>>;
 
 /**
  * CPU ms the whole machine has spent (every process: the nodes, the dev chain, this client), from
- * /proc/stat; NaN where there is none. With the cores' count it bounds the rate: a machine whose
- * processes spend 2.5 ms a payment cannot pass 800/s on two cores, however the work is spread.
+ * /proc/stat, and of it the time the hypervisor gave to other guests (steal); NaN where there is
+ * none. With the cores' count the busy time bounds the rate: a machine whose processes spend
+ * 2.5 ms a payment cannot pass 800/s on two cores, however the work is spread. Steal tells a run
+ * slowed by a neighbour from a run slowed by the code.
  */
-async function machineCpuMs(): Promise<number> {
+async function machineCpuMs(): Promise<{ busy: number; steal: number }> {
   try {
     const line = (await readFile('/proc/stat', 'utf8')).split('\n')[0]!;
     // cpu  user nice system idle iowait irq softirq steal …
     const f = line.trim().split(/\s+/).slice(1).map(Number);
-    const busy = f[0]! + f[1]! + f[2]! + f[5]! + f[6]! + (f[7] ?? 0);
-    return (busy * 1000) / 100; // USER_HZ is 100 on Linux
+    const steal = f[7] ?? 0;
+    const busy = f[0]! + f[1]! + f[2]! + f[5]! + f[6]! + steal;
+    // USER_HZ is 100 on Linux
+    return { busy: (busy * 1000) / 100, steal: (steal * 1000) / 100 };
   } catch {
-    return NaN;
+    return { busy: NaN, steal: NaN };
   }
 }
 
@@ -178,6 +182,8 @@ interface RunResult {
   cost: Record<string, Cost>;
   /** CPU ms per completed payment: the whole machine, and this client (HTTP calls, the feed). */
   machineMs: number;
+  /** Of the machine's, ms per payment stolen by the hypervisor for other guests. */
+  stealMs: number;
   clientMs: number;
 }
 
@@ -228,7 +234,9 @@ async function run(
   const rate = (lat.length * 1000) / (performance.now() - t0);
   const client = process.cpuUsage(client0);
   const done = Math.max(1, lat.length);
-  const machineMs = ((await machineCpuMs()) - machine0) / done;
+  const machine1 = await machineCpuMs();
+  const machineMs = (machine1.busy - machine0.busy) / done;
+  const stealMs = (machine1.steal - machine0.steal) / done;
   const clientMs = (client.user + client.system) / 1000 / done;
   const cost: Record<string, Cost> = {};
   for (const [n, url] of Object.entries(metrics)) {
@@ -247,6 +255,7 @@ async function run(
     failed: failed.length,
     cost,
     machineMs,
+    stealMs,
     clientMs,
   };
 }
@@ -260,7 +269,7 @@ function describe(r: RunResult): string {
   return (
     `${String(r.inFlight).padStart(2)} in flight: ${r.rate.toFixed(1)}/s, p50 ${r.p50.toFixed(1)} ms, ` +
     `p99 ${r.p99.toFixed(1)} ms\n      per payment: ${costs}\n` +
-    `      per payment, whole machine: ${r.machineMs.toFixed(2)} ms cpu (this client ${r.clientMs.toFixed(2)})`
+    `      per payment, whole machine: ${r.machineMs.toFixed(2)} ms cpu (this client ${r.clientMs.toFixed(2)}, stolen by other guests ${r.stealMs.toFixed(2)})`
   );
 }
 
@@ -350,6 +359,7 @@ try {
       p99_ms: +r.p99.toFixed(1),
       failed: r.failed,
       machine_cpu_ms: +r.machineMs.toFixed(2),
+      machine_steal_ms: +r.stealMs.toFixed(2),
       client_cpu_ms: +r.clientMs.toFixed(2),
       per_payment: Object.fromEntries(
         Object.entries(r.cost).map(([n, c]) => [

@@ -2,7 +2,8 @@
  * `bench:payments` itself, at a tiny size (a few payments, no warm-up): the script runs to the
  * end on a real devnet and its last line is the JSON summary the README's figures come from,
  * with a run per path and in-flight level, no failed payment, and the cost counters read from
- * the nodes' metrics (one at a time, every payment flushes each node's store at least once).
+ * the nodes' metrics (one at a time, every payment flushes each node's store at least once), and
+ * the machine's CPU with the part other guests took (steal).
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
@@ -15,6 +16,8 @@ interface Run {
   per_s: number;
   p50_ms: number;
   failed: number;
+  machine_cpu_ms: number;
+  machine_steal_ms: number;
   per_payment: Record<string, { cpu_ms: number; fsync: number; disk_kb: number }>;
 }
 
@@ -62,6 +65,9 @@ describe('bench:payments', () => {
         expect(r.failed).toBe(0);
         expect(r.per_s).toBeGreaterThan(0);
         expect(r.p50_ms).toBeGreaterThan(0);
+        // Steal is part of the machine's CPU time, never more (both from /proc/stat here).
+        expect(r.machine_steal_ms).toBeGreaterThanOrEqual(0);
+        expect(r.machine_steal_ms).toBeLessThanOrEqual(r.machine_cpu_ms);
         expect(Object.keys(r.per_payment)).toEqual(nodes);
         for (const c of Object.values(r.per_payment)) expect(c.cpu_ms).toBeGreaterThan(0);
       }
