@@ -163,8 +163,10 @@ describe('channel service', () => {
     await peers.deliver(PEER, open());
     await settle();
     expect(svc.list().map((c) => c.state)).toEqual(['NEGOTIATING_FUNDING']);
+    // The closed state is seen as soon as it is staged; the TxAbort leaves once it is durable.
+    const aborted = () => peers.sent.some((x) => x.msg.type === 'TxAbort');
     const deadline = Date.now() + 10_000;
-    while (svc.list()[0]?.state !== 'CLOSED' && Date.now() < deadline) await settle();
+    while ((svc.list()[0]?.state !== 'CLOSED' || !aborted()) && Date.now() < deadline) await settle();
     const [ch] = svc.list();
     expect([ch!.state, ch!.flags]).toEqual(['CLOSED', ['FUNDING_ABORTED']]);
     expect(ch!.failureDetail).toBe('funding timed out: the channel was not ready 1 s after it was created');
