@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningDevnet, startDevnet } from '../../src/devnet/devnet.ts';
 import { createRpcClient, type RpcClient } from '../../src/rpc/client.ts';
 import { tempDir } from '../helpers/node-process.ts';
+import { devnetBasePort } from '../helpers/ports.ts';
 
 const CKB = 100_000_000n;
 const AMOUNT = CKB;
@@ -22,7 +23,7 @@ beforeAll(async () => {
     dir: path.join(tempDir('strand-batching-'), 'net'),
     nodes: 2,
     blockIntervalMs: 200,
-    basePort: 30_000 + Math.floor(Math.random() * 20_000),
+    basePort: devnetBasePort(),
     topology: {
       peers: [['alice', 'bob']],
       channels: [{ from: 'alice', to: 'bob', funding: 1000, udt: false, public: true }],
