@@ -1,0 +1,193 @@
+/**
+ * The update log of a pipelined channel (docs/pipelined-commitments.md), pure: which updates each
+ * commitment holds when both sides may have a CommitmentSigned in flight at once. Not wired into
+ * the channel yet: this is step 1 of that plan, the coverage rules and the commitment views.
+ *
+ * The rules (Lightning's, BOLT #2), from one side's point of view:
+ * - Our CommitmentSigned signs the peer's next commitment. It covers every update we sent before
+ *   it, and every update of the peer's that we have acknowledged: one that entered a commitment
+ *   of ours before we sent this CommitmentSigned (we revoke the commitment before it at once, with
+ *   the RevokeAndAck that answers the peer's CommitmentSigned).
+ * - The peer's CommitmentSigned signs our next commitment. It covers every update the peer sent
+ *   before it (one direction of a connection keeps its order), and every update of ours that the
+ *   peer acknowledged before it: one in a commitment of the peer's whose RevokeAndAck reached us
+ *   before this CommitmentSigned.
+ * Both sides apply the same rules to the same order of messages, so they agree on every
+ * commitment without naming its updates on the wire.
+ */
+
+export type Owner = 'local' | 'remote';
+
+export type UpdateKind =
+  | { type: 'add'; tlcId: bigint; amount: bigint }
+  | { type: 'fulfil'; tlcId: bigint }
+  | { type: 'fail'; tlcId: bigint };
+
+/** One update, as both sides log it: the owner's `n`-th update. */
+export interface LogEntry {
+  owner: Owner;
+  n: number;
+  update: UpdateKind;
+  /** The number of our first commitment that holds it (undefined: none yet). */
+  inLocal?: bigint;
+  /** The number of the peer's first commitment that holds it. */
+  inRemote?: bigint;
+}
+
+export interface UpdateLog {
+  entries: LogEntry[];
+  /** How many updates each side has logged (the next one's `n`). */
+  sent: number;
+  received: number;
+  /** Our latest commitment's number (signed by the peer), and the peer's (signed by us). */
+  local: bigint;
+  remote: bigint;
+  /**
+   * The peer's commitment numbers it has acknowledged with a RevokeAndAck: every number up to
+   * this one (it revoked the one before each).
+   */
+  remoteAcked: bigint;
+  /** Whether our last CommitmentSigned still waits for the peer's RevokeAndAck. */
+  awaitingRevoke: boolean;
+}
+
+export function emptyLog(local = 0n, remote = 0n): UpdateLog {
+  return { entries: [], sent: 0, received: 0, local, remote, remoteAcked: remote, awaitingRevoke: false };
+}
+
+export class LogError extends Error {}
+
+/** We send an update. */
+export function logSent(log: UpdateLog, update: UpdateKind): UpdateLog {
+  return {
+    ...log,
+    entries: [...log.entries, { owner: 'local', n: log.sent, update }],
+    sent: log.sent + 1,
+  };
+}
+
+/** The peer's update arrived. */
+export function logReceived(log: UpdateLog, update: UpdateKind): UpdateLog {
+  return {
+    ...log,
+    entries: [...log.entries, { owner: 'remote', n: log.received, update }],
+    received: log.received + 1,
+  };
+}
+
+/** The updates our next CommitmentSigned would newly cover (in log order). */
+export function uncoveredByOurSignature(log: UpdateLog): LogEntry[] {
+  return log.entries.filter(
+    (e) => e.inRemote === undefined && (e.owner === 'local' || e.inLocal !== undefined),
+  );
+}
+
+/**
+ * We send a CommitmentSigned for the peer's commitment `remote + 1`. Refused while the last one
+ * waits for its RevokeAndAck (one unacknowledged CommitmentSigned a direction).
+ */
+export function signRemote(log: UpdateLog): { log: UpdateLog; number: bigint; covered: LogEntry[] } {
+  if (log.awaitingRevoke) throw new LogError('a CommitmentSigned already waits for its RevokeAndAck');
+  const number = log.remote + 1n;
+  const covered = uncoveredByOurSignature(log);
+  const set = new Set(covered);
+  return {
+    log: {
+      ...log,
+      entries: log.entries.map((e) => (set.has(e) ? { ...e, inRemote: number } : e)),
+      remote: number,
+      awaitingRevoke: true,
+    },
+    number,
+    covered,
+  };
+}
+
+/**
+ * The peer's CommitmentSigned for our commitment `local + 1`: what it covers. We answer it with a
+ * RevokeAndAck of `local` at once (the caller sends it), which acknowledges the peer's updates in it.
+ */
+export function commitmentReceived(log: UpdateLog): { log: UpdateLog; number: bigint; covered: LogEntry[] } {
+  const number = log.local + 1n;
+  const covered = log.entries.filter(
+    (e) =>
+      e.inLocal === undefined &&
+      (e.owner === 'remote' || (e.inRemote !== undefined && e.inRemote <= log.remoteAcked)),
+  );
+  const set = new Set(covered);
+  return {
+    log: {
+      ...log,
+      entries: log.entries.map((e) => (set.has(e) ? { ...e, inLocal: number } : e)),
+      local: number,
+    },
+    number,
+    covered,
+  };
+}
+
+/** The peer's RevokeAndAck of its commitment `remote − 1`: our last CommitmentSigned is acknowledged. */
+export function revokeReceived(log: UpdateLog): UpdateLog {
+  if (!log.awaitingRevoke) throw new LogError('RevokeAndAck without a CommitmentSigned waiting for it');
+  return { ...log, remoteAcked: log.remote, awaitingRevoke: false };
+}
+
+/**
+ * An entry is irrevocably committed once both sides hold it in a commitment whose predecessor is
+ * revoked: ours (we revoke at once on receipt) and the peer's (acknowledged by its RevokeAndAck).
+ */
+export function irrevocable(log: UpdateLog, e: LogEntry): boolean {
+  return e.inLocal !== undefined && e.inRemote !== undefined && e.inRemote <= log.remoteAcked;
+}
+
+/** A commitment's contents: the TLCs it holds and how far each side's balance moved. */
+export interface CommitmentView {
+  /** TLC ids it holds, by the side that offered them. */
+  offeredByLocal: bigint[];
+  offeredByRemote: bigint[];
+  /** Amount moved to each side by the removals it holds, and held in its pending TLCs. */
+  toLocal: bigint;
+  toRemote: bigint;
+}
+
+/**
+ * The contents of one commitment: ours at number `n` (`side` 'local') or the peer's (`side`
+ * 'remote'), from the updates it holds. Balances are the change from the opening balances:
+ * an add takes its amount from its offerer, a fulfil gives it to the receiver, a fail back to the
+ * offerer.
+ */
+export function viewOf(log: UpdateLog, side: Owner, n: bigint): CommitmentView {
+  const holds = (e: LogEntry) => {
+    const at = side === 'local' ? e.inLocal : e.inRemote;
+    return at !== undefined && at <= n;
+  };
+  const adds = new Map<string, { offerer: Owner; amount: bigint }>();
+  const removed = new Map<string, 'fulfil' | 'fail'>();
+  for (const e of log.entries) {
+    if (!holds(e)) continue;
+    // An add is keyed by its offerer; a removal is sent by the TLC's receiver.
+    if (e.update.type === 'add')
+      adds.set(`${e.owner}:${e.update.tlcId}`, { offerer: e.owner, amount: e.update.amount });
+    else removed.set(`${e.owner === 'local' ? 'remote' : 'local'}:${e.update.tlcId}`, e.update.type);
+  }
+  for (const key of removed.keys())
+    if (!adds.has(key))
+      throw new LogError(`commitment ${side} ${n} removes TLC ${key}, which it does not hold`);
+  const v: CommitmentView = { offeredByLocal: [], offeredByRemote: [], toLocal: 0n, toRemote: 0n };
+  for (const [key, a] of adds) {
+    const id = BigInt(key.slice(key.indexOf(':') + 1));
+    const r = removed.get(key);
+    const receiver: Owner = a.offerer === 'local' ? 'remote' : 'local';
+    const move = (to: Owner, x: bigint) => {
+      if (to === 'local') v.toLocal += x;
+      else v.toRemote += x;
+    };
+    move(a.offerer, -a.amount);
+    if (r === undefined) {
+      (a.offerer === 'local' ? v.offeredByLocal : v.offeredByRemote).push(id);
+      continue;
+    }
+    move(r === 'fulfil' ? receiver : a.offerer, a.amount);
+  }
+  return v;
+}
