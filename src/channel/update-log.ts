@@ -49,10 +49,25 @@ export interface UpdateLog {
   remoteAcked: bigint;
   /** Whether our last CommitmentSigned still waits for the peer's RevokeAndAck. */
   awaitingRevoke: boolean;
+  /**
+   * Whether, of our last CommitmentSigned and our last RevokeAndAck, the RevokeAndAck went out
+   * last: after a reconnection both may be owed again, and only their first order gives the peer
+   * the same commitments (a RevokeAndAck sent before a CommitmentSigned widens what it covers).
+   */
+  revokedLast: boolean;
 }
 
 export function emptyLog(local = 0n, remote = 0n): UpdateLog {
-  return { entries: [], sent: 0, received: 0, local, remote, remoteAcked: remote, awaitingRevoke: false };
+  return {
+    entries: [],
+    sent: 0,
+    received: 0,
+    local,
+    remote,
+    remoteAcked: remote,
+    awaitingRevoke: false,
+    revokedLast: false,
+  };
 }
 
 export class LogError extends Error {}
@@ -97,6 +112,7 @@ export function signRemote(log: UpdateLog): { log: UpdateLog; number: bigint; co
       entries: log.entries.map((e) => (set.has(e) ? { ...e, inRemote: number } : e)),
       remote: number,
       awaitingRevoke: true,
+      revokedLast: false,
     },
     number,
     covered,
@@ -120,6 +136,7 @@ export function commitmentReceived(log: UpdateLog): { log: UpdateLog; number: bi
       ...log,
       entries: log.entries.map((e) => (set.has(e) ? { ...e, inLocal: number } : e)),
       local: number,
+      revokedLast: true,
     },
     number,
     covered,
@@ -190,4 +207,64 @@ export function viewOf(log: UpdateLog, side: Owner, n: bigint): CommitmentView {
     move(r === 'fulfil' ? receiver : a.offerer, a.amount);
   }
   return v;
+}
+
+/** What a side says of itself when the connection comes back (Strand's ReestablishChannel). */
+export interface Reestablish {
+  /** Its latest commitment's number. */
+  local: bigint;
+  /** The number of its peer's latest commitment it has seen acknowledged. */
+  remoteAcked: bigint;
+}
+
+export function reestablishOf(log: UpdateLog): Reestablish {
+  return { local: log.local, remoteAcked: log.remoteAcked };
+}
+
+/**
+ * The connection dropped. Updates no CommitmentSigned covered are forgotten on both sides
+ * (Lightning's rule): the peer's, which it will send again if it still wants them, and ours, which
+ * are returned for the caller to offer again. Each side's covered updates are a prefix of its
+ * updates, so the counters go back to the first one forgotten.
+ */
+export function disconnected(log: UpdateLog): { log: UpdateLog; forgotten: LogEntry[] } {
+  const forgotten = log.entries.filter(
+    (e) =>
+      (e.owner === 'local' && e.inRemote === undefined) || (e.owner === 'remote' && e.inLocal === undefined),
+  );
+  const kept = log.entries.filter((e) => !forgotten.includes(e));
+  return {
+    log: {
+      ...log,
+      entries: kept,
+      sent: kept.filter((e) => e.owner === 'local').length,
+      received: kept.filter((e) => e.owner === 'remote').length,
+    },
+    forgotten: forgotten.filter((e) => e.owner === 'local'),
+  };
+}
+
+/** What we owe the peer again, in the order to send it. */
+export type Retransmission =
+  | { type: 'commit'; number: bigint; updates: LogEntry[] }
+  | { type: 'revoke'; revokes: bigint };
+
+/**
+ * Given the peer's reestablish: our last CommitmentSigned again (with the updates it covers, in
+ * their order) if the peer never had it, our last RevokeAndAck again if the peer never had it,
+ * in the order they first went out. One unacknowledged CommitmentSigned a direction means the
+ * peer is at most one behind on each.
+ */
+export function retransmissions(log: UpdateLog, peer: Reestablish): Retransmission[] {
+  if (peer.local < log.remote - 1n || peer.remoteAcked < log.local - 1n || peer.local > log.remote)
+    throw new LogError(`the peer's state (${peer.local}, ${peer.remoteAcked}) is not one ours can follow`);
+  const out: Retransmission[] = [];
+  if (peer.local < log.remote)
+    out.push({
+      type: 'commit',
+      number: log.remote,
+      updates: log.entries.filter((e) => e.owner === 'local' && e.inRemote === log.remote),
+    });
+  if (peer.remoteAcked < log.local) out.push({ type: 'revoke', revokes: log.local - 1n });
+  return out.length === 2 && !log.revokedLast ? [out[1]!, out[0]!] : out;
 }

@@ -9,12 +9,15 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   commitmentReceived,
+  disconnected,
   emptyLog,
   irrevocable,
   type LogEntry,
   LogError,
   logReceived,
   logSent,
+  reestablishOf,
+  retransmissions,
   revokeReceived,
   signRemote,
   type UpdateKind,
@@ -50,6 +53,8 @@ class Pair {
   nextTlc: Record<Who, bigint> = { A: 0n, B: 0n };
   /** Where a receiver found a commitment other than its signer signed. */
   mismatches: string[] = [];
+  /** Each side's last CommitmentSigned as sent, for a retransmission. */
+  lastCommit: Partial<Record<Who, Msg>> = {};
 
   private send(from: Who, m: Msg): void {
     this.queues[other(from)].push(m);
@@ -86,13 +91,44 @@ class Pair {
     if (log.awaitingRevoke || uncoveredByOurSignature(log).length === 0) return false;
     const s = signRemote(log);
     this.logs[by] = s.log;
-    this.send(by, {
+    const m: Msg = {
       t: 'commit',
       number: s.number,
       covered: s.covered.map((e) => key(by, e)).sort(),
       view: viewOf(s.log, 'remote', s.number),
-    });
+    };
+    this.lastCommit[by] = m;
+    this.send(by, m);
     return true;
+  }
+
+  /**
+   * The connection drops with whatever was on its way, and comes back: each side forgets the
+   * updates no CommitmentSigned covered, sends again what the peer's reestablish shows it lacks,
+   * then offers again its own forgotten updates.
+   */
+  reconnect(): void {
+    this.queues = { A: [], B: [] };
+    const forgotten: Record<Who, LogEntry[]> = { A: [], B: [] };
+    for (const w of ['A', 'B'] as const) {
+      const d = disconnected(this.logs[w]);
+      this.logs[w] = d.log;
+      forgotten[w] = d.forgotten;
+    }
+    const said = { A: reestablishOf(this.logs.A), B: reestablishOf(this.logs.B) };
+    for (const w of ['A', 'B'] as const) {
+      for (const r of retransmissions(this.logs[w], said[other(w)])) {
+        if (r.type === 'revoke') this.send(w, { t: 'revoke' });
+        else {
+          for (const e of r.updates) this.send(w, { t: 'update', u: e.update });
+          this.send(w, this.lastCommit[w]!);
+        }
+      }
+      for (const e of forgotten[w]) {
+        this.logs[w] = logSent(this.logs[w], e.update);
+        this.send(w, { t: 'update', u: e.update });
+      }
+    }
   }
 
   deliver(to: Who): boolean {
@@ -134,7 +170,8 @@ type Op =
   | { op: 'add'; from: Who; amount: number }
   | { op: 'remove'; by: Who; pick: number; fulfil: boolean }
   | { op: 'sign'; by: Who }
-  | { op: 'deliver'; to: Who };
+  | { op: 'deliver'; to: Who }
+  | { op: 'reconnect' };
 
 const who = fc.constantFrom<Who>('A', 'B');
 const ops = fc.array(
@@ -144,8 +181,9 @@ const ops = fc.array(
     fc.record({ op: fc.constant('sign' as const), by: who }),
     fc.record({ op: fc.constant('deliver' as const), to: who }),
     fc.record({ op: fc.constant('deliver' as const), to: who }),
+    fc.record({ op: fc.constant('reconnect' as const) }),
   ),
-  { maxLength: 120 },
+  { maxLength: 200, size: 'large' },
 );
 
 function play(list: Op[]): Pair {
@@ -154,13 +192,14 @@ function play(list: Op[]): Pair {
     if (o.op === 'add') p.add(o.from, BigInt(o.amount));
     else if (o.op === 'remove') p.remove(o.by, o.pick, o.fulfil);
     else if (o.op === 'sign') p.sign(o.by);
+    else if (o.op === 'reconnect') p.reconnect();
     else p.deliver(o.to);
   }
   return p;
 }
 
 describe('the update log of a pipelined channel', () => {
-  it('both sides find the same updates and balances in every commitment, whatever crosses', () => {
+  it('both sides find the same updates and balances in every commitment, whatever crosses or is lost to a reconnection', () => {
     fc.assert(
       fc.property(ops, (list) => {
         const p = play(list);
@@ -216,6 +255,35 @@ describe('the update log of a pipelined channel', () => {
       toLocal: -100n,
       toRemote: -40n,
     });
+  });
+
+  it('after a reconnection, sends again what the peer lacks, in the order it first went out', () => {
+    const p = new Pair();
+    p.add('A', 100n);
+    p.sign('A');
+    p.deliver('B'); // A's add
+    p.deliver('B'); // A's CommitmentSigned: B answers with its RevokeAndAck (not delivered)
+    p.add('B', 30n);
+    p.sign('B'); // B's CommitmentSigned after its RevokeAndAck (not delivered either)
+    p.add('B', 7n); // covered by nothing: forgotten on both sides, offered again
+    const b = disconnected(p.logs.B);
+    const a = disconnected(p.logs.A);
+    expect(b.forgotten.map((e) => e.update)).toEqual([{ type: 'add', tlcId: 1n, amount: 7n }]);
+    const owed = retransmissions(b.log, reestablishOf(a.log)).map((r) =>
+      r.type === 'commit'
+        ? ['commit', r.number, r.updates.map((e) => e.update.tlcId)]
+        : ['revoke', r.revokes],
+    );
+    expect(owed).toEqual([
+      ['revoke', 0n],
+      ['commit', 1n, [0n]],
+    ]);
+    // A lacks nothing: B had its CommitmentSigned.
+    expect(retransmissions(a.log, reestablishOf(b.log))).toEqual([]);
+    p.reconnect();
+    p.settle();
+    expect(p.mismatches).toEqual([]);
+    expect(viewOf(p.logs.A, 'local', p.logs.A.local).offeredByRemote).toEqual([0n, 1n]);
   });
 
   it('refuses a second CommitmentSigned before the RevokeAndAck, and a RevokeAndAck nobody waits for', () => {
