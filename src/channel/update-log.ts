@@ -1,7 +1,8 @@
 /**
  * The update log of a pipelined channel (docs/pipelined-commitments.md), pure: which updates each
  * commitment holds when both sides may have a CommitmentSigned in flight at once. Not wired into
- * the channel yet: this is step 1 of that plan, the coverage rules and the commitment views.
+ * the channel yet: this is step 1 of that plan (the coverage rules and the commitment views) and the
+ * log's part of step 2 (what a reconnection forgets and sends again).
  *
  * The rules (Lightning's, BOLT #2), from one side's point of view:
  * - Our CommitmentSigned signs the peer's next commitment. It covers every update we sent before
