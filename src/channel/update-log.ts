@@ -56,6 +56,11 @@ export interface UpdateLog {
    * the same commitments (a RevokeAndAck sent before a CommitmentSigned widens what it covers).
    */
   revokedLast: boolean;
+  /**
+   * The balance moves of TLCs added and removed for good, taken out of the log (`trimmed`): every
+   * commitment either side may still sign or broadcast holds them.
+   */
+  settled: { toLocal: bigint; toRemote: bigint };
 }
 
 export function emptyLog(local = 0n, remote = 0n): UpdateLog {
@@ -68,6 +73,7 @@ export function emptyLog(local = 0n, remote = 0n): UpdateLog {
     remoteAcked: remote,
     awaitingRevoke: false,
     revokedLast: false,
+    settled: { toLocal: 0n, toRemote: 0n },
   };
 }
 
@@ -191,7 +197,12 @@ export function viewOf(log: UpdateLog, side: Owner, n: bigint): CommitmentView {
   for (const key of removed.keys())
     if (!adds.has(key))
       throw new LogError(`commitment ${side} ${n} removes TLC ${key}, which it does not hold`);
-  const v: CommitmentView = { offeredByLocal: [], offeredByRemote: [], toLocal: 0n, toRemote: 0n };
+  const v: CommitmentView = {
+    offeredByLocal: [],
+    offeredByRemote: [],
+    toLocal: log.settled.toLocal,
+    toRemote: log.settled.toRemote,
+  };
   for (const [key, a] of adds) {
     const id = BigInt(key.slice(key.indexOf(':') + 1));
     const r = removed.get(key);
@@ -226,7 +237,8 @@ export function reestablishOf(log: UpdateLog): Reestablish {
  * The connection dropped. Updates no CommitmentSigned covered are forgotten on both sides
  * (Lightning's rule): the peer's, which it will send again if it still wants them, and ours, which
  * are returned for the caller to offer again. Each side's covered updates are a prefix of its
- * updates, so the counters go back to the first one forgotten.
+ * updates, so the counters go back to the first one forgotten (entries `trimmed` before are not
+ * in the log but still counted).
  */
 export function disconnected(log: UpdateLog): { log: UpdateLog; forgotten: LogEntry[] } {
   const forgotten = log.entries.filter(
@@ -234,12 +246,14 @@ export function disconnected(log: UpdateLog): { log: UpdateLog; forgotten: LogEn
       (e.owner === 'local' && e.inRemote === undefined) || (e.owner === 'remote' && e.inLocal === undefined),
   );
   const kept = log.entries.filter((e) => !forgotten.includes(e));
+  const first = (owner: Owner, count: number) =>
+    Math.min(count, ...forgotten.filter((e) => e.owner === owner).map((e) => e.n));
   return {
     log: {
       ...log,
       entries: kept,
-      sent: kept.filter((e) => e.owner === 'local').length,
-      received: kept.filter((e) => e.owner === 'remote').length,
+      sent: first('local', log.sent),
+      received: first('remote', log.received),
     },
     forgotten: forgotten.filter((e) => e.owner === 'local'),
   };
@@ -268,4 +282,33 @@ export function retransmissions(log: UpdateLog, peer: Reestablish): Retransmissi
     });
   if (peer.remoteAcked < log.local) out.push({ type: 'revoke', revokes: log.local - 1n });
   return out.length === 2 && !log.revokedLast ? [out[1]!, out[0]!] : out;
+}
+
+/**
+ * The log without the TLCs that are done: added and removed, both irrevocably. Their moves go
+ * into `settled`, so no view of a commitment either side may still use changes; what is left is
+ * what a reconnection or a later CommitmentSigned can still need.
+ */
+export function trimmed(log: UpdateLog): UpdateLog {
+  const done = new Set<LogEntry>();
+  let { toLocal, toRemote } = log.settled;
+  for (const add of log.entries) {
+    if (add.update.type !== 'add' || !irrevocable(log, add)) continue;
+    const { tlcId, amount } = add.update;
+    const removal = log.entries.find(
+      (e) => e.owner !== add.owner && e.update.type !== 'add' && e.update.tlcId === tlcId,
+    );
+    if (!removal || !irrevocable(log, removal)) continue;
+    const receiver: Owner = add.owner === 'local' ? 'remote' : 'local';
+    const to = removal.update.type === 'fulfil' ? receiver : add.owner;
+    // The offerer paid the amount in; the removal gives it to `to`.
+    if (add.owner === 'local') toLocal -= amount;
+    else toRemote -= amount;
+    if (to === 'local') toLocal += amount;
+    else toRemote += amount;
+    done.add(add);
+    done.add(removal);
+  }
+  if (done.size === 0) return log;
+  return { ...log, entries: log.entries.filter((e) => !done.has(e)), settled: { toLocal, toRemote } };
 }

@@ -20,6 +20,7 @@ import {
   retransmissions,
   revokeReceived,
   signRemote,
+  trimmed,
   type UpdateKind,
   type UpdateLog,
   uncoveredByOurSignature,
@@ -171,7 +172,8 @@ type Op =
   | { op: 'remove'; by: Who; pick: number; fulfil: boolean }
   | { op: 'sign'; by: Who }
   | { op: 'deliver'; to: Who }
-  | { op: 'reconnect' };
+  | { op: 'reconnect' }
+  | { op: 'trim'; by: Who };
 
 const who = fc.constantFrom<Who>('A', 'B');
 const ops = fc.array(
@@ -182,6 +184,7 @@ const ops = fc.array(
     fc.record({ op: fc.constant('deliver' as const), to: who }),
     fc.record({ op: fc.constant('deliver' as const), to: who }),
     fc.record({ op: fc.constant('reconnect' as const) }),
+    fc.record({ op: fc.constant('trim' as const), by: who }),
   ),
   { maxLength: 200, size: 'large' },
 );
@@ -193,6 +196,7 @@ function play(list: Op[]): Pair {
     else if (o.op === 'remove') p.remove(o.by, o.pick, o.fulfil);
     else if (o.op === 'sign') p.sign(o.by);
     else if (o.op === 'reconnect') p.reconnect();
+    else if (o.op === 'trim') p.logs[o.by] = trimmed(p.logs[o.by]);
     else p.deliver(o.to);
   }
   return p;
@@ -217,6 +221,20 @@ describe('the update log of a pipelined channel', () => {
         const v = viewOf(p.logs.A, 'local', p.logs.A.local);
         const pending = [...v.offeredByLocal, ...v.offeredByRemote].length;
         if (pending === 0) expect(v.toLocal + v.toRemote).toBe(0n);
+        // Trimming what is done changes no view of the latest commitments, and leaves only TLCs
+        // still pending in them.
+        for (const w of ['A', 'B'] as const) {
+          const log = p.logs[w];
+          const t = trimmed(log);
+          for (const side of ['local', 'remote'] as const) {
+            const n = side === 'local' ? log.local : log.remote;
+            expect(stringify(viewOf(t, side, n))).toBe(stringify(viewOf(log, side, n)));
+          }
+          const pendingIds = viewOf(t, 'local', t.local);
+          expect(t.entries.filter((e) => e.update.type === 'add').length).toBe(
+            pendingIds.offeredByLocal.length + pendingIds.offeredByRemote.length,
+          );
+        }
       }),
       { numRuns: fuzzRuns(300) },
     );
