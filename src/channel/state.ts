@@ -7,8 +7,17 @@
 import { bytesToHex, hexToBytes } from '../codec/index.ts';
 import type { FnnNonces } from './fnn-nonces.ts';
 import type { ChannelRules } from './reserve.ts';
+import type { UpdateLog } from './update-log.ts';
 
 export type Hex = string;
+
+/** A pipelined channel's TLC state beyond its TLCs (`pipelined.ts`). */
+export interface PipelinedState {
+  /** Which updates each commitment holds (`update-log.ts`). */
+  log: UpdateLog;
+  /** Both balances when the log began; every commitment is these moved by the log's views. */
+  base: { local: bigint; remote: bigint };
+}
 
 export const STATE_NAMES = [
   'NEGOTIATING_FUNDING',
@@ -125,6 +134,11 @@ export interface Tlc {
   localKey?: Hex;
   remoteKey?: Hex;
   removal?: { preimage?: Hex; error?: Hex; state: 'announced' | 'committed' };
+  /**
+   * Pipelined channels (`pipelined.ts`): the tweak both keys were made with, in place of the
+   * per-commitment points of `createdAt` (`tlc-keys.ts`, `pipelinedTlcKeys`).
+   */
+  keyTag?: Hex;
 }
 
 /** Our round's start, as a step back restores it (`tlc.ts`, `ROUND_LOCAL`). */
@@ -197,6 +211,8 @@ export interface Channel {
    */
   rules?: ChannelRules;
   fnn?: FnnNonces;
+  /** Strand's pipelined TLC updates, once both sides agreed on them (`pipelined.ts`). */
+  pipelined?: PipelinedState;
   /**
    * What we sent in the current/last TLC round, byte for byte, to replay after a reconnect:
    * our updates and CommitmentSigned, and our last RevokeAndAck (FiberMessage hex each).

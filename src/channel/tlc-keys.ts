@@ -100,7 +100,39 @@ export function tlcPubkeysHex(ch: Channel, t: Tlc): { local: string; remote: str
 }
 
 /** Our secret key for a TLC: what signs its claim on chain. */
-export function tlcSecret(keys: ChannelKeys, t: Pick<Tlc, 'createdAt'>): Uint8Array {
+export function tlcSecret(keys: ChannelKeys, t: Pick<Tlc, 'createdAt' | 'keyTag'>): Uint8Array {
+  if (t.keyTag) return tweakSecret(keys.tlcBaseKey, b(t.keyTag));
   if (!t.createdAt) return keys.tlcBaseKey;
   return tweakSecret(keys.tlcBaseKey, commitmentPoint(keys.commitmentSeed, t.createdAt.remote));
+}
+
+/**
+ * Pipelined channels: the keys of a TLC. There a TLC is not created between rounds, so the two
+ * sides may hold different commitment numbers when it is announced, and per-commitment points
+ * cannot name its keys. Both keys are tweaked instead by one public tag both sides know: the
+ * offerer's funding key and `group`, the offerer's own commitment number when it sent the add
+ * (the receiver reads it from the offerer's RevokeAndAcks, which precede the add on the wire).
+ * Like the points, the tag keeps the keys of TLCs of different groups apart; the tag is not
+ * 33 bytes, so it can never be taken for a point.
+ */
+export function pipelinedTlcKeys(
+  ch: Channel,
+  offeredByUs: boolean,
+  group: bigint,
+  keysOf: () => ChannelKeys,
+): TlcKeyFields & { keyTag: Hex } {
+  const r = ch.remote as PartyParams;
+  const offerer = offeredByUs ? ch.local.fundingPubkey : r.fundingPubkey;
+  const keyTag = `0x${Buffer.from('strand/pipelined-tlc').toString('hex')}${offerer.slice(2)}${group.toString(16).padStart(16, '0')}`;
+  const id = `${ch.seed}:${keyTag}`;
+  let pair = recentKeys.get(id);
+  if (!pair) {
+    pair = {
+      localKey: h(tweakPubkey(keysOf().tlcBasepoint, b(keyTag))),
+      remoteKey: h(tweakPubkey(b(r.tlcBasepoint), b(keyTag))),
+    };
+    if (recentKeys.size >= RECENT_KEYS) recentKeys.delete(recentKeys.keys().next().value as string);
+    recentKeys.set(id, pair);
+  }
+  return { keyTag, ...pair };
 }

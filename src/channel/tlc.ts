@@ -243,7 +243,7 @@ function offer(
 }
 
 /** The TLC an AddTlc announces, as either side records it. */
-function announcedTlc(m: AddTlc, offered: boolean): Tlc {
+export function announcedTlc(m: AddTlc, offered: boolean): Tlc {
   return {
     id: m.tlcId,
     offered,
@@ -306,7 +306,7 @@ export function signCommitment(ch: Channel, env: MachineEnv): Step {
   return startRound(ch, env);
 }
 
-function withRemoval(ch: Channel, tlc: Tlc, removal: NonNullable<Tlc['removal']>): Channel {
+export function withRemoval(ch: Channel, tlc: Tlc, removal: NonNullable<Tlc['removal']>): Channel {
   return { ...ch, tlcs: ch.tlcs.map((t) => (t === tlc ? { ...t, removal } : t)) };
 }
 
@@ -498,7 +498,7 @@ function replayedRemove(ch: Channel, m: RemoveTlc): boolean {
 }
 
 /** A fresh nonce for our pool, advertised to the peer. */
-function advertise(ch: Channel, env: MachineEnv): { ch: Channel; effect: Effect } {
+export function advertise(ch: Channel, env: MachineEnv): { ch: Channel; effect: Effect } {
   const n = freshNonce(env, ch);
   return {
     ch: { ...ch, nonces: { ...ch.nonces, mine: [...ch.nonces.mine, nonceData(n)] } },
@@ -510,7 +510,7 @@ function advertise(ch: Channel, env: MachineEnv): { ch: Channel; effect: Effect 
 }
 
 /** The revocation output of holder H's commitments: the whole cell to the other side. */
-function revocationOutput(ch: Channel, holderIsLocal: boolean, env: MachineEnv) {
+export function revocationOutput(ch: Channel, holderIsLocal: boolean, env: MachineEnv) {
   const other = holderIsLocal ? (ch.remote as PartyParams) : ch.local;
   const udt = ch.udt ? toScript(ch.udt) : undefined;
   const fee = feeOf(
@@ -593,7 +593,7 @@ export function onCommitmentSignedReady(
 }
 
 /** Strand: our revocation, first signer with a deterministic nonce (the peer completes). */
-function signFirstRevocation(ch: Channel, keys: Uint8Array[], msg: Uint8Array) {
+export function signFirstRevocation(ch: Channel, keys: Uint8Array[], msg: Uint8Array) {
   const theirNonce = ch.nonces.theirs[0];
   if (!theirNonce) throw new ChannelError('NonceExhausted', 'no nonce of the peer left');
   const k = keysOf(ch);

@@ -1,0 +1,493 @@
+/**
+ * Pipelined TLC updates (docs/pipelined-commitments.md), pure: the channel's side of Lightning's
+ * update rules on Strand's messages, for Strand channels that agreed on them. Not wired into the
+ * machine or the service yet (step 1 of that plan, with `update-log.ts`).
+ *
+ * - Updates (AddTlc, RemoveTlc) go whenever the channel is ready; they start no round.
+ * - `signP` sends a CommitmentSigned when some update is uncovered and none of ours waits for its
+ *   RevokeAndAck; the caller decides when (the service: at the end of a turn).
+ * - A peer's CommitmentSigned is answered at once with a RevokeAndAck of our previous commitment.
+ * - Each commitment is built from its view in the log (`viewOf`), not from the channel's balances.
+ *
+ * The channel's `localBalance` / `remoteBalance` and each TLC's `removal` keep their meaning for
+ * the rest of the node (moved when an update is sent or received); `added: 'committed'` means
+ * irrevocably committed, the moment a received TLC may be acted on, as in the round model.
+ *
+ * Strand's nonce pools are used as the round model uses them: each CommitmentSigned or
+ * RevokeAndAck we send takes the head of the peer's pool, each one of the peer's we complete
+ * takes the head of ours and advertises a fresh one. Both directions keep their order, so both
+ * sides take the same nonces; with at most one CommitmentSigned and one RevokeAndAck of ours
+ * unanswered, a pool of two never runs dry.
+ */
+import { bytesToHex, hexToBytes } from '../codec/index.ts';
+import { buildCommitment, commitmentSigned, completeOwnCommitment } from './commitment.ts';
+import { ChannelError } from './errors.ts';
+import { isFnn } from './fnn-nonces.ts';
+import { commitmentPoint, keysOf } from './keys.ts';
+import { complete, SignatureError } from './musig.ts';
+import type { Channel, PartyParams, PipelinedState, Tlc } from './state.ts';
+import { tlcKey } from './state.ts';
+import type { Effect, MachineEnv, Step } from './step.ts';
+import {
+  ADD_TLC_ERRORS,
+  type AddTlcCommand,
+  advertise,
+  announcedTlc,
+  hashPreimage,
+  onNonceAdvert,
+  type RemoveReason,
+  revocationOutput,
+  signFirstRevocation,
+  type TlcNotice,
+  withRemoval,
+} from './tlc.ts';
+import { pipelinedTlcKeys } from './tlc-keys.ts';
+import { revocationMessage, SIDE_FLOOR } from './tx.ts';
+import {
+  commitmentReceived,
+  emptyLog,
+  irrevocable,
+  type LogEntry,
+  logReceived,
+  logSent,
+  type Owner,
+  revokeReceived,
+  signRemote,
+  trimmed,
+  type UpdateLog,
+  uncoveredByOurSignature,
+  viewOf,
+} from './update-log.ts';
+import type { AddTlc, ChannelMessage, RemoveTlc, RevokeAndAck } from './wire.ts';
+
+const b = (x: string) => hexToBytes(x);
+const h = (x: Uint8Array) => bytesToHex(x);
+const send = (msg: ChannelMessage): Effect => ({ type: 'send', msg });
+const other = (o: Owner): Owner => (o === 'local' ? 'remote' : 'local');
+
+/**
+ * A ready Strand channel with no TLC and no round in progress, moved to pipelined updates. Its
+ * current commitments are the log's starting points: ours is the version before the one we would
+ * complete next, the peer's the one before the one we would sign next.
+ */
+export function startPipelined(ch: Channel): Channel {
+  if (ch.state !== 'CHANNEL_READY' || ch.round || ch.tlcs.length > 0 || isFnn(ch))
+    throw new ChannelError('InvalidState', 'pipelined updates start on a ready, idle Strand channel');
+  const log = emptyLog(ch.commitmentNumbers.remote - 1n, ch.commitmentNumbers.local - 1n);
+  return { ...ch, pipelined: { log, base: { local: ch.localBalance, remote: ch.remoteBalance } } };
+}
+
+function stateOf(ch: Channel): PipelinedState {
+  if (!ch.pipelined) throw new ChannelError('InvalidState', 'the channel does not run pipelined updates');
+  return ch.pipelined;
+}
+
+/**
+ * The channel with a new log. The commitment numbers follow it: L (the version of the peer's
+ * commitment we sign next) and R (of ours the peer signs next) are one past the latest of each.
+ */
+function withLog(ch: Channel, log: UpdateLog): Channel {
+  return {
+    ...ch,
+    pipelined: { ...stateOf(ch), log },
+    commitmentNumbers: { local: log.remote + 1n, remote: log.local + 1n },
+  };
+}
+
+function ready(ch: Channel): PipelinedState {
+  const p = stateOf(ch);
+  if (ch.state !== 'CHANNEL_READY')
+    throw new ChannelError('InvalidState', `Invalid state: channel is in state ${ch.state}`);
+  return p;
+}
+
+// ---- commitments from views --------------------------------------------------------------------
+
+/** A TLC as a commitment that does not hold its removal sees it (one copy per TLC object). */
+const pendingCopies = new WeakMap<Tlc, Tlc>();
+function pendingOf(t: Tlc): Tlc {
+  if (!t.removal) return t;
+  let c = pendingCopies.get(t);
+  if (!c) {
+    c = { ...t, removal: undefined };
+    pendingCopies.set(t, c);
+  }
+  return c;
+}
+
+/**
+ * The channel as one commitment holds it: ours at version `n` (`side` 'local') or the peer's,
+ * with its TLCs and balances, ready for `buildCommitment`. A commitment that would leave a side
+ * below zero is refused: only a peer that broke the rules can ask us to sign or accept one.
+ */
+export function viewChannel(ch: Channel, side: Owner, n: bigint): Channel {
+  const p = stateOf(ch);
+  const v = viewOf(p.log, side, n);
+  const want = new Set([
+    ...v.offeredByLocal.map((id) => `o${id}`),
+    ...v.offeredByRemote.map((id) => `r${id}`),
+  ]);
+  const tlcs = ch.tlcs.filter((t) => want.has(tlcKey(t))).map(pendingOf);
+  if (tlcs.length !== want.size)
+    throw new ChannelError('MissingState', `commitment ${side} ${n} holds a TLC the channel lost`);
+  const localBalance = p.base.local + v.toLocal;
+  const remoteBalance = p.base.remote + v.toRemote;
+  if (localBalance < 0n || remoteBalance < 0n)
+    throw new ChannelError('InvalidMessage', `commitment ${side} ${n} would hold a negative balance`);
+  const commitmentNumbers =
+    side === 'remote' ? { ...ch.commitmentNumbers, local: n } : { ...ch.commitmentNumbers, remote: n };
+  return { ...ch, tlcs, localBalance, remoteBalance, commitmentNumbers };
+}
+
+/**
+ * What `side` can still spend in every commitment that may come: its balance less all it has
+ * offered, plus only the removals that credit it irrevocably. Our own adds are checked against
+ * this (the peer's against its announced balance, the same rule a round-model peer meets: a
+ * commitment that breaks it is refused when built).
+ */
+export function spendable(ch: Channel, side: Owner): bigint {
+  const { log, base } = stateOf(ch);
+  let x = base[side] + (side === 'local' ? log.settled.toLocal : log.settled.toRemote);
+  for (const e of log.entries) {
+    if (e.update.type === 'add') {
+      if (e.owner === side) x -= e.update.amount;
+      continue;
+    }
+    // A removal is sent by the TLC's receiver: a fulfil credits it, a fail the offerer.
+    const credited = e.update.type === 'fulfil' ? e.owner : other(e.owner);
+    if (credited !== side || !irrevocable(log, e)) continue;
+    x += addOf(log, other(e.owner), e.update.tlcId).update.amount;
+  }
+  return x;
+}
+
+function addOf(
+  log: UpdateLog,
+  offerer: Owner,
+  id: bigint,
+): LogEntry & { update: { type: 'add'; amount: bigint } } {
+  const e = log.entries.find((x) => x.owner === offerer && x.update.type === 'add' && x.update.tlcId === id);
+  if (!e) throw new ChannelError('MissingState', `no add of TLC ${id} in the log`);
+  return e as LogEntry & { update: { type: 'add'; amount: bigint } };
+}
+
+// ---- our updates and signatures ----------------------------------------------------------------
+
+/** `add_tlc` on a pipelined channel: the AddTlc goes now; a later `signP` covers it. */
+export function addTlcP(ch0: Channel, c: AddTlcCommand, env: MachineEnv): Step & { tlcId: bigint } {
+  const p = ready(ch0);
+  if (c.amount <= 0n) throw new ChannelError('TlcAmountTooLow', ADD_TLC_ERRORS.amountTooLow);
+  const mine = spendable(ch0, 'local');
+  if (c.amount > mine) throw new ChannelError('TlcLimitExceeded', ADD_TLC_ERRORS.limit);
+  if (!ch0.udt && mine - c.amount + ch0.local.reserve < SIDE_FLOOR)
+    throw new ChannelError('TlcLimitExceeded', ADD_TLC_ERRORS.limit);
+  if (c.hashAlgorithm !== 0 && c.hashAlgorithm !== 1)
+    throw new ChannelError('InvalidParameter', 'Invalid parameter: hash algorithm');
+  const r = ch0.remote as PartyParams;
+  const inFlight = ch0.tlcs.filter((t) => t.offered && !t.removal);
+  if (BigInt(inFlight.length) >= r.maxTlcNumberInFlight)
+    throw new ChannelError('TlcLimitExceeded', ADD_TLC_ERRORS.limit);
+  if (inFlight.reduce((s, t) => s + t.amount, 0n) + c.amount > r.maxTlcValueInFlight)
+    throw new ChannelError('TlcLimitExceeded', ADD_TLC_ERRORS.limit);
+  if (c.expiry <= BigInt(env.now())) throw new ChannelError('TlcExpiryTooSoon', ADD_TLC_ERRORS.expiryTooSoon);
+  const id = ch0.nextTlcId.offered;
+  const msg: ChannelMessage = {
+    type: 'AddTlc',
+    value: {
+      channelId: b(ch0.id),
+      tlcId: id,
+      amount: c.amount,
+      paymentHash: c.paymentHash,
+      expiry: c.expiry,
+      hashAlgorithm: c.hashAlgorithm,
+      onionPacket: c.onion,
+    },
+  };
+  const tlc: Tlc = {
+    ...announcedTlc(msg.value as AddTlc, true),
+    onion: c.onion,
+    ...pipelinedTlcKeys(ch0, true, p.log.local, () => keysOf(ch0)),
+  };
+  const ch = withLog(
+    {
+      ...ch0,
+      tlcs: [...ch0.tlcs, tlc],
+      localBalance: ch0.localBalance - c.amount,
+      nextTlcId: { ...ch0.nextTlcId, offered: id + 1n },
+    },
+    logSent(p.log, { type: 'add', tlcId: id, amount: c.amount }),
+  );
+  return { ch, effects: [send(msg)], tlcId: id };
+}
+
+/**
+ * `remove_tlc` on a pipelined channel: a TLC the peer offered, irrevocably committed, settled with
+ * its preimage or failed. A preimage is acted on at once (the 'preimage' notice), as in rounds.
+ */
+export function removeTlcP(ch0: Channel, id: bigint, reason: RemoveReason): Step {
+  const p = ready(ch0);
+  const tlc = ch0.tlcs.find((t) => !t.offered && t.id === id);
+  if (!tlc || tlc.removal || tlc.added !== 'committed')
+    throw new ChannelError('TlcNotFound', `Invalid parameter: TLC ${id} not found or not removable`, {
+      tlcId: id,
+    });
+  let ch: Channel;
+  const effects: Effect[] = [];
+  if ('preimage' in reason) {
+    const preimage = h(reason.preimage);
+    if (h(hashPreimage(reason.preimage, tlc.hashAlgorithm)) !== tlc.paymentHash)
+      throw new ChannelError(
+        'PreimageMismatch',
+        'Invalid parameter: the preimage does not match the payment hash',
+      );
+    ch = withRemoval(ch0, tlc, { preimage, state: 'announced' });
+    ch = { ...ch, localBalance: ch.localBalance + tlc.amount };
+    effects.push({ type: 'tlc', notice: { type: 'preimage', tlc, preimage } });
+  } else {
+    ch = withRemoval(ch0, tlc, { error: h(reason.error), state: 'announced' });
+    ch = { ...ch, remoteBalance: ch.remoteBalance + tlc.amount };
+  }
+  const msg: ChannelMessage = {
+    type: 'RemoveTlc',
+    value: {
+      channelId: b(ch.id),
+      tlcId: id,
+      reason: 'preimage' in reason ? { fulfill: reason.preimage } : { fail: reason.error },
+    },
+  };
+  const update =
+    'preimage' in reason ? ({ type: 'fulfil', tlcId: id } as const) : ({ type: 'fail', tlcId: id } as const);
+  return { ch: withLog(ch, logSent(p.log, update)), effects: [send(msg), ...effects] };
+}
+
+/** Whether `signP` would send a CommitmentSigned now. */
+export function canSign(ch: Channel): boolean {
+  const { log } = stateOf(ch);
+  return !log.awaitingRevoke && uncoveredByOurSignature(log).length > 0;
+}
+
+/**
+ * Our CommitmentSigned for the peer's next commitment, covering what the log's rules say; null
+ * when nothing is uncovered or our last one still waits for its RevokeAndAck.
+ */
+export function signP(ch: Channel, env: MachineEnv): Step | null {
+  const p = ready(ch);
+  if (!canSign(ch)) return null;
+  const s = signRemote(p.log);
+  const next = withLog(ch, s.log);
+  const cs = commitmentSigned(viewChannel(next, 'remote', s.number), env);
+  return { ch: { ...next, nonces: cs.ch.nonces }, effects: [send(cs.msg)] };
+}
+
+// ---- the peer's messages -----------------------------------------------------------------------
+
+export function onAddTlcP(ch0: Channel, m: AddTlc): Step {
+  const p = ready(ch0);
+  if (m.tlcId !== ch0.nextTlcId.received)
+    throw new ChannelError('InvalidMessage', `AddTlc: expected TLC id ${ch0.nextTlcId.received}`);
+  if (m.amount <= 0n || m.amount > ch0.remoteBalance)
+    throw new ChannelError('InvalidMessage', 'AddTlc: amount out of range');
+  if (m.hashAlgorithm > 1) throw new ChannelError('InvalidMessage', 'AddTlc: unknown hash algorithm');
+  const inFlight = ch0.tlcs.filter((t) => !t.offered && !t.removal);
+  if (BigInt(inFlight.length) >= ch0.local.maxTlcNumberInFlight)
+    throw new ChannelError('InvalidMessage', 'AddTlc: too many TLCs');
+  if (inFlight.reduce((sum, t) => sum + t.amount, 0n) + m.amount > ch0.local.maxTlcValueInFlight)
+    throw new ChannelError('InvalidMessage', 'AddTlc: TLC value in flight exceeds our limit');
+  const theirReserve = (ch0.remote as PartyParams).reserve;
+  if (!ch0.udt && ch0.remoteBalance - m.amount + theirReserve < SIDE_FLOOR)
+    throw new ChannelError(
+      'InvalidMessage',
+      'AddTlc: the TLC would take the peer below the settlement floor',
+    );
+  // The offerer's own commitment number when it sent this: the one its last RevokeAndAck before
+  // it acknowledged, `remoteAcked` here (`pipelinedTlcKeys`).
+  const tlc: Tlc = {
+    ...announcedTlc(m, false),
+    ...pipelinedTlcKeys(ch0, false, p.log.remoteAcked, () => keysOf(ch0)),
+  };
+  const ch = withLog(
+    {
+      ...ch0,
+      tlcs: [...ch0.tlcs, tlc],
+      remoteBalance: ch0.remoteBalance - m.amount,
+      nextTlcId: { ...ch0.nextTlcId, received: m.tlcId + 1n },
+    },
+    logReceived(p.log, { type: 'add', tlcId: m.tlcId, amount: m.amount }),
+  );
+  return { ch, effects: [{ type: 'tlc', notice: { type: 'announced', tlc } }] };
+}
+
+export function onRemoveTlcP(ch0: Channel, m: RemoveTlc): Step {
+  const p = ready(ch0);
+  const tlc = ch0.tlcs.find((t) => t.offered && t.id === m.tlcId);
+  // The peer may remove only what it holds irrevocably; it learns that after we do.
+  if (!tlc || tlc.removal || tlc.added !== 'committed')
+    throw new ChannelError('InvalidMessage', `RemoveTlc: no TLC ${m.tlcId} to remove`);
+  let ch: Channel;
+  const effects: Effect[] = [];
+  if ('fulfill' in m.reason) {
+    if (h(hashPreimage(m.reason.fulfill, tlc.hashAlgorithm)) !== tlc.paymentHash)
+      throw new ChannelError('InvalidMessage', 'RemoveTlc: the preimage does not match');
+    const preimage = h(m.reason.fulfill);
+    ch = withRemoval(ch0, tlc, { preimage, state: 'announced' });
+    ch = { ...ch, remoteBalance: ch.remoteBalance + tlc.amount };
+    effects.push({ type: 'tlc', notice: { type: 'preimage', tlc, preimage } });
+  } else {
+    ch = withRemoval(ch0, tlc, { error: h(m.reason.fail), state: 'announced' });
+    ch = { ...ch, localBalance: ch.localBalance + tlc.amount };
+  }
+  const update =
+    'fulfill' in m.reason
+      ? ({ type: 'fulfil', tlcId: m.tlcId } as const)
+      : ({ type: 'fail', tlcId: m.tlcId } as const);
+  return { ch: withLog(ch, logReceived(p.log, update)), effects };
+}
+
+/**
+ * The peer signed our next commitment: we complete it (it is our latest from now on), advertise a
+ * fresh nonce and revoke the one before with a RevokeAndAck, at once.
+ */
+export function onCommitmentSignedP(
+  ch0: Channel,
+  partial: Uint8Array,
+  nonce: Uint8Array,
+  env: MachineEnv,
+): Step {
+  const p = ready(ch0);
+  const r = commitmentReceived(p.log);
+  const next = withLog(ch0, r.log);
+  const view = viewChannel(next, 'local', r.number);
+  const done = completeOwnCommitment(view, partial, nonce, env);
+  let ch: Channel = {
+    ...next,
+    nonces: done.nonces,
+    latestCommitmentTx: done.latestCommitmentTx,
+    latestCommitmentTxHash: done.latestCommitmentTxHash,
+  };
+  const ad = advertise(ch, env);
+  ch = ad.ch;
+  const own = buildCommitment(view, false, env);
+  const rv = revocationOutput(view, true, env);
+  const s = signFirstRevocation(
+    ch,
+    own.revocationKeys,
+    revocationMessage(rv.out, rv.data, own.args, r.number - 1n),
+  );
+  ch = s.ch;
+  const raa: RevokeAndAck = {
+    channelId: b(ch.id),
+    revocationPartialSignature: s.partial,
+    // As in rounds: the point of our next commitment number (unused by pipelined TLC keys).
+    nextPerCommitmentPoint: commitmentPoint(keysOf(ch).commitmentSeed, r.number + 1n),
+    nextRevocationNonce: s.nonce,
+  };
+  return committed(ch, p.log, [ad.effect, send({ type: 'RevokeAndAck', value: raa })]);
+}
+
+/** The peer revoked the commitment before the one we signed last: we keep the revocation. */
+export function onRevokeAndAckP(ch0: Channel, m: RevokeAndAck, env: MachineEnv): Step {
+  const p = ready(ch0);
+  if (!p.log.awaitingRevoke)
+    throw new ChannelError('UnexpectedMessage', 'RevokeAndAck without a CommitmentSigned waiting for it');
+  const revoked = p.log.remote - 1n;
+  const view = viewChannel(ch0, 'remote', p.log.remote);
+  const theirs = buildCommitment(view, true, env);
+  const rv = revocationOutput(view, false, env);
+  const msg = revocationMessage(rv.out, rv.data, theirs.args, revoked);
+  const my = ch0.nonces.mine[0];
+  if (!my) throw new ChannelError('NonceExhausted', 'no nonce of ours left');
+  const k = keysOf(ch0);
+  let sig: Uint8Array;
+  try {
+    sig = complete({
+      mySecret: k.fundingKey,
+      myPubkey: k.fundingPubkey,
+      myNonce: { secret: b(my.secret), public: b(my.public) },
+      theirPubkey: b((ch0.remote as PartyParams).fundingPubkey),
+      theirNonce: m.nextRevocationNonce,
+      theirPartial: m.revocationPartialSignature,
+      keys: theirs.revocationKeys,
+      msg,
+    });
+  } catch (e) {
+    if (e instanceof SignatureError)
+      throw new ChannelError('InvalidSignature', 'invalid revocation signature from the peer');
+    throw e;
+  }
+  let ch = withLog(
+    {
+      ...ch0,
+      nonces: { ...ch0.nonces, mine: ch0.nonces.mine.slice(1) },
+      revocation: { version: revoked, signature: h(sig), args: h(theirs.args) },
+    },
+    revokeReceived(p.log),
+  );
+  const ad = advertise(ch, env);
+  ch = ad.ch;
+  return committed(ch, p.log, [ad.effect]);
+}
+
+/**
+ * After a CommitmentSigned or a RevokeAndAck: the updates it made irrevocable. A TLC both sides
+ * now hold for good is committed (a received one is acted on: 'received'); a removal held for
+ * good is final ('fulfilled' / 'failed'), and the TLC leaves the channel and the log.
+ */
+function committed(ch0: Channel, before: UpdateLog, effects: Effect[]): Step {
+  const p = stateOf(ch0);
+  const was = new Set(before.entries.filter((e) => irrevocable(before, e)).map(entryKey));
+  const notices: TlcNotice[] = [];
+  let tlcs = ch0.tlcs;
+  for (const e of p.log.entries) {
+    if (was.has(entryKey(e)) || !irrevocable(p.log, e)) continue;
+    if (e.update.type === 'add') {
+      const offered = e.owner === 'local';
+      const id = e.update.tlcId;
+      tlcs = tlcs.map((t) => {
+        if (t.offered !== offered || t.id !== id) return t;
+        const c = { ...t, added: 'committed' as const };
+        if (!offered) notices.push({ type: 'received', tlc: c });
+        return c;
+      });
+      continue;
+    }
+    const offered = e.owner === 'remote';
+    const t = tlcs.find((x) => x.offered === offered && x.id === e.update.tlcId);
+    if (!t?.removal)
+      throw new ChannelError('MissingState', `a removal of TLC ${e.update.tlcId} the channel lost`);
+    if (t.removal.preimage) notices.push({ type: 'fulfilled', tlc: t, preimage: t.removal.preimage });
+    else notices.push({ type: 'failed', tlc: t, error: t.removal.error ?? '0x' });
+  }
+  const log = trimmed(p.log);
+  if (log !== p.log) {
+    const live = new Set(
+      log.entries
+        .filter((e) => e.update.type === 'add')
+        .map((e) => `${e.owner === 'local' ? 'o' : 'r'}${e.update.tlcId}`),
+    );
+    tlcs = tlcs.filter((t) => live.has(tlcKey(t)));
+  }
+  return {
+    ch: withLog({ ...ch0, tlcs }, log),
+    effects: [...effects, ...notices.map((notice) => ({ type: 'tlc' as const, notice }))],
+  };
+}
+
+const entryKey = (e: LogEntry) => `${e.owner}:${e.n}`;
+
+/** A peer's message on a pipelined channel (the TLC updates and what commits them). */
+export function onPeerMessageP(ch: Channel, msg: ChannelMessage, env: MachineEnv): Step {
+  switch (msg.type) {
+    case 'AddTlc':
+      return onAddTlcP(ch, msg.value);
+    case 'RemoveTlc':
+      return onRemoveTlcP(ch, msg.value);
+    case 'CommitmentSigned':
+      return onCommitmentSignedP(ch, msg.value.fundingTxPartialSignature, msg.value.nextCommitmentNonce, env);
+    case 'RevokeAndAck':
+      return onRevokeAndAckP(ch, msg.value, env);
+    case 'TxComplete':
+      return onNonceAdvert(ch, msg.value.nextCommitmentNonce);
+    default:
+      throw new ChannelError('UnexpectedMessage', `${msg.type} is not a pipelined update`);
+  }
+}
