@@ -25,6 +25,7 @@ import { ChannelError } from './errors.ts';
 import { isFnn } from './fnn-nonces.ts';
 import { commitmentPoint, keysOf } from './keys.ts';
 import { complete, SignatureError } from './musig.ts';
+import { dec, enc } from './round.ts';
 import type { Channel, PartyParams, PipelinedState, Tlc } from './state.ts';
 import { tlcKey } from './state.ts';
 import type { Effect, MachineEnv, Step } from './step.ts';
@@ -39,18 +40,23 @@ import {
   revocationOutput,
   signFirstRevocation,
   type TlcNotice,
+  WAITING_ACK,
   withRemoval,
 } from './tlc.ts';
 import { pipelinedTlcKeys } from './tlc-keys.ts';
 import { revocationMessage, SIDE_FLOOR } from './tx.ts';
 import {
   commitmentReceived,
+  disconnected,
   emptyLog,
   irrevocable,
   type LogEntry,
+  LogError,
   logReceived,
   logSent,
   type Owner,
+  type Reestablish,
+  retransmissions,
   revokeReceived,
   signRemote,
   trimmed,
@@ -58,7 +64,7 @@ import {
   uncoveredByOurSignature,
   viewOf,
 } from './update-log.ts';
-import type { AddTlc, ChannelMessage, RemoveTlc, RevokeAndAck } from './wire.ts';
+import type { AddTlc, ChannelMessage, ReestablishChannel, RemoveTlc, RevokeAndAck } from './wire.ts';
 
 const b = (x: string) => hexToBytes(x);
 const h = (x: Uint8Array) => bytesToHex(x);
@@ -96,6 +102,7 @@ function withLog(ch: Channel, log: UpdateLog): Channel {
 
 function ready(ch: Channel): PipelinedState {
   const p = stateOf(ch);
+  if (ch.reestablishing) throw new ChannelError('WaitingTlcAck', WAITING_ACK);
   if (ch.state !== 'CHANNEL_READY')
     throw new ChannelError('InvalidState', `Invalid state: channel is in state ${ch.state}`);
   return p;
@@ -206,7 +213,7 @@ export function addTlcP(ch0: Channel, c: AddTlcCommand, env: MachineEnv): Step &
   const tlc: Tlc = {
     ...announcedTlc(msg.value as AddTlc, true),
     onion: c.onion,
-    ...pipelinedTlcKeys(ch0, true, p.log.local, () => keysOf(ch0)),
+    ...pipelinedTlcKeys(ch0, true, p.log.remote + 1n, () => keysOf(ch0)),
   };
   const ch = withLog(
     {
@@ -263,7 +270,7 @@ export function removeTlcP(ch0: Channel, id: bigint, reason: RemoveReason): Step
 /** Whether `signP` would send a CommitmentSigned now. */
 export function canSign(ch: Channel): boolean {
   const { log } = stateOf(ch);
-  return !log.awaitingRevoke && uncoveredByOurSignature(log).length > 0;
+  return !ch.reestablishing && !log.awaitingRevoke && uncoveredByOurSignature(log).length > 0;
 }
 
 /**
@@ -271,12 +278,16 @@ export function canSign(ch: Channel): boolean {
  * when nothing is uncovered or our last one still waits for its RevokeAndAck.
  */
 export function signP(ch: Channel, env: MachineEnv): Step | null {
-  const p = ready(ch);
   if (!canSign(ch)) return null;
+  const p = ready(ch);
   const s = signRemote(p.log);
   const next = withLog(ch, s.log);
   const cs = commitmentSigned(viewChannel(next, 'remote', s.number), env);
-  return { ch: { ...next, nonces: cs.ch.nonces }, effects: [send(cs.msg)] };
+  const p2 = stateOf(next);
+  return {
+    ch: { ...next, nonces: cs.ch.nonces, pipelined: { ...p2, sent: { ...p2.sent, commit: enc(cs.msg) } } },
+    effects: [send(cs.msg)],
+  };
 }
 
 // ---- the peer's messages -----------------------------------------------------------------------
@@ -299,11 +310,11 @@ export function onAddTlcP(ch0: Channel, m: AddTlc): Step {
       'InvalidMessage',
       'AddTlc: the TLC would take the peer below the settlement floor',
     );
-  // The offerer's own commitment number when it sent this: the one its last RevokeAndAck before
-  // it acknowledged, `remoteAcked` here (`pipelinedTlcKeys`).
+  // The first of our commitments that can hold it: the one after the peer's last CommitmentSigned
+  // before it (`pipelinedTlcKeys`).
   const tlc: Tlc = {
     ...announcedTlc(m, false),
-    ...pipelinedTlcKeys(ch0, false, p.log.remoteAcked, () => keysOf(ch0)),
+    ...pipelinedTlcKeys(ch0, false, p.log.local + 1n, () => keysOf(ch0)),
   };
   const ch = withLog(
     {
@@ -381,7 +392,10 @@ export function onCommitmentSignedP(
     nextPerCommitmentPoint: commitmentPoint(keysOf(ch).commitmentSeed, r.number + 1n),
     nextRevocationNonce: s.nonce,
   };
-  return committed(ch, p.log, [ad.effect, send({ type: 'RevokeAndAck', value: raa })]);
+  const raaMsg: ChannelMessage = { type: 'RevokeAndAck', value: raa };
+  const p2 = stateOf(ch);
+  ch = { ...ch, pipelined: { ...p2, sent: { ...p2.sent, revoke: enc(raaMsg) } } };
+  return committed(ch, p.log, [ad.effect, send(raaMsg)]);
 }
 
 /** The peer revoked the commitment before the one we signed last: we keep the revocation. */
@@ -487,7 +501,180 @@ export function onPeerMessageP(ch: Channel, msg: ChannelMessage, env: MachineEnv
       return onRevokeAndAckP(ch, msg.value, env);
     case 'TxComplete':
       return onNonceAdvert(ch, msg.value.nextCommitmentNonce);
+    case 'ReestablishChannel':
+      return onReestablishP(ch, msg.value);
     default:
       throw new ChannelError('UnexpectedMessage', `${msg.type} is not a pipelined update`);
   }
+}
+
+// ---- reconnection ------------------------------------------------------------------------------
+
+/**
+ * A new connection with the peer (or the node restarted): what no CommitmentSigned covered is
+ * forgotten on both sides (Lightning's rule). The peer's such updates leave the channel (it sends
+ * them again if it still wants them); ours stay in the channel, out of the log, and go again once
+ * the peer's counters are in (`onReestablishP`). Our counters go out; until the peer's arrive,
+ * nothing is sent and the peer's updates are ignored (`reestablishing`, as in rounds).
+ */
+export function reconnectedP(ch0: Channel): Step {
+  const p = stateOf(ch0);
+  const d = disconnected(p.log);
+  const kept = new Set(d.log.entries);
+  let tlcs = ch0.tlcs;
+  let received = ch0.nextTlcId.received;
+  for (const e of p.log.entries) {
+    if (kept.has(e) || e.owner !== 'remote') continue;
+    const id = e.update.tlcId;
+    if (e.update.type === 'add') {
+      tlcs = tlcs.filter((t) => t.offered || t.id !== id);
+      if (id < received) received = id;
+    } else tlcs = tlcs.map((t) => (t.offered && t.id === id ? { ...t, removal: undefined } : t));
+  }
+  const ch = withLog(
+    {
+      ...ch0,
+      tlcs,
+      nextTlcId: { ...ch0.nextTlcId, received },
+      ...announcedBalances(p, d.log, tlcs),
+      reestablishing: true,
+    },
+    d.log,
+  );
+  return { ch, effects: [send(reestablishOfP(ch))] };
+}
+
+/** Our ReestablishChannel: our latest commitment and the peer's latest we hold acknowledged. */
+export function reestablishOfP(ch: Channel): ChannelMessage {
+  const { log } = stateOf(ch);
+  return {
+    type: 'ReestablishChannel',
+    value: { channelId: b(ch.id), localCommitmentNumber: log.local, remoteCommitmentNumber: log.remoteAcked },
+  };
+}
+
+/**
+ * The balances as every update sent or received moves them (the meaning `localBalance` and
+ * `remoteBalance` keep on a pipelined channel): the log's settled moves and each TLC the channel
+ * still holds, with its removal if it has one.
+ */
+function announcedBalances(p: PipelinedState, log: UpdateLog, tlcs: Tlc[]) {
+  let local = p.base.local + log.settled.toLocal;
+  let remote = p.base.remote + log.settled.toRemote;
+  for (const t of tlcs) {
+    const offerer = t.offered ? 'local' : 'remote';
+    const to = !t.removal ? null : t.removal.preimage ? other(offerer) : offerer;
+    if (offerer === 'local') local -= t.amount;
+    else remote -= t.amount;
+    if (to === 'local') local += t.amount;
+    else if (to === 'remote') remote += t.amount;
+  }
+  return { localBalance: local, remoteBalance: remote };
+}
+
+/** The peer's counters, against ours: what a disconnect explains, or one side lost state. */
+export type PipelinedVerdict =
+  | { kind: 'resume' }
+  | { kind: 'we-are-behind' | 'peer-is-behind'; reason: string };
+
+export function verdictP(ch: Channel, peer: Reestablish): PipelinedVerdict {
+  const { log } = stateOf(ch);
+  const numbers = `ours (${log.local}, ${log.remoteAcked} of ${log.remote}), the peer's (${peer.local}, ${peer.remoteAcked})`;
+  if (peer.local > log.remote || peer.remoteAcked > log.local)
+    return { kind: 'we-are-behind', reason: `our channel state is outdated: commitment numbers ${numbers}` };
+  if (peer.local + 1n < log.remote || peer.remoteAcked + 1n < log.local)
+    return {
+      kind: 'peer-is-behind',
+      reason: `the peer's channel state is outdated: commitment numbers ${numbers}`,
+    };
+  return { kind: 'resume' };
+}
+
+/**
+ * The peer's counters: our nonce pool advertised again (the peer keeps what it lacks), our last
+ * CommitmentSigned (after the updates it covers) and our last RevokeAndAck if the peer lacks them,
+ * in the order they first went, then our updates that were forgotten, offered again in their
+ * order (an AddTlc keeps its id; its keys follow the commitment number it now goes with).
+ * A verdict other than 'resume' is the caller's (`outdated.ts`); here it is an error.
+ */
+export function onReestablishP(ch0: Channel, m: ReestablishChannel): Step {
+  const { reestablishing: _, ...rest } = ch0;
+  let ch: Channel = rest;
+  const p = stateOf(ch);
+  const peer: Reestablish = { local: m.localCommitmentNumber, remoteAcked: m.remoteCommitmentNumber };
+  const verdict = verdictP(ch, peer);
+  if (verdict.kind !== 'resume') throw new ChannelError('InvalidMessage', verdict.reason);
+  const effects: Effect[] = ch.nonces.mine.map((n) =>
+    send({ type: 'TxComplete', value: { channelId: b(ch.id), nextCommitmentNonce: b(n.public) } }),
+  );
+  let owed: ReturnType<typeof retransmissions>;
+  try {
+    owed = retransmissions(p.log, peer);
+  } catch (e) {
+    if (e instanceof LogError) throw new ChannelError('InvalidMessage', e.message);
+    throw e;
+  }
+  for (const r of owed) {
+    const cached = r.type === 'commit' ? p.sent?.commit : p.sent?.revoke;
+    if (!cached) throw new ChannelError('MissingState', `no ${r.type} of ours kept to send again`);
+    if (r.type === 'commit') for (const e of r.updates) effects.push(send(updateMessage(ch, e.update)));
+    effects.push(send(dec(cached)));
+  }
+  // Ours that no CommitmentSigned covered: in the channel, not in the log (`reconnectedP`).
+  const inLog = new Set(
+    p.log.entries.map((e) => `${e.owner === 'local' ? 'o' : 'r'}${e.update.tlcId}:${e.update.type}`),
+  );
+  let log = p.log;
+  for (const t of ch.tlcs) {
+    if (t.offered || !t.removal || inLog.has(`o${t.id}:${t.removal.preimage ? 'fulfil' : 'fail'}`)) continue;
+    const update = t.removal.preimage
+      ? ({ type: 'fulfil', tlcId: t.id } as const)
+      : ({ type: 'fail', tlcId: t.id } as const);
+    log = logSent(log, update);
+    effects.push(send(updateMessage(ch, update)));
+  }
+  const adds = ch.tlcs
+    .filter((t) => t.offered && !inLog.has(`o${t.id}:add`))
+    .sort((x, y) => (x.id < y.id ? -1 : 1));
+  if (adds.length) {
+    const keys = pipelinedTlcKeys(ch, true, log.remote + 1n, () => keysOf(ch));
+    const again = new Set(adds.map((t) => t.id));
+    ch = { ...ch, tlcs: ch.tlcs.map((t) => (t.offered && again.has(t.id) ? { ...t, ...keys } : t)) };
+    for (const t of adds) {
+      const update = { type: 'add', tlcId: t.id, amount: t.amount } as const;
+      log = logSent(log, update);
+      effects.push(send(updateMessage(ch, update)));
+    }
+  }
+  return { ch: withLog(ch, log), effects };
+}
+
+/** The AddTlc or RemoveTlc of one of our logged updates, from the TLC that holds its fields. */
+function updateMessage(ch: Channel, u: UpdateLog['entries'][number]['update']): ChannelMessage {
+  const offered = u.type === 'add';
+  const t = ch.tlcs.find((x) => x.offered === offered && x.id === u.tlcId);
+  if (!t) throw new ChannelError('MissingState', `no TLC ${u.tlcId} for an update to send again`);
+  if (u.type === 'add')
+    return {
+      type: 'AddTlc',
+      value: {
+        channelId: b(ch.id),
+        tlcId: t.id,
+        amount: t.amount,
+        paymentHash: b(t.paymentHash),
+        expiry: t.expiry,
+        hashAlgorithm: t.hashAlgorithm,
+        onionPacket: t.onion,
+      },
+    };
+  const r = t.removal;
+  if (!r) throw new ChannelError('MissingState', `TLC ${u.tlcId} has no removal to send again`);
+  return {
+    type: 'RemoveTlc',
+    value: {
+      channelId: b(ch.id),
+      tlcId: t.id,
+      reason: r.preimage ? { fulfill: b(r.preimage) } : { fail: b(r.error ?? '0x') },
+    },
+  };
 }

@@ -17,6 +17,11 @@ export interface PipelinedState {
   log: UpdateLog;
   /** Both balances when the log began; every commitment is these moved by the log's views. */
   base: { local: bigint; remote: bigint };
+  /**
+   * Our last CommitmentSigned and RevokeAndAck as sent (FiberMessage hex), for a peer that missed
+   * them: a new signature would need the nonce the first one took.
+   */
+  sent?: { commit?: Hex; revoke?: Hex };
 }
 
 export const STATE_NAMES = [

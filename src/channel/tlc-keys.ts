@@ -110,8 +110,10 @@ export function tlcSecret(keys: ChannelKeys, t: Pick<Tlc, 'createdAt' | 'keyTag'
  * Pipelined channels: the keys of a TLC. There a TLC is not created between rounds, so the two
  * sides may hold different commitment numbers when it is announced, and per-commitment points
  * cannot name its keys. Both keys are tweaked instead by one public tag both sides know: the
- * offerer's funding key and `group`, the offerer's own commitment number when it sent the add
- * (the receiver reads it from the offerer's RevokeAndAcks, which precede the add on the wire).
+ * offerer's funding key and `group`, the number of the first of the receiver's commitments that
+ * can hold the add (one past the offerer's last CommitmentSigned before it; the receiver counts
+ * those, which precede the add on the wire). A reconnection sends an add again just before the
+ * CommitmentSigned that covers it, so the number holds whatever else the replay reorders.
  * Like the points, the tag keeps the keys of TLCs of different groups apart; the tag is not
  * 33 bytes, so it can never be taken for a point.
  */
