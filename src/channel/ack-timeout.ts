@@ -16,6 +16,9 @@ export interface AckTimeoutHooks {
 
 /** What "still waiting" means: a round in progress, at this point of it. */
 function waitingKey(ch: Channel): string | null {
+  // Pipelined: our CommitmentSigned waiting for its RevokeAndAck (`pipelined.ts`).
+  const log = ch.pipelined?.log;
+  if (log) return log.awaitingRevoke ? `p:${log.remote}` : null;
   const r = ch.round;
   if (!r) return null;
   const n = ch.commitmentNumbers;

@@ -170,7 +170,7 @@ function pendingOwnAdd(ch: Channel): boolean {
 
 /** No TLC left in either commitment and no round in flight: the shutdown tx can be signed. */
 export function noTlcPending(ch: Channel): boolean {
-  return ch.tlcs.length === 0 && !ch.round;
+  return ch.tlcs.length === 0 && !ch.round && !ch.pipelined?.log.awaitingRevoke;
 }
 
 /** After any step: a shutdown waiting for its pending TLCs goes on to ClosingSigned once they are gone. */

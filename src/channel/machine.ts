@@ -23,6 +23,7 @@ import {
   onTxUpdate,
 } from './funding.ts';
 import { guardOutdated, onReadyAbort } from './outdated.ts';
+import { stepPipelined } from './pipelined-step.ts';
 import { heldForReestablish, onReconnected, onReestablish } from './reestablish.ts';
 import { type Channel, withFlag } from './state.ts';
 import { type Event, fail, type MachineEnv, type Step } from './step.ts';
@@ -59,7 +60,7 @@ export function step(ch: Channel, ev: Event, env: MachineEnv): Step {
   const guarded = guardOutdated(ch, ev) ?? heldForReestablish(ch, ev);
   if (guarded) return guarded;
   // Shutting down: once both Shutdowns are in and the last pending TLC is resolved, ClosingSigned.
-  return afterPendingResolved(dispatch(ch, ev, env), env);
+  return afterPendingResolved(stepPipelined(ch, ev, env) ?? dispatch(ch, ev, env), env);
 }
 
 function dispatch(ch: Channel, ev: Event, env: MachineEnv): Step {
@@ -135,7 +136,7 @@ function onPeer(ch: Channel, msg: ChannelMessage, env: MachineEnv): Step {
       return maybeSignCommitment(c, env);
     }
     case 'ReestablishChannel':
-      return onReestablish(ch, msg.value);
+      return onReestablish(ch, msg.value, env);
     case 'AddTlc':
       return onAddTlc(ch, msg.value, env);
     case 'RemoveTlc':

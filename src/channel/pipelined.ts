@@ -27,7 +27,7 @@ import { commitmentPoint, keysOf } from './keys.ts';
 import { complete, SignatureError } from './musig.ts';
 import { dec, enc } from './round.ts';
 import type { Channel, PartyParams, PipelinedState, Tlc } from './state.ts';
-import { tlcKey } from './state.ts';
+import { resolvingPending, tlcKey } from './state.ts';
 import type { Effect, MachineEnv, Step } from './step.ts';
 import {
   ADD_TLC_ERRORS,
@@ -38,6 +38,7 @@ import {
   onNonceAdvert,
   type RemoveReason,
   revocationOutput,
+  shuttingDownAddError,
   signFirstRevocation,
   type TlcNotice,
   WAITING_ACK,
@@ -103,7 +104,8 @@ function withLog(ch: Channel, log: UpdateLog): Channel {
 function ready(ch: Channel): PipelinedState {
   const p = stateOf(ch);
   if (ch.reestablishing) throw new ChannelError('WaitingTlcAck', WAITING_ACK);
-  if (ch.state !== 'CHANNEL_READY')
+  // Shutting down with TLCs to resolve, removals and their signatures go on (as in rounds).
+  if (ch.state !== 'CHANNEL_READY' && !resolvingPending(ch))
     throw new ChannelError('InvalidState', `Invalid state: channel is in state ${ch.state}`);
   return p;
 }
@@ -182,6 +184,7 @@ function addOf(
 
 /** `add_tlc` on a pipelined channel: the AddTlc goes now; a later `signP` covers it. */
 export function addTlcP(ch0: Channel, c: AddTlcCommand, env: MachineEnv): Step & { tlcId: bigint } {
+  if (ch0.state === 'SHUTTING_DOWN') throw shuttingDownAddError(ch0);
   const p = ready(ch0);
   if (c.amount <= 0n) throw new ChannelError('TlcAmountTooLow', ADD_TLC_ERRORS.amountTooLow);
   const mine = spendable(ch0, 'local');
@@ -293,6 +296,9 @@ export function signP(ch: Channel, env: MachineEnv): Step | null {
 // ---- the peer's messages -----------------------------------------------------------------------
 
 export function onAddTlcP(ch0: Channel, m: AddTlc): Step {
+  // Once shutting down, only an AddTlc sent before the peer saw our Shutdown is taken.
+  if (ch0.state === 'SHUTTING_DOWN' && (ch0.flags.length !== 1 || ch0.flags[0] !== 'OUR_SHUTDOWN_SENT'))
+    throw shuttingDownAddError(ch0);
   const p = ready(ch0);
   if (m.tlcId !== ch0.nextTlcId.received)
     throw new ChannelError('InvalidMessage', `AddTlc: expected TLC id ${ch0.nextTlcId.received}`);

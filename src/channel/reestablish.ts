@@ -15,10 +15,12 @@ import { ccc } from '@ckb-ccc/core';
 import { hexToBytes } from '../codec/index.ts';
 import { fundingTxOf } from './commitment.ts';
 import { awaitingRevoke, markOutdated, onPeerBehind, syncVerdict, withoutFlag } from './outdated.ts';
+import { onReestablishP, reconnectedP, verdictP } from './pipelined.ts';
+import { withSignature } from './pipelined-step.ts';
 import { dec, replayedUpdate } from './round.ts';
 import { toScript } from './script-data.ts';
 import { type Channel, hasFlag, resolvingPending } from './state.ts';
-import { type Effect, type Event, fail, type Step } from './step.ts';
+import { type Effect, type Event, fail, type MachineEnv, type Step } from './step.ts';
 import type { ChannelMessage, ReestablishChannel } from './wire.ts';
 
 const b = (h: string) => hexToBytes(h);
@@ -59,6 +61,7 @@ export function onReconnected(ch: Channel): Step {
   if (abortable(ch)) return fail(ch, 'the peer reconnected before the funding was signed');
   const effects = [send(reestablishMessage(ch))];
   if (ch.state !== 'CHANNEL_READY' && ch.state !== 'SHUTTING_DOWN') return { ch, effects };
+  if (ch.pipelined) return reconnectedP(ch);
   return { ch: { ...ch, reestablishing: true }, effects };
 }
 
@@ -75,7 +78,7 @@ export function heldForReestablish(ch: Channel, ev: Event): Step | null {
   return { ch, effects: [] };
 }
 
-export function onReestablish(ch0: Channel, m: ReestablishChannel): Step {
+export function onReestablish(ch0: Channel, m: ReestablishChannel, env: MachineEnv): Step {
   let ch = ch0;
   if (ch.reestablishing) {
     const { reestablishing: _, ...rest } = ch;
@@ -109,7 +112,7 @@ export function onReestablish(ch0: Channel, m: ReestablishChannel): Step {
       return { ch, effects };
     }
     case 'CHANNEL_READY':
-      return readyReplay(ch, m);
+      return readyReplay(ch, m, env);
     case 'SHUTTING_DOWN': {
       let next = ch;
       const effects: Effect[] = [];
@@ -124,7 +127,7 @@ export function onReestablish(ch0: Channel, m: ReestablishChannel): Step {
       // Still resolving pending TLCs: the TLC round resumes as in CHANNEL_READY (unless the
       // numbers show one side lost state: then that verdict is the whole answer).
       if (resolvingPending(ch)) {
-        const r = readyReplay(ch, m);
+        const r = readyReplay(ch, m, env);
         if (hasFlag(r.ch, 'LOCAL_STATE_OUTDATED') || r.ch.state !== ch.state) return r;
         next = r.ch;
         effects.push(...r.effects);
@@ -143,7 +146,8 @@ export function onReestablish(ch0: Channel, m: ReestablishChannel): Step {
   }
 }
 
-function readyReplay(ch0: Channel, m: ReestablishChannel): Step {
+function readyReplay(ch0: Channel, m: ReestablishChannel, env: MachineEnv): Step {
+  if (ch0.pipelined) return pipelinedReplay(ch0, m, env);
   const L = ch0.commitmentNumbers.local;
   const R = ch0.commitmentNumbers.remote;
   const pL = m.localCommitmentNumber;
@@ -164,4 +168,12 @@ function readyReplay(ch0: Channel, m: ReestablishChannel): Step {
     effects.push(send(dec(cache.commit)));
   }
   return { ch, effects };
+}
+
+/** A pipelined channel's replay (`pipelined.ts`), after the same verdict on lost state. */
+function pipelinedReplay(ch0: Channel, m: ReestablishChannel, env: MachineEnv): Step {
+  const verdict = verdictP(ch0, { local: m.localCommitmentNumber, remoteAcked: m.remoteCommitmentNumber });
+  if (verdict.kind === 'we-are-behind') return markOutdated(ch0, verdict.reason);
+  if (verdict.kind === 'peer-is-behind') return onPeerBehind(ch0, verdict.reason);
+  return withSignature(onReestablishP(withoutFlag(ch0, 'RESTORED_FROM_BACKUP'), m), env);
 }
