@@ -55,6 +55,8 @@ const WARMUP = Number(process.env.BENCH_WARMUP ?? 2000);
  * gave the same rates within the machine's noise.
  */
 const RPC_TRANSPORT = process.env.BENCH_RPC === 'ws' ? 'ws' : 'http';
+/** The nodes offer pipelined TLC updates (`BENCH_PIPELINED=1`, `fiber.pipelined_updates`). */
+const PIPELINED = !!process.env.BENCH_PIPELINED;
 
 /** Payment outcomes pushed by the payer's store-change subscription, by payment hash. */
 async function outcomes(rpcUrl: string) {
@@ -320,6 +322,7 @@ const net = await startDevnet({
   topology: LINE_TOPOLOGY,
   reset: true,
   store: pgServer ? (node) => ({ url: urls.get(node) }) : undefined,
+  pipelined: PIPELINED,
   log: () => {},
 });
 const nodes = net.description.nodes;
@@ -328,6 +331,7 @@ const alice: Pick<RpcClient, 'call'> = RPC_TRANSPORT === 'ws' ? feed : createRpc
 const summary: Record<string, unknown> = {
   store: pgServer ? 'postgres' : 'sqlite',
   rpc: RPC_TRANSPORT,
+  pipelined: PIPELINED,
   payments: PAYMENTS,
   warmup: WARMUP,
 };

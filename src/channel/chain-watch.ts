@@ -16,6 +16,7 @@ import { shareSettled } from './share-settled.ts';
 import type { Channel } from './state.ts';
 import type { Event, MachineEnv } from './step.ts';
 import { partySettlementTx, type ScriptInfo } from './tx.ts';
+import { latestCommitmentView } from './views.ts';
 
 /** A lost broadcast is sent again every this many polls that find the tx unknown. */
 const RESEND_EVERY = 5;
@@ -146,7 +147,7 @@ export class ChainWatch {
     };
     if (ch.flags.includes('LOCAL_STATE_OUTDATED')) return this.outdatedSettled(ch);
     const peers = ch.flags.includes('UNCOOPERATIVE_REMOTE');
-    const { script } = buildCommitment(ch, peers, this.o.env);
+    const { script } = buildCommitment(latestCommitmentView(ch, peers), peers, this.o.env);
     // With TLCs pending, a share taken first lets the other side take the TLCs with its own.
     if (ch.udt || script[0] !== 0) return this.towerSettled(ch, peers);
     // From the commitment cell, or from what the peer's settlement left of it if it went first.
@@ -160,7 +161,7 @@ export class ChainWatch {
   private async towerSettled(ch: Channel, peers: boolean): Promise<string | null> {
     const hash = peers ? ch.shutdownTxHash : ch.latestCommitmentTxHash;
     if (!hash) return null;
-    const { args } = buildCommitment(ch, peers, this.o.env);
+    const { args } = buildCommitment(latestCommitmentView(ch, peers), peers, this.o.env);
     const done = await shareSettled(this.o.chain, this.o.commitmentLock, hash, args, !peers);
     return done ? hash : null;
   }
@@ -178,7 +179,7 @@ export class ChainWatch {
     // The version in the args (bytes 28..36) may be one below our counter (the peer's
     // commitment): search by the key hash and delay only, and recognise the cell by its
     // settlement script hash.
-    const { script, args } = buildCommitment(ch, !holder, this.o.env);
+    const { script, args } = buildCommitment(latestCommitmentView(ch, !holder), !holder, this.o.env);
     const page = await this.commitmentCells(args, 10);
     for (const c of page.objects) {
       const cellArgs = ccc.bytesFrom(c.output.lock.args);
@@ -223,7 +224,7 @@ export class ChainWatch {
    */
   private async outdatedSettled(ch: Channel): Promise<string | null> {
     if (!ch.shutdownTxHash) return null;
-    const { args } = buildCommitment(ch, true, this.o.env);
+    const { args } = buildCommitment(latestCommitmentView(ch, true), true, this.o.env);
     const page = await this.commitmentCells(args, 1);
     const done =
       page.objects.length === 0 &&

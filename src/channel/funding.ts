@@ -17,6 +17,7 @@ import { awaitExternalFunding, recordFunderInputs } from './external-funding.ts'
 import { advertiseCommitment, fnnOf, isFnn, promote } from './fnn-nonces.ts';
 import { finalChannelId, keysOf } from './keys.ts';
 import { peerParams } from './open.ts';
+import { startPipelined } from './pipelined.ts';
 import { nonceData, toScript } from './script-data.ts';
 import { type Channel, hasFlag, type PartyParams, seenKey, withFlag } from './state.ts';
 import { type Effect, freshNonce, type MachineEnv, type Step } from './step.ts';
@@ -317,5 +318,5 @@ export function maybeReady(ch: Channel, env: MachineEnv): Step {
     },
   };
   const announce: Effect[] = c.isPublic && c.announcement?.theirNonce ? [{ type: 'announce' }] : [];
-  return { ch: c, effects: [info, ...announce] };
+  return { ch: c.pipelinedUpdates ? startPipelined(c) : c, effects: [info, ...announce] };
 }

@@ -40,4 +40,4 @@ export {
   txMessage,
   XW,
 } from './tx.ts';
-export { committedView } from './views.ts';
+export { commitmentCandidates, committedView, latestCommitmentView } from './views.ts';

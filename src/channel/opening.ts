@@ -7,7 +7,7 @@
 import { ccc } from '@ckb-ccc/core';
 import { UdtWhitelist, type UdtWhitelistEntry } from '../chain/index.ts';
 import { bytesToHex } from '../codec/index.ts';
-import { hasFeatureBit, STRAND_CHANNEL_RULES_BIT } from '../p2p/index.ts';
+import { hasFeatureBit, STRAND_CHANNEL_RULES_BIT, STRAND_PIPELINED_BIT } from '../p2p/index.ts';
 import type { ChannelLogger } from './chain-watch.ts';
 import { ChannelError, hash256 } from './errors.ts';
 import type { ExternalFundingWatch } from './external-funder.ts';
@@ -84,6 +84,18 @@ export class ChannelOpening {
     return features && hasFeatureBit(features, STRAND_CHANNEL_RULES_BIT) ? 'strand' : 'fnn';
   }
 
+  /**
+   * Pipelined updates (`pipelined.ts`) when this node offers them and the peer's `Init` does
+   * too: each side decides from the other's bit, so both decide alike. They start once the
+   * channel is ready (`maybeReady`).
+   */
+  private withPipelined(pubkey: string, s: Step): Step {
+    const features = this.o.peers.peerInit(pubkey)?.features;
+    if (!this.o.pipelinedUpdates || !features) return s;
+    if (!hasFeatureBit(features, STRAND_PIPELINED_BIT) || this.rulesOf(pubkey) !== 'strand') return s;
+    return { ...s, ch: { ...s.ch, pipelinedUpdates: true } };
+  }
+
   async openChannel(r: OpenRequest): Promise<{ temporaryChannelId: string }> {
     const pk = r.pubkey;
     if (!this.o.peers.isConnected(pk)) {
@@ -106,7 +118,10 @@ export class ChannelOpening {
     const tempId = bytesToHex(tempChannelId(deriveChannelKeys(seed).tlcBasepoint));
     const rules = this.rulesOf(pk);
     const udtCellDeps = udt ? this.udtDeps(udt) : [];
-    const s = openChannel({ ...t, peer: pk, rules, seed, tempId, udtCellDeps }, this.env);
+    const s = this.withPipelined(
+      pk,
+      openChannel({ ...t, peer: pk, rules, seed, tempId, udtCellDeps }, this.env),
+    );
     await this.enqueue(tempId, () => this.commit(s));
     return { temporaryChannelId: tempId };
   }
@@ -233,7 +248,7 @@ export class ChannelOpening {
     const shutdown = ccc.Script.from(this.o.defaultShutdownScript);
     const reserve = reserveFor(shutdown, udt ? toScript(udt) : null, this.rulesOf(pubkey));
     const seed = newChannelSeed(this.o.nodeSecret, this.store.nextCount());
-    const ch = receiveOpen(
+    const ch0 = receiveOpen(
       m,
       {
         peer: pubkey,
@@ -250,6 +265,7 @@ export class ChannelOpening {
         tlcFeeProportionalMillionths: this.o.tlc.feeProportionalMillionths,
       },
     );
+    const ch = this.withPipelined(pubkey, { ch: ch0, effects: [] }).ch;
     const auto = autoAcceptFunding(m.fundingAmount, {
       ...this.o.autoAccept,
       reserve,

@@ -11,6 +11,7 @@ import { addTlcP, onPeerMessageP, removeTlcP, signP } from './pipelined.ts';
 import type { Channel } from './state.ts';
 import type { Event, MachineEnv, Step } from './step.ts';
 import type { TlcOutcome } from './tlc.ts';
+import { uncoveredByOurSignature } from './update-log.ts';
 
 const PEER_UPDATES = new Set(['AddTlc', 'RemoveTlc', 'CommitmentSigned', 'RevokeAndAck', 'TxComplete']);
 
@@ -26,7 +27,7 @@ export function stepPipelined(ch: Channel, ev: Event, env: MachineEnv): Step | n
     case 'tlcBatch':
       return batch(ch, ev.cmds, env);
     case 'signCommitment':
-      return withSignature({ ch, effects: [] }, env);
+      return withSignature({ ch, effects: [] }, env, true);
     case 'peer':
       if (!PEER_UPDATES.has(ev.msg.type)) return null;
       return withSignature(onPeerMessageP(ch, ev.msg, env), env);
@@ -35,8 +36,13 @@ export function stepPipelined(ch: Channel, ev: Event, env: MachineEnv): Step | n
   }
 }
 
-/** `s`, followed by our CommitmentSigned when one may go now. */
-export function withSignature(s: Step, env: MachineEnv): Step {
+/**
+ * `s`, followed by our CommitmentSigned when one may go now and is wanted now: it covers an
+ * update of ours, or a peer's add or fail (whose commitment we wait for). One that would cover
+ * only the peer's fulfils waits unless `force`d (`deferred-sign.ts` sends it a little later).
+ */
+export function withSignature(s: Step, env: MachineEnv, force = false): Step {
+  if (!force && !wanted(s.ch)) return s;
   const signed = signP(s.ch, env);
   return signed ? { ...s, ch: signed.ch, effects: [...s.effects, ...signed.effects] } : s;
 }
@@ -58,4 +64,10 @@ function batch(ch0: Channel, cmds: Extract<Event, { type: 'tlcBatch' }>['cmds'],
     }
   }
   return { ...withSignature({ ch, effects }, env), outcomes };
+}
+
+function wanted(ch: Channel): boolean {
+  const log = ch.pipelined?.log;
+  if (!log) return false;
+  return uncoveredByOurSignature(log).some((e) => e.owner === 'local' || e.update.type !== 'fulfil');
 }

@@ -55,6 +55,10 @@ export interface ChannelServiceOptions {
   onChange?: (ch: Channel) => void;
   /** TLC expiry checks (`expiry.ts`): an epoch's milliseconds on this chain, the check interval. */
   expiry?: ExpiryPolicy;
+  /** Offer pipelined TLC updates to peers that offer them too (`fiber.pipelined_updates`). */
+  pipelinedUpdates?: boolean;
+  /** How long a CommitmentSigned covering only the peer's fulfils waits (`deferred-sign.ts`). */
+  pipelinedSignDelayMs?: number;
   /** The least `tlc_expiry_delta` (`codec/epoch-rules.ts`, 2/3 of an epoch); 9,600,000 ms when absent. */
   minTlcExpiryDelta?: bigint;
   /** A TLC round unanswered this long drops the peer's session (`ack-timeout.ts`); 30 s by default. */

@@ -12,6 +12,7 @@ import type { FiberMessage } from '../p2p/index.ts';
 import { AckTimeout } from './ack-timeout.ts';
 import { ChainWatch, type ChannelLogger } from './chain-watch.ts';
 import { fundingTxOf } from './commitment.ts';
+import { DeferredSign, PIPELINED_SIGN_DELAY_MS } from './deferred-sign.ts';
 import { ChannelEffects } from './effects.ts';
 import { ChannelError, hash256 } from './errors.ts';
 import { CHECK_CHANNELS_INTERVAL_MS, MS_PER_EPOCH_MAINNET } from './expiry.ts';
@@ -72,6 +73,8 @@ export class ChannelService {
   /** Periodic TLC expiry check; its hooks are the payments layer's (set once it is wired). */
   readonly expiry: ExpiryMonitor;
   private readonly ackTimeout: AckTimeout;
+  /** Pipelined channels: the CommitmentSigned only the peer's fulfils wait for (`deferred-sign.ts`). */
+  private readonly deferredSign: DeferredSign;
   private readonly externalWatch: ExternalFundingWatch;
   /** Our part of each funding tx: wallet cells, an external funder's, tokens; its signatures. */
   private readonly funding: WalletFunding;
@@ -157,6 +160,11 @@ export class ChannelService {
       command: (tempId, ev) => this.command(tempId, ev),
     });
     this.tlcCommands = new TlcCommands(shell);
+    this.deferredSign = new DeferredSign(o.pipelinedSignDelayMs ?? PIPELINED_SIGN_DELAY_MS, (tempId) => {
+      this.command(tempId, { type: 'signCommitment' }).catch((e) =>
+        this.log.warn({ channel: tempId, err: (e as Error).message }, 'deferred CommitmentSigned failed'),
+      );
+    });
     this.fundingMonitor = new FundingMonitor({ ...shell, opening: this.opening });
   }
 
@@ -214,6 +222,7 @@ export class ChannelService {
     this.stopped = true;
     this.expiry.stop();
     this.ackTimeout.stop();
+    this.deferredSign.stop();
     this.externalWatch.stop();
     for (const u of this.unsubscribe.splice(0)) u();
     this.chainWatch.stop();
@@ -544,6 +553,7 @@ export class ChannelService {
     if (ch.external) this.externalWatch.observe(ch);
     this.o.onChange?.(ch);
     this.ackTimeout.observe(ch);
+    this.deferredSign.observe(ch);
     for (const e of s.effects) this.effects.perform(ch, e);
     // The queued TLC commands go out on the channel as it is now (a later step may be staged).
     void this.enqueue(ch.tempId, () => {

@@ -216,6 +216,8 @@ export interface Channel {
    */
   rules?: ChannelRules;
   fnn?: FnnNonces;
+  /** Both nodes offered pipelined updates at opening: they start at CHANNEL_READY (`pipelined.ts`). */
+  pipelinedUpdates?: boolean;
   /** Strand's pipelined TLC updates, once both sides agreed on them (`pipelined.ts`). */
   pipelined?: PipelinedState;
   /**

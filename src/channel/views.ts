@@ -3,7 +3,11 @@
  * commitment on either side may still be that one (its updates announced, not yet signed into
  * it), so whoever rebuilds a commitment's settlement script after a force close — the watchtower —
  * tries both the channel as it stands and this view.
+ *
+ * A pipelined channel (`pipelined.ts`) names its commitments exactly instead: ours is its latest,
+ * the peer's its latest or, while our CommitmentSigned waits for the RevokeAndAck, the one before.
  */
+import { viewChannel } from './pipelined.ts';
 import type { Channel, Tlc } from './state.ts';
 
 export function committedView(ch: Channel): Channel {
@@ -30,4 +34,22 @@ export function committedView(ch: Channel): Channel {
     tlcs.push(t);
   }
   return { ...ch, tlcs, localBalance: local, remoteBalance: remote };
+}
+
+/**
+ * The commitments of the channel that may be on chain, latest first: held by the peer (`peers`)
+ * or by us, as channels `buildCommitment` reads. Round model: the channel as it stands and as the
+ * last round left it.
+ */
+export function commitmentCandidates(ch: Channel, peers: boolean): Channel[] {
+  const log = ch.pipelined?.log;
+  if (!log) return [ch, committedView(ch)];
+  if (!peers) return [viewChannel(ch, 'local', log.local)];
+  const latest = viewChannel(ch, 'remote', log.remote);
+  return log.awaitingRevoke ? [latest, viewChannel(ch, 'remote', log.remote - 1n)] : [latest];
+}
+
+/** The latest commitment held by the peer (`peers`) or by us: the channel itself in rounds. */
+export function latestCommitmentView(ch: Channel, peers: boolean): Channel {
+  return ch.pipelined ? (commitmentCandidates(ch, peers)[0] as Channel) : ch;
 }

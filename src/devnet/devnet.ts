@@ -52,6 +52,8 @@ export interface DevnetOptions {
    * (`devnet_<name>`). Unset on a restart: the database the devnet used before, if any.
    */
   storeUrl?: string;
+  /** Every node offers pipelined TLC updates (`fiber.pipelined_updates`). */
+  pipelined?: boolean;
   log: (line: string) => void;
 }
 
@@ -222,7 +224,7 @@ export async function startDevnet(opts: DevnetOptions): Promise<RunningDevnet> {
       const cch = i === 0 ? lightning?.cchSection(testUdtScript(scripts)) : undefined;
       const nodeStoreUrl = storeUrl ? urlWithSchema(storeUrl, storeSchema(n.name)) : undefined;
       const store = nodeStoreUrl ? { url: nodeStoreUrl } : opts.store?.(n.name);
-      writeNodeConfig(n.nodeDir, { ...n, chainUrl, scripts, cch, store });
+      writeNodeConfig(n.nodeDir, { ...n, chainUrl, scripts, cch, store, pipelined: opts.pipelined });
       if (cch) log(`cch: ${n.name} runs the cross-chain hub (wrapped BTC: the test UDT)`);
       const rpcUrl = await startNode(n);
       clients.set(n.name, createRpcClient(rpcUrl));
@@ -337,7 +339,7 @@ export function testTokenWhitelist(scripts: NodeSetup['scripts']) {
 
 function writeNodeConfig(
   nodeDir: string,
-  n: NodeSetup & { cch?: Record<string, unknown>; store?: Record<string, unknown> },
+  n: NodeSetup & { cch?: Record<string, unknown>; store?: Record<string, unknown>; pipelined?: boolean },
 ): void {
   const config = {
     services: n.cch ? ['fiber', 'rpc', 'ckb', 'cch'] : ['fiber', 'rpc', 'ckb'],
@@ -354,6 +356,7 @@ function writeNodeConfig(
       open_channel_auto_accept_min_ckb_funding_amount: Number(100n * CKB),
       auto_accept_channel_ckb_funding_amount: Number(250n * CKB),
       metrics_addr: `127.0.0.1:${n.metricsPort}`,
+      ...(n.pipelined ? { pipelined_updates: true } : {}),
     },
     rpc: {
       listening_addr: `127.0.0.1:${n.rpcPort}`,

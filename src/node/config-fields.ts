@@ -157,6 +157,7 @@ export const CONFIG_FIELDS: FieldDef[] = [
     f('fiber.milli_seconds_per_epoch', 'uint', 'epoch length in ms: the least TLC expiry delta is 2/3 of it'),
     f('fiber.check_channels_interval_ms', 'uint', 'period of the TLC expiry checks (default 60000)'),
     f('fiber.peer_response_timeout_ms', 'uint', 'an unanswered TLC round drops the session (default 30000)'),
+    f('fiber.pipelined_updates', 'bool', 'offer pipelined TLC updates to Strand peers (default false)'),
   ]),
   ...section('Fiber: watchtower', [
     f('fiber.watchtower_check_interval_seconds', 'uint', 'watchtower pass period; 0: never (default 60)'),

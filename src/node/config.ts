@@ -151,6 +151,11 @@ const schema = z.object({
       check_channels_interval_ms: positiveNum.default(60_000),
       /** An unanswered TLC round drops the peer's session after this long (PEER_CHANNEL_RESPONSE_TIMEOUT). */
       peer_response_timeout_ms: uintNum.default(30_000),
+      /**
+       * Strand-only: offer pipelined TLC updates (docs/pipelined-commitments.md) in `Init`; a
+       * channel opened with a peer that offers them too runs them. Off by default.
+       */
+      pipelined_updates: z.boolean().default(false),
     })
     .prefault({}),
   ckb: z

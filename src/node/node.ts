@@ -45,7 +45,7 @@ import {
   udtCfgInfosFromWhitelist,
 } from '../graph/index.ts';
 import { createInvoiceService, type InvoiceService } from '../invoice/index.ts';
-import { createPeerManager, type PeerManager } from '../p2p/index.ts';
+import { createPeerManager, initFeatures, type PeerManager } from '../p2p/index.ts';
 import type { PaymentRelay, PaymentService } from '../payment/index.ts';
 import type { MethodSpec, ScriptJson } from '../rpc/index.ts';
 import {
@@ -377,6 +377,7 @@ export class StrandNode {
       minTlcExpiryDelta: rules.minTlcExpiryDelta,
       pollMs: rules.chainPollMs,
       peerResponseTimeoutMs: rules.peerResponseTimeoutMs,
+      pipelinedUpdates: fiber.pipelined_updates,
       onPolicyUpdated: this.graph ? (ch) => broadcastOwnPolicy(this.graph as GraphService, ch) : undefined,
       onChange: this.observers.channelHook(
         this.graph &&
@@ -511,6 +512,7 @@ export class StrandNode {
       db: this.db,
       bootnodes: fiber.bootnode_addrs,
       limits: { maxInbound: fiber.max_inbound_peers },
+      features: initFeatures(fiber.pipelined_updates),
       onGossipSent: this.observers.onGossipSent,
       logger: this.log,
       release: this.release,

@@ -107,8 +107,20 @@ export const DEFAULT_FEATURES = new Uint8Array([0b0001_0101]);
  */
 export const STRAND_CHANNEL_RULES_BIT = 255;
 
+/**
+ * Strand's pipelined TLC updates (`channel/pipelined.ts`, Lightning's update rules), optional:
+ * set by a node configured to offer them (`fiber.pipelined_updates`); a channel runs them when
+ * both of its nodes set it.
+ */
+export const STRAND_PIPELINED_BIT = 253;
+
 /** What Strand sends in `Init`: the reference's defaults and Strand's channel rules. */
 export const INIT_FEATURES = withBit(DEFAULT_FEATURES, STRAND_CHANNEL_RULES_BIT);
+
+/** `INIT_FEATURES`, with the pipelined-updates bit when the node offers them. */
+export function initFeatures(pipelined: boolean): Uint8Array {
+  return pipelined ? withBit(INIT_FEATURES, STRAND_PIPELINED_BIT) : INIT_FEATURES;
+}
 
 export function hasFeatureBit(features: Uint8Array, bit: number): boolean {
   return (((features[bit >> 3] ?? 0) >> (bit & 7)) & 1) === 1;
@@ -130,6 +142,7 @@ export function featureNames(features: Uint8Array): string[] {
     if (((features[bit >> 3]! >> (bit & 7)) & 1) === 0) continue;
     const base = FEATURE_NAMES[bit >> 1];
     if (bit === STRAND_CHANNEL_RULES_BIT) out.push('STRAND_CHANNEL_RULES_OPTIONAL');
+    else if (bit === STRAND_PIPELINED_BIT) out.push('STRAND_PIPELINED_UPDATES_OPTIONAL');
     else out.push(base ? `${base}_${bit & 1 ? 'OPTIONAL' : 'REQUIRED'}` : `UNKNOWN_${bit}`);
   }
   return out;

@@ -9,7 +9,9 @@ export {
   decodeFiberMessage,
   encodeFiberMessage,
   hasFeatureBit,
+  initFeatures,
   STRAND_CHANNEL_RULES_BIT,
+  STRAND_PIPELINED_BIT,
 } from './fiber-message.ts';
 export type { PeerManager } from './peer-manager.ts';
 export { createPeerManager } from './peer-manager.ts';

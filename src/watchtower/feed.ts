@@ -15,6 +15,7 @@ import {
   ChannelStore,
   deriveChannelKeys,
   hasFlag,
+  latestCommitmentView,
   loadChannelScripts,
   type PartyParams,
   type ScriptData,
@@ -64,14 +65,14 @@ export function watchParamsOf(ch: Channel, env: MachineEnv) {
     remote_settlement_key: noPrefix(r.tlcBasepoint),
     local_funding_pubkey: noPrefix(ch.local.fundingPubkey),
     remote_funding_pubkey: noPrefix(r.fundingPubkey),
-    settlement_data: settlementOf(ch, k),
+    settlement_data: settlementOf(latestCommitmentView(ch, false), k),
   };
   const rev = ch.revocation;
   let revocation = null;
   if (rev) {
     // The peer signed its whole commitment cell (capacity, type and data are the same in every
     // version) over to our shutdown script.
-    const theirs = buildCommitment(ch, true, env).tx;
+    const theirs = buildCommitment(latestCommitmentView(ch, true), true, env).tx;
     const cell = theirs.outputs[0] as ccc.CellOutput;
     const data = ccc.bytesFrom(theirs.outputsData[0] ?? '0x');
     const output = ccc.CellOutput.from({
@@ -89,7 +90,7 @@ export function watchParamsOf(ch: Channel, env: MachineEnv) {
         output: ccc.hexFrom(output.toBytes()),
         output_data: ccc.hexFrom(ccc.bytesConcat(len, data)),
       },
-      settlement_data: settlementOf(ch, k),
+      settlement_data: settlementOf(latestCommitmentView(ch, true), k),
     };
   }
   return { create, revocation };

@@ -7,7 +7,7 @@ import type { MachineEnv } from '../channel/index.ts';
 import {
   buildCommitment,
   type Channel,
-  committedView,
+  commitmentCandidates,
   deriveChannelKeys,
   hasFlag,
   pubOf,
@@ -93,7 +93,7 @@ function ownSettlement(ch: Channel, env: MachineEnv, preimageFor?: PreimageFor):
       // Mid-round, the commitment on chain may predate the announced updates (views.ts).
       return matching(
         args,
-        [ch, committedView(ch)].map(
+        commitmentCandidates(ch, peers).map(
           (c) => buildCommitment({ ...c, commitmentNumbers: n }, peers, env).script,
         ),
       );
@@ -104,7 +104,10 @@ function ownSettlement(ch: Channel, env: MachineEnv, preimageFor?: PreimageFor):
     // Every TLC of the channel as it stands or as the last round left it, each with its own key
     // (`tlc-keys.ts`), and the base key for TLCs of channels from before tweaked keys.
     get tlcKeys() {
-      tlcSecrets ??= [k().tlcBaseKey, ...ch.tlcs.filter((t) => t.createdAt).map((t) => tlcSecret(k(), t))];
+      tlcSecrets ??= [
+        k().tlcBaseKey,
+        ...ch.tlcs.filter((t) => t.createdAt || t.keyTag).map((t) => tlcSecret(k(), t)),
+      ];
       return tlcSecrets;
     },
     settleOwnParty: false,

@@ -1,8 +1,9 @@
 /**
  * Pipelined channels through the channel machine (`machine.ts` → `pipelined-step.ts`), two pure
  * machines on the in-process dev chain: TLC commands and batches, the answer to a
- * CommitmentSigned carrying our own, a reconnection in the middle of the traffic, and a
- * cooperative close with a TLC pending.
+ * CommitmentSigned carrying our own, the CommitmentSigned that only the peer's fulfils wait for
+ * held back, a reconnection in the middle of the traffic, and a cooperative close with a TLC
+ * pending.
  */
 import type { ccc } from '@ckb-ccc/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -60,6 +61,12 @@ describe('pipelined channels in the machine', () => {
       })),
     });
     h.run(A, B);
+    // A answered with its RevokeAndAck alone: a CommitmentSigned covering only the peer's
+    // fulfils waits (for A's next updates, or the service's timer: `deferred-sign.ts`).
+    expect(notices(A)).toEqual(['preimage', 'preimage', 'preimage']);
+    expect(A.sent.at(-1)?.type).toBe('RevokeAndAck');
+    h.feed(A, B, { type: 'signCommitment' });
+    h.run(A, B);
     expect(notices(A)).toEqual(['preimage', 'preimage', 'preimage', 'fulfilled', 'fulfilled', 'fulfilled']);
     expect([A.ch.tlcs, B.ch.tlcs]).toEqual([[], []]);
     expect(A.ch.localBalance).toBe(B.ch.remoteBalance);
@@ -88,6 +95,8 @@ describe('pipelined channels in the machine', () => {
     expect([A.ch.state, B.ch.state]).toEqual(['SHUTTING_DOWN', 'SHUTTING_DOWN']);
     expect(() => step(A.ch, { type: 'addTlc', cmd: tlc(CKB) }, h.env())).toThrow(/ShuttingDown/);
     h.feed(B, A, { type: 'removeTlc', id: 0n, reason: { preimage: preimageOf(7) } });
+    h.run(A, B);
+    h.feed(A, B, { type: 'signCommitment' }); // the deferred CommitmentSigned (`deferred-sign.ts`)
     h.run(A, B);
     for (const s of [A, B]) expect(s.ch.flags).toContain('WAITING_COMMITMENT_CONFIRMATION');
     const b = A.seen.find(
