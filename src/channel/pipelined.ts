@@ -157,27 +157,23 @@ export function viewChannel(ch: Channel, side: Owner, n: bigint): Channel {
 export function spendable(ch: Channel, side: Owner): bigint {
   const { log, base } = stateOf(ch);
   let x = base[side] + (side === 'local' ? log.settled.toLocal : log.settled.toRemote);
+  const amounts = new Map<string, bigint>();
   for (const e of log.entries) {
-    if (e.update.type === 'add') {
-      if (e.owner === side) x -= e.update.amount;
-      continue;
-    }
+    if (e.update.type !== 'add') continue;
+    amounts.set(`${e.owner}:${e.update.tlcId}`, e.update.amount);
+    if (e.owner === side) x -= e.update.amount;
+  }
+  for (const e of log.entries) {
+    if (e.update.type === 'add') continue;
     // A removal is sent by the TLC's receiver: a fulfil credits it, a fail the offerer.
     const credited = e.update.type === 'fulfil' ? e.owner : other(e.owner);
     if (credited !== side || !irrevocable(log, e)) continue;
-    x += addOf(log, other(e.owner), e.update.tlcId).update.amount;
+    const amount = amounts.get(`${other(e.owner)}:${e.update.tlcId}`);
+    if (amount === undefined)
+      throw new ChannelError('MissingState', `no add of TLC ${e.update.tlcId} in the log`);
+    x += amount;
   }
   return x;
-}
-
-function addOf(
-  log: UpdateLog,
-  offerer: Owner,
-  id: bigint,
-): LogEntry & { update: { type: 'add'; amount: bigint } } {
-  const e = log.entries.find((x) => x.owner === offerer && x.update.type === 'add' && x.update.tlcId === id);
-  if (!e) throw new ChannelError('MissingState', `no add of TLC ${id} in the log`);
-  return e as LogEntry & { update: { type: 'add'; amount: bigint } };
 }
 
 // ---- our updates and signatures ----------------------------------------------------------------
@@ -456,27 +452,29 @@ function committed(ch0: Channel, before: UpdateLog, effects: Effect[]): Step {
   const p = stateOf(ch0);
   const was = new Set(before.entries.filter((e) => irrevocable(before, e)).map(entryKey));
   const notices: TlcNotice[] = [];
-  let tlcs = ch0.tlcs;
+  // TLCs by key; the adds made irrevocable now become committed in one pass over the TLCs.
+  const byKey = new Map(ch0.tlcs.map((t) => [tlcKey(t), t]));
+  const nowCommitted = new Set<string>();
   for (const e of p.log.entries) {
     if (was.has(entryKey(e)) || !irrevocable(p.log, e)) continue;
     if (e.update.type === 'add') {
-      const offered = e.owner === 'local';
-      const id = e.update.tlcId;
-      tlcs = tlcs.map((t) => {
-        if (t.offered !== offered || t.id !== id) return t;
-        const c = { ...t, added: 'committed' as const };
-        if (!offered) notices.push({ type: 'received', tlc: c });
-        return c;
-      });
+      nowCommitted.add(`${e.owner === 'local' ? 'o' : 'r'}${e.update.tlcId}`);
       continue;
     }
-    const offered = e.owner === 'remote';
-    const t = tlcs.find((x) => x.offered === offered && x.id === e.update.tlcId);
+    const t = byKey.get(`${e.owner === 'remote' ? 'o' : 'r'}${e.update.tlcId}`);
     if (!t?.removal)
       throw new ChannelError('MissingState', `a removal of TLC ${e.update.tlcId} the channel lost`);
     if (t.removal.preimage) notices.push({ type: 'fulfilled', tlc: t, preimage: t.removal.preimage });
     else notices.push({ type: 'failed', tlc: t, error: t.removal.error ?? '0x' });
   }
+  let tlcs = ch0.tlcs;
+  if (nowCommitted.size)
+    tlcs = tlcs.map((t) => {
+      if (!nowCommitted.has(tlcKey(t))) return t;
+      const c = { ...t, added: 'committed' as const };
+      if (!t.offered) notices.push({ type: 'received', tlc: c });
+      return c;
+    });
   const log = trimmed(p.log);
   if (log !== p.log) {
     const live = new Set(

@@ -7,7 +7,7 @@
 import { bytesToHex, hexToBytes } from '../codec/index.ts';
 import type { FnnNonces } from './fnn-nonces.ts';
 import type { ChannelRules } from './reserve.ts';
-import type { UpdateLog } from './update-log.ts';
+import { packEntries, type UpdateLog, unpackEntries } from './update-log.ts';
 
 export type Hex = string;
 
@@ -330,8 +330,13 @@ export function serializeChannel(c: Channel): string {
       ? { $big: v.toString() }
       : k === 'onion' && v instanceof Uint8Array
         ? bytesToHex(v)
-        : v,
+        : packedLog(k, v),
   );
+}
+
+/** A pipelined channel's log entries, packed (`update-log.ts`); any other value as it is. */
+function packedLog(k: string, v: unknown): unknown {
+  return k === 'entries' && Array.isArray(v) ? packEntries(v) : v;
 }
 
 /**
@@ -346,7 +351,7 @@ export function serializeChannelLean(c: Channel | (Omit<Channel, 'tlcs'> & { tlc
 
 /** bigint as `{ $big }`, onions left out (`0x`). */
 const leanReplacer = (k: string, v: unknown) =>
-  typeof v === 'bigint' ? { $big: v.toString() } : k === 'onion' ? '0x' : v;
+  typeof v === 'bigint' ? { $big: v.toString() } : k === 'onion' ? '0x' : packedLog(k, v);
 
 /** A TLC's key among the channel's: the direction and the id (ids are per direction). */
 export const tlcKey = (t: Pick<Tlc, 'offered' | 'id'>): string => `${t.offered ? 'o' : 'r'}${t.id}`;
@@ -370,6 +375,8 @@ export function withOnions(ch: Channel, onions: ReadonlyMap<string, Uint8Array>)
  */
 export function deserializeChannel(text: string): Channel {
   const ch = withBigints(JSON.parse(text)) as Channel | null;
+  const log = ch?.pipelined?.log as { entries: unknown } | undefined;
+  if (log && typeof log.entries === 'string') log.entries = unpackEntries(log.entries);
   // A list of TLC keys (a lean state row, `store.ts`) has no onions to read.
   if (ch && Array.isArray(ch.tlcs)) for (const t of ch.tlcs) if (t && typeof t === 'object') onionFromJson(t);
   return ch as Channel;

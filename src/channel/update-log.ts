@@ -292,12 +292,15 @@ export function retransmissions(log: UpdateLog, peer: Reestablish): Retransmissi
 export function trimmed(log: UpdateLog): UpdateLog {
   const done = new Set<LogEntry>();
   let { toLocal, toRemote } = log.settled;
+  // Removals by the TLC they remove (its offerer and id): one pass, not one search per add.
+  const removals = new Map<string, LogEntry>();
+  for (const e of log.entries)
+    if (e.update.type !== 'add')
+      removals.set(`${e.owner === 'local' ? 'remote' : 'local'}:${e.update.tlcId}`, e);
   for (const add of log.entries) {
     if (add.update.type !== 'add' || !irrevocable(log, add)) continue;
     const { tlcId, amount } = add.update;
-    const removal = log.entries.find(
-      (e) => e.owner !== add.owner && e.update.type !== 'add' && e.update.tlcId === tlcId,
-    );
+    const removal = removals.get(`${add.owner}:${tlcId}`);
     if (!removal || !irrevocable(log, removal)) continue;
     const receiver: Owner = add.owner === 'local' ? 'remote' : 'local';
     const to = removal.update.type === 'fulfil' ? receiver : add.owner;
@@ -311,4 +314,50 @@ export function trimmed(log: UpdateLog): UpdateLog {
   }
   if (done.size === 0) return log;
   return { ...log, entries: log.entries.filter((e) => !done.has(e)), settled: { toLocal, toRemote } };
+}
+
+// ---- stored form ---------------------------------------------------------------------------------
+
+const KIND = { add: 'a', fulfil: 'f', fail: 'x' } as const;
+const KIND_OF = { a: 'add', f: 'fulfil', x: 'fail' } as const;
+
+/**
+ * The log's entries as one short string for the stored channel: a pipelined channel at 64 in
+ * flight holds a few hundred entries, written with every state, and as JSON objects with their
+ * bigints they were ~150 bytes each. One entry is `owner.n.kind.tlcId.amount.inLocal.inRemote`
+ * (`l`/`r`, `a`/`f`/`x`, an empty field for none), entries separated by spaces.
+ */
+export function packEntries(entries: LogEntry[]): string {
+  return entries
+    .map((e) =>
+      [
+        e.owner === 'local' ? 'l' : 'r',
+        e.n,
+        KIND[e.update.type],
+        e.update.tlcId,
+        e.update.type === 'add' ? e.update.amount : '',
+        e.inLocal ?? '',
+        e.inRemote ?? '',
+      ].join('.'),
+    )
+    .join(' ');
+}
+
+export function unpackEntries(packed: string): LogEntry[] {
+  if (packed === '') return [];
+  return packed.split(' ').map((x) => {
+    const [owner, n, kind, id, amount, inLocal, inRemote] = x.split('.');
+    const type = KIND_OF[kind as keyof typeof KIND_OF];
+    if (!type || (owner !== 'l' && owner !== 'r'))
+      throw new LogError(`a stored log entry is malformed: ${x}`);
+    const tlcId = BigInt(id as string);
+    const e: LogEntry = {
+      owner: owner === 'l' ? 'local' : 'remote',
+      n: Number(n),
+      update: type === 'add' ? { type, tlcId, amount: BigInt(amount as string) } : { type, tlcId },
+    };
+    if (inLocal) e.inLocal = BigInt(inLocal);
+    if (inRemote) e.inRemote = BigInt(inRemote);
+    return e;
+  });
 }

@@ -1,7 +1,8 @@
 /**
- * `npm run chaos -- [--kills N] [--in-flight N] [--seed N] [--settle-s N] [--postgres]`: a chaos
- * run (see storm.ts). `--postgres` (`npm run chaos:postgres`) keeps each node's store in a database
- * of a Postgres server started for the run. Prints the report; exits 1 when the audit found anything.
+ * `npm run chaos -- [--kills N] [--in-flight N] [--seed N] [--settle-s N] [--postgres] [--pipelined]`:
+ * a chaos run (see storm.ts). `--postgres` (`npm run chaos:postgres`) keeps each node's store in a
+ * database of a Postgres server started for the run; `--pipelined`: the channels run pipelined
+ * TLC updates (`fiber.pipelined_updates`). Prints the report; exits 1 when the audit found anything.
  */
 import { parseArgs } from 'node:util';
 import { freshDatabase, type PostgresServer, startPostgres } from '../helpers/postgres.ts';
@@ -15,6 +16,7 @@ const { values } = parseArgs({
     'settle-s': { type: 'string', default: '300' },
     dir: { type: 'string' },
     postgres: { type: 'boolean', default: false },
+    pipelined: { type: 'boolean', default: false },
   },
 });
 let server: PostgresServer | undefined;
@@ -31,6 +33,7 @@ const report = await runChaos({
   settleMs: Number(values['settle-s']) * 1000,
   dir: values.dir,
   store: server ? (node) => ({ url: urls.get(node), lease_ms: 2000 }) : undefined,
+  pipelined: values.pipelined,
   log: (l) => console.log(l),
 });
 console.log(JSON.stringify(report, null, 2));

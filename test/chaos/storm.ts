@@ -28,6 +28,8 @@ export interface ChaosOptions {
   dir?: string;
   /** Each node's `store:` config section (Postgres runs); unset: SQLite files. */
   store?: (node: string) => Record<string, unknown>;
+  /** The nodes offer pipelined TLC updates (`fiber.pipelined_updates`): the channels run them. */
+  pipelined?: boolean;
   log: (line: string) => void;
 }
 
@@ -78,6 +80,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     },
     reset: true,
     store: o.store,
+    pipelined: o.pipelined,
     log: () => {},
   });
   let crash = '';
