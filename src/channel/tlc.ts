@@ -88,10 +88,13 @@ function ready(ch: Channel): void {
 
 /**
  * A round is in flight, or the channel waits for the peer's ReestablishChannel: a TLC command
- * waits (the service queues it) or is refused with WAITING_ACK.
+ * waits (the service queues it) or is refused with WAITING_ACK. A pipelined channel could send
+ * its updates while its CommitmentSigned waits for the RevokeAndAck, but they would wait for that
+ * answer all the same to be signed; held back instead, they go as one batch with the next
+ * CommitmentSigned, one commit and one flush, not one per command (`pipelined.ts`).
  */
 export function roundBusy(ch: Channel): boolean {
-  return !!ch.round || !!ch.reestablishing;
+  return !!ch.round || !!ch.reestablishing || !!ch.pipelined?.log.awaitingRevoke;
 }
 
 function idle(ch: Channel): void {
