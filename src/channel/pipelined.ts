@@ -25,27 +25,28 @@ import { ChannelError } from './errors.ts';
 import { isFnn } from './fnn-nonces.ts';
 import { commitmentPoint, keysOf } from './keys.ts';
 import { complete, SignatureError } from './musig.ts';
-import { dec, enc } from './round.ts';
+import { addMessageOf, dec, enc, removeMessageOf } from './round.ts';
 import type { Channel, PartyParams, PipelinedState, Tlc } from './state.ts';
 import { resolvingPending, tlcKey } from './state.ts';
 import type { Effect, MachineEnv, Step } from './step.ts';
 import {
-  ADD_TLC_ERRORS,
   type AddTlcCommand,
   advertise,
   announcedTlc,
-  hashPreimage,
+  checkOurAdd,
+  checkPeerAdd,
   onNonceAdvert,
+  ownRemoval,
+  peerRemoval,
   type RemoveReason,
   revocationOutput,
   shuttingDownAddError,
   signFirstRevocation,
   type TlcNotice,
   WAITING_ACK,
-  withRemoval,
 } from './tlc.ts';
 import { pipelinedTlcKeys } from './tlc-keys.ts';
-import { revocationMessage, SIDE_FLOOR } from './tx.ts';
+import { revocationMessage } from './tx.ts';
 import {
   commitmentReceived,
   disconnected,
@@ -182,20 +183,7 @@ export function spendable(ch: Channel, side: Owner): bigint {
 export function addTlcP(ch0: Channel, c: AddTlcCommand, env: MachineEnv): Step & { tlcId: bigint } {
   if (ch0.state === 'SHUTTING_DOWN') throw shuttingDownAddError(ch0);
   const p = ready(ch0);
-  if (c.amount <= 0n) throw new ChannelError('TlcAmountTooLow', ADD_TLC_ERRORS.amountTooLow);
-  const mine = spendable(ch0, 'local');
-  if (c.amount > mine) throw new ChannelError('TlcLimitExceeded', ADD_TLC_ERRORS.limit);
-  if (!ch0.udt && mine - c.amount + ch0.local.reserve < SIDE_FLOOR)
-    throw new ChannelError('TlcLimitExceeded', ADD_TLC_ERRORS.limit);
-  if (c.hashAlgorithm !== 0 && c.hashAlgorithm !== 1)
-    throw new ChannelError('InvalidParameter', 'Invalid parameter: hash algorithm');
-  const r = ch0.remote as PartyParams;
-  const inFlight = ch0.tlcs.filter((t) => t.offered && !t.removal);
-  if (BigInt(inFlight.length) >= r.maxTlcNumberInFlight)
-    throw new ChannelError('TlcLimitExceeded', ADD_TLC_ERRORS.limit);
-  if (inFlight.reduce((s, t) => s + t.amount, 0n) + c.amount > r.maxTlcValueInFlight)
-    throw new ChannelError('TlcLimitExceeded', ADD_TLC_ERRORS.limit);
-  if (c.expiry <= BigInt(env.now())) throw new ChannelError('TlcExpiryTooSoon', ADD_TLC_ERRORS.expiryTooSoon);
+  checkOurAdd(ch0, c, spendable(ch0, 'local'), env);
   const id = ch0.nextTlcId.offered;
   const msg: ChannelMessage = {
     type: 'AddTlc',
@@ -232,38 +220,14 @@ export function addTlcP(ch0: Channel, c: AddTlcCommand, env: MachineEnv): Step &
  */
 export function removeTlcP(ch0: Channel, id: bigint, reason: RemoveReason): Step {
   const p = ready(ch0);
-  const tlc = ch0.tlcs.find((t) => !t.offered && t.id === id);
-  if (!tlc || tlc.removal || tlc.added !== 'committed')
-    throw new ChannelError('TlcNotFound', `Invalid parameter: TLC ${id} not found or not removable`, {
-      tlcId: id,
-    });
-  let ch: Channel;
-  const effects: Effect[] = [];
-  if ('preimage' in reason) {
-    const preimage = h(reason.preimage);
-    if (h(hashPreimage(reason.preimage, tlc.hashAlgorithm)) !== tlc.paymentHash)
-      throw new ChannelError(
-        'PreimageMismatch',
-        'Invalid parameter: the preimage does not match the payment hash',
-      );
-    ch = withRemoval(ch0, tlc, { preimage, state: 'announced' });
-    ch = { ...ch, localBalance: ch.localBalance + tlc.amount };
-    effects.push({ type: 'tlc', notice: { type: 'preimage', tlc, preimage } });
-  } else {
-    ch = withRemoval(ch0, tlc, { error: h(reason.error), state: 'announced' });
-    ch = { ...ch, remoteBalance: ch.remoteBalance + tlc.amount };
-  }
-  const msg: ChannelMessage = {
-    type: 'RemoveTlc',
-    value: {
-      channelId: b(ch.id),
-      tlcId: id,
-      reason: 'preimage' in reason ? { fulfill: reason.preimage } : { fail: reason.error },
-    },
-  };
+  const r = ownRemoval(ch0, id, reason);
+  const tlc = ch0.tlcs.find((t) => !t.offered && t.id === id) as Tlc;
+  const effects: Effect[] = [send(r.msg)];
+  if ('preimage' in reason)
+    effects.push({ type: 'tlc', notice: { type: 'preimage', tlc, preimage: h(reason.preimage) } });
   const update =
     'preimage' in reason ? ({ type: 'fulfil', tlcId: id } as const) : ({ type: 'fail', tlcId: id } as const);
-  return { ch: withLog(ch, logSent(p.log, update)), effects: [send(msg), ...effects] };
+  return { ch: withLog(r.ch, logSent(p.log, update)), effects };
 }
 
 /** Whether `signP` would send a CommitmentSigned now. */
@@ -296,22 +260,7 @@ export function onAddTlcP(ch0: Channel, m: AddTlc): Step {
   if (ch0.state === 'SHUTTING_DOWN' && (ch0.flags.length !== 1 || ch0.flags[0] !== 'OUR_SHUTDOWN_SENT'))
     throw shuttingDownAddError(ch0);
   const p = ready(ch0);
-  if (m.tlcId !== ch0.nextTlcId.received)
-    throw new ChannelError('InvalidMessage', `AddTlc: expected TLC id ${ch0.nextTlcId.received}`);
-  if (m.amount <= 0n || m.amount > ch0.remoteBalance)
-    throw new ChannelError('InvalidMessage', 'AddTlc: amount out of range');
-  if (m.hashAlgorithm > 1) throw new ChannelError('InvalidMessage', 'AddTlc: unknown hash algorithm');
-  const inFlight = ch0.tlcs.filter((t) => !t.offered && !t.removal);
-  if (BigInt(inFlight.length) >= ch0.local.maxTlcNumberInFlight)
-    throw new ChannelError('InvalidMessage', 'AddTlc: too many TLCs');
-  if (inFlight.reduce((sum, t) => sum + t.amount, 0n) + m.amount > ch0.local.maxTlcValueInFlight)
-    throw new ChannelError('InvalidMessage', 'AddTlc: TLC value in flight exceeds our limit');
-  const theirReserve = (ch0.remote as PartyParams).reserve;
-  if (!ch0.udt && ch0.remoteBalance - m.amount + theirReserve < SIDE_FLOOR)
-    throw new ChannelError(
-      'InvalidMessage',
-      'AddTlc: the TLC would take the peer below the settlement floor',
-    );
+  checkPeerAdd(ch0, m);
   // The first of our commitments that can hold it: the one after the peer's last CommitmentSigned
   // before it (`pipelinedTlcKeys`).
   const tlc: Tlc = {
@@ -332,28 +281,13 @@ export function onAddTlcP(ch0: Channel, m: AddTlc): Step {
 
 export function onRemoveTlcP(ch0: Channel, m: RemoveTlc): Step {
   const p = ready(ch0);
-  const tlc = ch0.tlcs.find((t) => t.offered && t.id === m.tlcId);
   // The peer may remove only what it holds irrevocably; it learns that after we do.
-  if (!tlc || tlc.removal || tlc.added !== 'committed')
-    throw new ChannelError('InvalidMessage', `RemoveTlc: no TLC ${m.tlcId} to remove`);
-  let ch: Channel;
-  const effects: Effect[] = [];
-  if ('fulfill' in m.reason) {
-    if (h(hashPreimage(m.reason.fulfill, tlc.hashAlgorithm)) !== tlc.paymentHash)
-      throw new ChannelError('InvalidMessage', 'RemoveTlc: the preimage does not match');
-    const preimage = h(m.reason.fulfill);
-    ch = withRemoval(ch0, tlc, { preimage, state: 'announced' });
-    ch = { ...ch, remoteBalance: ch.remoteBalance + tlc.amount };
-    effects.push({ type: 'tlc', notice: { type: 'preimage', tlc, preimage } });
-  } else {
-    ch = withRemoval(ch0, tlc, { error: h(m.reason.fail), state: 'announced' });
-    ch = { ...ch, localBalance: ch.localBalance + tlc.amount };
-  }
+  const r = peerRemoval(ch0, m);
   const update =
     'fulfill' in m.reason
       ? ({ type: 'fulfil', tlcId: m.tlcId } as const)
       : ({ type: 'fail', tlcId: m.tlcId } as const);
-  return { ch: withLog(ch, logReceived(p.log, update)), effects };
+  return { ch: withLog(r.ch, logReceived(p.log, update)), effects: r.effects };
 }
 
 /**
@@ -655,30 +589,5 @@ export function onReestablishP(ch0: Channel, m: ReestablishChannel): Step {
 
 /** The AddTlc or RemoveTlc of one of our logged updates, from the TLC that holds its fields. */
 function updateMessage(ch: Channel, u: UpdateLog['entries'][number]['update']): ChannelMessage {
-  const offered = u.type === 'add';
-  const t = ch.tlcs.find((x) => x.offered === offered && x.id === u.tlcId);
-  if (!t) throw new ChannelError('MissingState', `no TLC ${u.tlcId} for an update to send again`);
-  if (u.type === 'add')
-    return {
-      type: 'AddTlc',
-      value: {
-        channelId: b(ch.id),
-        tlcId: t.id,
-        amount: t.amount,
-        paymentHash: b(t.paymentHash),
-        expiry: t.expiry,
-        hashAlgorithm: t.hashAlgorithm,
-        onionPacket: t.onion,
-      },
-    };
-  const r = t.removal;
-  if (!r) throw new ChannelError('MissingState', `TLC ${u.tlcId} has no removal to send again`);
-  return {
-    type: 'RemoveTlc',
-    value: {
-      channelId: b(ch.id),
-      tlcId: t.id,
-      reason: r.preimage ? { fulfill: b(r.preimage) } : { fail: b(r.error ?? '0x') },
-    },
-  };
+  return u.type === 'add' ? addMessageOf(ch, u.tlcId) : removeMessageOf(ch, u.tlcId);
 }

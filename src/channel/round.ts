@@ -62,11 +62,15 @@ const REMOVE_REF = 'rm:';
 
 /** The message a cached update stands for, byte for byte as it was sent (`cachedUpdate`). */
 export function replayedUpdate(ch: Channel, x: string): ChannelMessage {
-  if (x.startsWith(REMOVE_REF)) return cachedRemove(ch, BigInt(x.slice(REMOVE_REF.length)));
+  if (x.startsWith(REMOVE_REF)) return removeMessageOf(ch, BigInt(x.slice(REMOVE_REF.length)));
   if (!x.startsWith(ADD_REF)) return dec(x);
-  const id = BigInt(x.slice(ADD_REF.length));
+  return addMessageOf(ch, BigInt(x.slice(ADD_REF.length)));
+}
+
+/** The AddTlc of a TLC we offered, from the TLC (which holds every field of it). */
+export function addMessageOf(ch: Channel, id: bigint): ChannelMessage {
   const t = ch.tlcs.find((t) => t.offered && t.id === id);
-  if (!t) throw new ChannelError('MissingState', `cached AddTlc ${id} has no TLC`);
+  if (!t) throw new ChannelError('MissingState', `AddTlc ${id} to send again has no TLC`);
   return {
     type: 'AddTlc',
     value: {
@@ -81,9 +85,10 @@ export function replayedUpdate(ch: Channel, x: string): ChannelMessage {
   };
 }
 
-function cachedRemove(ch: Channel, id: bigint): ChannelMessage {
+/** The RemoveTlc of a TLC the peer offered, from its removal. */
+export function removeMessageOf(ch: Channel, id: bigint): ChannelMessage {
   const removal = ch.tlcs.find((t) => !t.offered && t.id === id)?.removal;
-  if (!removal) throw new ChannelError('MissingState', `cached RemoveTlc ${id} has no removed TLC`);
+  if (!removal) throw new ChannelError('MissingState', `RemoveTlc ${id} to send again has no removed TLC`);
   const reason = removal.preimage ? { fulfill: b(removal.preimage) } : { fail: b(removal.error ?? '0x') };
   return { type: 'RemoveTlc', value: { channelId: b(ch.id), tlcId: id, reason } };
 }

@@ -199,20 +199,7 @@ function offer(
   // whose text is the code's name: TlcAmountIsTooLow → AmountBelowMinimum; more than the local
   // balance, too many TLCs or too much value in flight → TemporaryChannelFailure; an expiry too
   // soon → ExpiryTooSoon. Our settlement floor is one more limit on the balance.
-  if (c.amount <= 0n) throw new ChannelError('TlcAmountTooLow', ADD_TLC_ERRORS.amountTooLow);
-  if (c.amount > ch0.localBalance) throw new ChannelError('TlcLimitExceeded', ADD_TLC_ERRORS.limit);
-  if (!ch0.udt && ch0.localBalance - c.amount + ch0.local.reserve < SIDE_FLOOR)
-    throw new ChannelError('TlcLimitExceeded', ADD_TLC_ERRORS.limit);
-  if (c.hashAlgorithm !== 0 && c.hashAlgorithm !== 1)
-    throw new ChannelError('InvalidParameter', 'Invalid parameter: hash algorithm');
-  const r = ch0.remote as PartyParams;
-  // Announced ones count: a batch is bounded by the peer's limits like TLCs offered one by one.
-  const inFlight = ch0.tlcs.filter((t) => t.offered && !t.removal);
-  if (BigInt(inFlight.length) >= r.maxTlcNumberInFlight)
-    throw new ChannelError('TlcLimitExceeded', ADD_TLC_ERRORS.limit);
-  const value = inFlight.reduce((s, t) => s + t.amount, 0n) + c.amount;
-  if (value > r.maxTlcValueInFlight) throw new ChannelError('TlcLimitExceeded', ADD_TLC_ERRORS.limit);
-  if (c.expiry <= BigInt(env.now())) throw new ChannelError('TlcExpiryTooSoon', ADD_TLC_ERRORS.expiryTooSoon);
+  checkOurAdd(ch0, c, ch0.localBalance, env);
   const tlc: Tlc = {
     id: ch0.nextTlcId.offered,
     offered: true,
@@ -245,6 +232,28 @@ function offer(
   return { ch, msg, tlcId: tlc.id };
 }
 
+/**
+ * Our AddTlc command against the channel: a positive amount within `spendable` (our balance; in
+ * a pipelined channel what every commitment to come leaves us) above our settlement floor, a
+ * known hash algorithm, the peer's in-flight limits (announced TLCs count: a batch is bounded
+ * like TLCs offered one by one) and an expiry still ahead. Both models (`pipelined.ts`).
+ */
+export function checkOurAdd(ch0: Channel, c: AddTlcCommand, spendable: bigint, env: MachineEnv): void {
+  if (c.amount <= 0n) throw new ChannelError('TlcAmountTooLow', ADD_TLC_ERRORS.amountTooLow);
+  if (c.amount > spendable) throw new ChannelError('TlcLimitExceeded', ADD_TLC_ERRORS.limit);
+  if (!ch0.udt && spendable - c.amount + ch0.local.reserve < SIDE_FLOOR)
+    throw new ChannelError('TlcLimitExceeded', ADD_TLC_ERRORS.limit);
+  if (c.hashAlgorithm !== 0 && c.hashAlgorithm !== 1)
+    throw new ChannelError('InvalidParameter', 'Invalid parameter: hash algorithm');
+  const r = ch0.remote as PartyParams;
+  const inFlight = ch0.tlcs.filter((t) => t.offered && !t.removal);
+  if (BigInt(inFlight.length) >= r.maxTlcNumberInFlight)
+    throw new ChannelError('TlcLimitExceeded', ADD_TLC_ERRORS.limit);
+  const value = inFlight.reduce((s, t) => s + t.amount, 0n) + c.amount;
+  if (value > r.maxTlcValueInFlight) throw new ChannelError('TlcLimitExceeded', ADD_TLC_ERRORS.limit);
+  if (c.expiry <= BigInt(env.now())) throw new ChannelError('TlcExpiryTooSoon', ADD_TLC_ERRORS.expiryTooSoon);
+}
+
 /** The TLC an AddTlc announces, as either side records it. */
 export function announcedTlc(m: AddTlc, offered: boolean): Tlc {
   return {
@@ -274,6 +283,19 @@ function tlcKeysOrFail(ch: Channel): TlcKeyFields {
 /** Checks a RemoveTlc command and applies it to the channel (no round started). */
 function settle(ch0: Channel, id: bigint, reason: RemoveReason): { ch: Channel; msg: ChannelMessage } {
   idle(ch0);
+  return ownRemoval(ch0, id, reason);
+}
+
+/**
+ * Our removal of a TLC the peer offered, committed on both sides: checked (the preimage against
+ * the hash), applied to the channel (the amount to us for a preimage, back to the peer for a
+ * failure), and its RemoveTlc. Both models (`pipelined.ts`).
+ */
+export function ownRemoval(
+  ch0: Channel,
+  id: bigint,
+  reason: RemoveReason,
+): { ch: Channel; msg: ChannelMessage } {
   const tlc = ch0.tlcs.find((t) => !t.offered && t.id === id);
   if (!tlc || tlc.removal || tlc.added !== 'committed')
     throw new ChannelError('TlcNotFound', `Invalid parameter: TLC ${id} not found or not removable`, {
@@ -413,24 +435,7 @@ export function onAddTlc(ch00: Channel, m: AddTlc, env: MachineEnv): Step {
   const c = collide(ch00);
   if (c.drop) return { ch: ch00, effects: [] };
   const ch0 = c.ch;
-  if (m.tlcId !== ch0.nextTlcId.received)
-    throw new ChannelError('InvalidMessage', `AddTlc: expected TLC id ${ch0.nextTlcId.received}`);
-  if (m.amount <= 0n || m.amount > ch0.remoteBalance)
-    throw new ChannelError('InvalidMessage', 'AddTlc: amount out of range');
-  if (m.hashAlgorithm > 1) throw new ChannelError('InvalidMessage', 'AddTlc: unknown hash algorithm');
-  // The offerer's own checks, enforced on it: our in-flight limits and its settlement floor (a
-  // side below the floor could never be settled around, and that would hold our share too).
-  const inFlight = ch0.tlcs.filter((t) => !t.offered && !t.removal);
-  if (BigInt(inFlight.length) >= ch0.local.maxTlcNumberInFlight)
-    throw new ChannelError('InvalidMessage', 'AddTlc: too many TLCs');
-  if (inFlight.reduce((sum, t) => sum + t.amount, 0n) + m.amount > ch0.local.maxTlcValueInFlight)
-    throw new ChannelError('InvalidMessage', 'AddTlc: TLC value in flight exceeds our limit');
-  const theirReserve = (ch0.remote as PartyParams).reserve;
-  if (!ch0.udt && ch0.remoteBalance - m.amount + theirReserve < SIDE_FLOOR)
-    throw new ChannelError(
-      'InvalidMessage',
-      'AddTlc: the TLC would take the peer below the settlement floor',
-    );
+  checkPeerAdd(ch0, m);
   void env;
   const tlc: Tlc = { ...announcedTlc(m, false), ...tlcKeysOrFail(ch0) };
   return {
@@ -445,29 +450,61 @@ export function onAddTlc(ch00: Channel, m: AddTlc, env: MachineEnv): Step {
   };
 }
 
+/**
+ * The peer's AddTlc, checked against the channel as we hold it: the next id, an amount it has,
+ * a known hash algorithm, and the offerer's own checks enforced on it: our in-flight limits and
+ * its settlement floor (a side below the floor could never be settled around, and that would
+ * hold our share too). Both models (`pipelined.ts`).
+ */
+export function checkPeerAdd(ch0: Channel, m: AddTlc): void {
+  if (m.tlcId !== ch0.nextTlcId.received)
+    throw new ChannelError('InvalidMessage', `AddTlc: expected TLC id ${ch0.nextTlcId.received}`);
+  if (m.amount <= 0n || m.amount > ch0.remoteBalance)
+    throw new ChannelError('InvalidMessage', 'AddTlc: amount out of range');
+  if (m.hashAlgorithm > 1) throw new ChannelError('InvalidMessage', 'AddTlc: unknown hash algorithm');
+  const inFlight = ch0.tlcs.filter((t) => !t.offered && !t.removal);
+  if (BigInt(inFlight.length) >= ch0.local.maxTlcNumberInFlight)
+    throw new ChannelError('InvalidMessage', 'AddTlc: too many TLCs');
+  if (inFlight.reduce((sum, t) => sum + t.amount, 0n) + m.amount > ch0.local.maxTlcValueInFlight)
+    throw new ChannelError('InvalidMessage', 'AddTlc: TLC value in flight exceeds our limit');
+  const theirReserve = (ch0.remote as PartyParams).reserve;
+  if (!ch0.udt && ch0.remoteBalance - m.amount + theirReserve < SIDE_FLOOR)
+    throw new ChannelError(
+      'InvalidMessage',
+      'AddTlc: the TLC would take the peer below the settlement floor',
+    );
+}
+
 export function onRemoveTlc(ch00: Channel, m: RemoveTlc): Step {
   ready(ch00);
   if (replayedRemove(ch00, m)) return { ch: ch00, effects: [] };
   const c = collide(ch00);
   if (c.drop) return { ch: ch00, effects: [] };
-  const ch0 = c.ch;
+  const { ch, effects } = peerRemoval(c.ch, m);
+  return { ch: { ...ch, ...remoteRound(ch) }, effects };
+}
+
+/**
+ * The peer's removal of a TLC we offered, committed on both sides: checked, applied (the amount
+ * to the peer for a preimage, whose 'preimage' notice goes at once; back to us for a failure).
+ * Both models (`pipelined.ts`).
+ */
+export function peerRemoval(ch0: Channel, m: RemoveTlc): Step {
   const tlc = ch0.tlcs.find((t) => t.offered && t.id === m.tlcId);
   if (!tlc || tlc.removal || tlc.added !== 'committed')
     throw new ChannelError('InvalidMessage', `RemoveTlc: no TLC ${m.tlcId} to remove`);
-  let ch: Channel;
-  const effects: Effect[] = [];
   if ('fulfill' in m.reason) {
     if (h(hashPreimage(m.reason.fulfill, tlc.hashAlgorithm)) !== tlc.paymentHash)
       throw new ChannelError('InvalidMessage', 'RemoveTlc: the preimage does not match');
     const preimage = h(m.reason.fulfill);
-    ch = withRemoval(ch0, tlc, { preimage, state: 'announced' });
-    ch = { ...ch, remoteBalance: ch.remoteBalance + tlc.amount };
-    effects.push({ type: 'tlc', notice: { type: 'preimage', tlc, preimage } });
-  } else {
-    ch = withRemoval(ch0, tlc, { error: h(m.reason.fail), state: 'announced' });
-    ch = { ...ch, localBalance: ch.localBalance + tlc.amount };
+    const ch = withRemoval(ch0, tlc, { preimage, state: 'announced' });
+    return {
+      ch: { ...ch, remoteBalance: ch.remoteBalance + tlc.amount },
+      effects: [{ type: 'tlc', notice: { type: 'preimage', tlc, preimage } }],
+    };
   }
-  return { ch: { ...ch, ...remoteRound(ch) }, effects };
+  const ch = withRemoval(ch0, tlc, { error: h(m.reason.fail), state: 'announced' });
+  return { ch: { ...ch, localBalance: ch.localBalance + tlc.amount }, effects: [] };
 }
 
 /**

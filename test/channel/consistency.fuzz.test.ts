@@ -24,7 +24,7 @@ import { ckbHash } from '../../src/crypto/hash.ts';
 import { openTestChain, type TestChain } from '../devchain/helpers.ts';
 import { fuzzRuns } from '../helpers/fuzz-runs.ts';
 import { pairHarness, type Side } from './pair-harness.ts';
-import { tapped } from './signer-tap.ts';
+import { overusedNonces, tapped } from './signer-tap.ts';
 
 vi.mock('../../src/crypto/musig2-fast.ts', async (importOriginal) => {
   const { tapMusig } = await import('./signer-tap.ts');
@@ -71,22 +71,6 @@ const stats = { settledOffChain: 0, restartsWithTlcs: 0, disconnectsMidRound: 0 
 afterEach(() => {
   for (const t of chains.splice(0)) t.close();
 });
-
-/**
- * Every nonce that signed more than `limit` distinct messages: one under Strand's rules, two
- * under fnn's (its schedule and Strand's two-use ledger, docs/nonces.md).
- */
-function overusedNonces(limit: number): string[] {
-  const seen = new Map<string, Set<string>>();
-  for (const x of tapped) {
-    if (x.discarded) continue;
-    const key = bytesToHex(x.nonce);
-    const s = seen.get(key) ?? new Set<string>();
-    s.add(`${bytesToHex(x.msg)}:${x.others.map((n) => bytesToHex(n)).join(',')}`);
-    seen.set(key, s);
-  }
-  return [...seen].filter(([, s]) => s.size > limit).map(([k]) => k);
-}
 
 function play(ops: Op[], rules: 'strand' | 'fnn'): void {
   tapped.length = 0;

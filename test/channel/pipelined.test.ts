@@ -34,7 +34,7 @@ import { ckbHash } from '../../src/crypto/hash.ts';
 import { openTestChain, type TestChain } from '../devchain/helpers.ts';
 import { fuzzRuns } from '../helpers/fuzz-runs.ts';
 import { pairHarness } from './pair-harness.ts';
-import { tapped } from './signer-tap.ts';
+import { overusedNonces, tapped } from './signer-tap.ts';
 
 vi.mock('../../src/crypto/musig2-fast.ts', async (importOriginal) => {
   const { tapMusig } = await import('./signer-tap.ts');
@@ -195,18 +195,6 @@ class Link {
       expect(held.outputsData).toEqual(built.outputsData);
     }
   }
-}
-
-function overusedNonces(): string[] {
-  const seen = new Map<string, Set<string>>();
-  for (const x of tapped) {
-    if (x.discarded) continue;
-    const key = bytesToHex(x.nonce);
-    const s = seen.get(key) ?? new Set<string>();
-    s.add(`${bytesToHex(x.msg)}:${x.others.map((n) => bytesToHex(n)).join(',')}`);
-    seen.set(key, s);
-  }
-  return [...seen].filter(([, s]) => s.size > 1).map(([k]) => k);
 }
 
 function newLink(): Link {

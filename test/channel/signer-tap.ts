@@ -85,3 +85,21 @@ export function tapMusig(real: Fast): Fast {
     },
   };
 }
+
+/**
+ * Every nonce that signed more than `limit` distinct messages (with the same co-signers' nonces
+ * or others), among the partials the tap kept: one under Strand's rules, two under fnn's (its
+ * schedule and Strand's two-use ledger, docs/nonces.md).
+ */
+export function overusedNonces(limit = 1): string[] {
+  const hex = (x: Uint8Array) => Buffer.from(x).toString('hex');
+  const seen = new Map<string, Set<string>>();
+  for (const x of tapped) {
+    if (x.discarded) continue;
+    const key = hex(x.nonce);
+    const s = seen.get(key) ?? new Set<string>();
+    s.add(`${hex(x.msg)}:${x.others.map(hex).join(',')}`);
+    seen.set(key, s);
+  }
+  return [...seen].filter(([, s]) => s.size > limit).map(([k]) => k);
+}
