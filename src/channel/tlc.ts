@@ -19,7 +19,6 @@
  */
 import { ccc } from '@ckb-ccc/core';
 import { bytesToHex, hexToBytes } from '../codec/index.ts';
-import { ckbHash, sha256 } from '../crypto/index.ts';
 import {
   buildCommitment,
   channelDeps,
@@ -36,7 +35,18 @@ import { nonceData, toScript } from './script-data.ts';
 import { type Channel, type PartyParams, resolvingPending, seenKey, type Tlc } from './state.ts';
 import { type Effect, freshNonce, type MachineEnv, type Step } from './step.ts';
 import { newTlcKeys, type TlcKeyFields, withRemotePoint } from './tlc-keys.ts';
-import { commitmentTxSize, feeOf, le128, revocationMessage, SIDE_FLOOR } from './tx.ts';
+import {
+  ADD_TLC_ERRORS,
+  type AddTlcCommand,
+  checkOurAdd,
+  checkPeerAdd,
+  hashPreimage,
+  ownRemoval,
+  peerRemoval,
+  type RemoveReason,
+  withRemoval,
+} from './tlc-rules.ts';
+import { commitmentTxSize, feeOf, le128, revocationMessage } from './tx.ts';
 import type { AddTlc, ChannelMessage, RemoveTlc, RevokeAndAck } from './wire.ts';
 
 const b = (h: string) => hexToBytes(h);
@@ -44,15 +54,8 @@ const h = (x: Uint8Array) => bytesToHex(x);
 
 export const WAITING_ACK = 'Unable to handle TLC command in waiting TLC ACK state';
 
-export interface AddTlcCommand {
-  amount: bigint;
-  paymentHash: Uint8Array;
-  expiry: bigint;
-  hashAlgorithm: number;
-  onion: Uint8Array;
-}
-
-export type RemoveReason = { preimage: Uint8Array } | { error: Uint8Array };
+export type { AddTlcCommand, RemoveReason } from './tlc-rules.ts';
+export { ADD_TLC_ERRORS, checkOurAdd, checkPeerAdd, hashPreimage, ownRemoval, peerRemoval, withRemoval };
 
 /** What the node learns from a finished round (for the payments layer). */
 export type TlcNotice =
@@ -118,10 +121,6 @@ export function shuttingDownAddError(ch: Channel): ChannelError {
   );
 }
 
-export function hashPreimage(preimage: Uint8Array, algorithm: number): Uint8Array {
-  return algorithm === 1 ? sha256(preimage) : ckbHash(preimage);
-}
-
 /** `add_tlc`: announce a TLC and sign the peer's commitment that includes it. */
 export function addTlc(ch0: Channel, c: AddTlcCommand, env: MachineEnv): Step & { tlcId: bigint } {
   const o = offer(ch0, c, env);
@@ -180,13 +179,6 @@ export function tlcBatch(ch0: Channel, cmds: TlcCommand[], env: MachineEnv): Ste
 
 const send = (msg: ChannelMessage): Effect => ({ type: 'send', msg });
 
-/** fnn's answers to a refused AddTlc command: the names of the TLC error codes they map to. */
-export const ADD_TLC_ERRORS = {
-  amountTooLow: 'AmountBelowMinimum',
-  limit: 'TemporaryChannelFailure',
-  expiryTooSoon: 'ExpiryTooSoon',
-} as const;
-
 /** Checks an AddTlc command and applies it to the channel (no round started). */
 function offer(
   ch0: Channel,
@@ -232,28 +224,6 @@ function offer(
   return { ch, msg, tlcId: tlc.id };
 }
 
-/**
- * Our AddTlc command against the channel: a positive amount within `spendable` (our balance; in
- * a pipelined channel what every commitment to come leaves us) above our settlement floor, a
- * known hash algorithm, the peer's in-flight limits (announced TLCs count: a batch is bounded
- * like TLCs offered one by one) and an expiry still ahead. Both models (`pipelined.ts`).
- */
-export function checkOurAdd(ch0: Channel, c: AddTlcCommand, spendable: bigint, env: MachineEnv): void {
-  if (c.amount <= 0n) throw new ChannelError('TlcAmountTooLow', ADD_TLC_ERRORS.amountTooLow);
-  if (c.amount > spendable) throw new ChannelError('TlcLimitExceeded', ADD_TLC_ERRORS.limit);
-  if (!ch0.udt && spendable - c.amount + ch0.local.reserve < SIDE_FLOOR)
-    throw new ChannelError('TlcLimitExceeded', ADD_TLC_ERRORS.limit);
-  if (c.hashAlgorithm !== 0 && c.hashAlgorithm !== 1)
-    throw new ChannelError('InvalidParameter', 'Invalid parameter: hash algorithm');
-  const r = ch0.remote as PartyParams;
-  const inFlight = ch0.tlcs.filter((t) => t.offered && !t.removal);
-  if (BigInt(inFlight.length) >= r.maxTlcNumberInFlight)
-    throw new ChannelError('TlcLimitExceeded', ADD_TLC_ERRORS.limit);
-  const value = inFlight.reduce((s, t) => s + t.amount, 0n) + c.amount;
-  if (value > r.maxTlcValueInFlight) throw new ChannelError('TlcLimitExceeded', ADD_TLC_ERRORS.limit);
-  if (c.expiry <= BigInt(env.now())) throw new ChannelError('TlcExpiryTooSoon', ADD_TLC_ERRORS.expiryTooSoon);
-}
-
 /** The TLC an AddTlc announces, as either side records it. */
 export function announcedTlc(m: AddTlc, offered: boolean): Tlc {
   return {
@@ -286,53 +256,10 @@ function settle(ch0: Channel, id: bigint, reason: RemoveReason): { ch: Channel; 
   return ownRemoval(ch0, id, reason);
 }
 
-/**
- * Our removal of a TLC the peer offered, committed on both sides: checked (the preimage against
- * the hash), applied to the channel (the amount to us for a preimage, back to the peer for a
- * failure), and its RemoveTlc. Both models (`pipelined.ts`).
- */
-export function ownRemoval(
-  ch0: Channel,
-  id: bigint,
-  reason: RemoveReason,
-): { ch: Channel; msg: ChannelMessage } {
-  const tlc = ch0.tlcs.find((t) => !t.offered && t.id === id);
-  if (!tlc || tlc.removal || tlc.added !== 'committed')
-    throw new ChannelError('TlcNotFound', `Invalid parameter: TLC ${id} not found or not removable`, {
-      tlcId: id,
-    });
-  let ch: Channel;
-  if ('preimage' in reason) {
-    if (h(hashPreimage(reason.preimage, tlc.hashAlgorithm)) !== tlc.paymentHash)
-      throw new ChannelError(
-        'PreimageMismatch',
-        'Invalid parameter: the preimage does not match the payment hash',
-      );
-    ch = withRemoval(ch0, tlc, { preimage: h(reason.preimage), state: 'announced' });
-    ch = { ...ch, localBalance: ch.localBalance + tlc.amount };
-  } else {
-    ch = withRemoval(ch0, tlc, { error: h(reason.error), state: 'announced' });
-    ch = { ...ch, remoteBalance: ch.remoteBalance + tlc.amount };
-  }
-  const msg: ChannelMessage = {
-    type: 'RemoveTlc',
-    value: {
-      channelId: b(ch.id),
-      tlcId: id,
-      reason: 'preimage' in reason ? { fulfill: reason.preimage } : { fail: reason.error },
-    },
-  };
-  return { ch, msg };
-}
-
 /** `commitment_signed` (dev): a round without updates. */
 export function signCommitment(ch: Channel, env: MachineEnv): Step {
   idle(ch);
   return startRound(ch, env);
-}
-
-export function withRemoval(ch: Channel, tlc: Tlc, removal: NonNullable<Tlc['removal']>): Channel {
-  return { ...ch, tlcs: ch.tlcs.map((t) => (t === tlc ? { ...t, removal } : t)) };
 }
 
 function startRound(ch0: Channel, env: MachineEnv, updates: ChannelMessage[] = [], before?: Channel): Step {
@@ -450,31 +377,6 @@ export function onAddTlc(ch00: Channel, m: AddTlc, env: MachineEnv): Step {
   };
 }
 
-/**
- * The peer's AddTlc, checked against the channel as we hold it: the next id, an amount it has,
- * a known hash algorithm, and the offerer's own checks enforced on it: our in-flight limits and
- * its settlement floor (a side below the floor could never be settled around, and that would
- * hold our share too). Both models (`pipelined.ts`).
- */
-export function checkPeerAdd(ch0: Channel, m: AddTlc): void {
-  if (m.tlcId !== ch0.nextTlcId.received)
-    throw new ChannelError('InvalidMessage', `AddTlc: expected TLC id ${ch0.nextTlcId.received}`);
-  if (m.amount <= 0n || m.amount > ch0.remoteBalance)
-    throw new ChannelError('InvalidMessage', 'AddTlc: amount out of range');
-  if (m.hashAlgorithm > 1) throw new ChannelError('InvalidMessage', 'AddTlc: unknown hash algorithm');
-  const inFlight = ch0.tlcs.filter((t) => !t.offered && !t.removal);
-  if (BigInt(inFlight.length) >= ch0.local.maxTlcNumberInFlight)
-    throw new ChannelError('InvalidMessage', 'AddTlc: too many TLCs');
-  if (inFlight.reduce((sum, t) => sum + t.amount, 0n) + m.amount > ch0.local.maxTlcValueInFlight)
-    throw new ChannelError('InvalidMessage', 'AddTlc: TLC value in flight exceeds our limit');
-  const theirReserve = (ch0.remote as PartyParams).reserve;
-  if (!ch0.udt && ch0.remoteBalance - m.amount + theirReserve < SIDE_FLOOR)
-    throw new ChannelError(
-      'InvalidMessage',
-      'AddTlc: the TLC would take the peer below the settlement floor',
-    );
-}
-
 export function onRemoveTlc(ch00: Channel, m: RemoveTlc): Step {
   ready(ch00);
   if (replayedRemove(ch00, m)) return { ch: ch00, effects: [] };
@@ -482,29 +384,6 @@ export function onRemoveTlc(ch00: Channel, m: RemoveTlc): Step {
   if (c.drop) return { ch: ch00, effects: [] };
   const { ch, effects } = peerRemoval(c.ch, m);
   return { ch: { ...ch, ...remoteRound(ch) }, effects };
-}
-
-/**
- * The peer's removal of a TLC we offered, committed on both sides: checked, applied (the amount
- * to the peer for a preimage, whose 'preimage' notice goes at once; back to us for a failure).
- * Both models (`pipelined.ts`).
- */
-export function peerRemoval(ch0: Channel, m: RemoveTlc): Step {
-  const tlc = ch0.tlcs.find((t) => t.offered && t.id === m.tlcId);
-  if (!tlc || tlc.removal || tlc.added !== 'committed')
-    throw new ChannelError('InvalidMessage', `RemoveTlc: no TLC ${m.tlcId} to remove`);
-  if ('fulfill' in m.reason) {
-    if (h(hashPreimage(m.reason.fulfill, tlc.hashAlgorithm)) !== tlc.paymentHash)
-      throw new ChannelError('InvalidMessage', 'RemoveTlc: the preimage does not match');
-    const preimage = h(m.reason.fulfill);
-    const ch = withRemoval(ch0, tlc, { preimage, state: 'announced' });
-    return {
-      ch: { ...ch, remoteBalance: ch.remoteBalance + tlc.amount },
-      effects: [{ type: 'tlc', notice: { type: 'preimage', tlc, preimage } }],
-    };
-  }
-  const ch = withRemoval(ch0, tlc, { error: h(m.reason.fail), state: 'announced' });
-  return { ch: { ...ch, localBalance: ch.localBalance + tlc.amount }, effects: [] };
 }
 
 /**
