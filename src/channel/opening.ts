@@ -47,6 +47,9 @@ export interface ChannelOpeningOptions {
   command(tempId: string, ev: Event): Promise<void>;
 }
 
+/** How long `open_channel` waits for the Init of a peer whose session is already open. */
+const INIT_WAIT_MS = 5_000;
+
 export class ChannelOpening {
   private readonly o: ChannelServiceOptions;
   private readonly store: StagedChannelStore;
@@ -96,14 +99,39 @@ export class ChannelOpening {
     return { ...s, ch: { ...s.ch, pipelinedUpdates: true } };
   }
 
+  /**
+   * Waits (up to `INIT_WAIT_MS`) for the peer's `Init` on a session that is open but has not
+   * carried it yet: `connect_peer` answers once the session is up, and an `open_channel` right
+   * after it used to run before the Init came. Its features choose the channel's rules, and the
+   * Init's arrival counts as the session's (re)connection, which drops openings not yet signed
+   * (`reestablish`): an opening made before it was aborted at once (seen on CI).
+   */
+  private initOf(pk: string, noInit: () => Error): Promise<void> {
+    if (this.o.peers.peerInit(pk)) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const done = (err?: Error) => {
+        clearTimeout(timer);
+        this.o.peers.off('connected', onConnected);
+        if (err) reject(err);
+        else resolve();
+      };
+      const onConnected = (p: { pubkey: string }) => {
+        if (p.pubkey.toLowerCase() === pk.toLowerCase()) done();
+      };
+      const timer = setTimeout(() => done(noInit()), INIT_WAIT_MS);
+      this.o.peers.on('connected', onConnected);
+    });
+  }
+
   async openChannel(r: OpenRequest): Promise<{ temporaryChannelId: string }> {
     const pk = r.pubkey;
-    if (!this.o.peers.isConnected(pk)) {
-      throw new ChannelError(
+    const noInit = () =>
+      new ChannelError(
         'PeerFeaturesUnknown',
         `Invalid parameter: Peer Pubkey(${pk})'s feature not found, waiting for peer to send Init message`,
       );
-    }
+    if (!this.o.peers.isConnected(pk)) throw noInit();
+    await this.initOf(pk, noInit);
     const udt = r.fundingUdtTypeScript ? this.whitelisted(r.fundingUdtTypeScript) : null;
     if (r.fundingUdtTypeScript && !udt)
       throw new ChannelError('InvalidParameter', 'Invalid parameter: Invalid UDT type script');

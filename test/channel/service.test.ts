@@ -44,8 +44,10 @@ class FakePeers extends EventEmitter implements PeerLink {
     return pk === PEER || pk === OTHER;
   }
   /** Another Strand node: the seed's channel rules. */
+  /** Peers whose session is open but whose Init has not come yet. */
+  noInitYet = new Set<string>();
   peerInit(pk: string) {
-    return this.isConnected(pk) ? { features: INIT_FEATURES } : undefined;
+    return this.isConnected(pk) && !this.noInitYet.has(pk) ? { features: INIT_FEATURES } : undefined;
   }
   dropped: string[] = [];
   drop(pk: string) {
@@ -175,6 +177,41 @@ describe('channel service', () => {
       { type: 'TxAbort' }
     >;
     expect(new TextDecoder().decode(abort.value.message)).toBe(ch!.failureDetail);
+  });
+
+  it('open_channel on a session whose Init has not come yet waits for it: Strand rules, and the Init does not abort the opening', async () => {
+    svc = service(100n * CKB, {
+      wallet: { fund: async (tx: ccc.Transaction) => tx, release: () => {} } as never,
+    });
+    peers.noInitYet.add(PEER);
+    const opened = svc.openChannel({ pubkey: PEER, fundingAmount: 500n * CKB });
+    await settle();
+    expect(svc.list()).toEqual([]);
+    // The Init arrives: the peer manager counts it as the session's connection.
+    peers.noInitYet.delete(PEER);
+    peers.emit('connected', { pubkey: PEER });
+    const { temporaryChannelId } = await opened;
+    await settle();
+    const ch = svc.get(temporaryChannelId);
+    expect([ch?.state, ch?.rules, ch?.local.reserve]).toEqual(['NEGOTIATING_FUNDING', undefined, 62n * CKB]);
+    expect(peers.sent.map((x) => x.msg.type)).toEqual(['OpenChannel']);
+  });
+
+  it("open_channel refuses a peer whose Init does not come, with fnn's text", async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout'] });
+    try {
+      svc = service();
+      peers.noInitYet.add(PEER);
+      const opened = svc.openChannel({ pubkey: PEER, fundingAmount: 500n * CKB });
+      const check = expect(opened).rejects.toThrow(
+        /feature not found, waiting for peer to send Init message/,
+      );
+      await vi.advanceTimersByTimeAsync(5_000);
+      await check;
+      expect(svc.list()).toEqual([]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('drops an unsigned opening when the peer reconnects (its OpenChannel may be lost), telling the peer; a signed-for channel is reestablished', async () => {
