@@ -13,7 +13,7 @@ import type { Channel } from './state.ts';
  * The wait: about what a client takes to answer a payment's success with the next one on a
  * loopback connection (~1.5 ms traced, `performance.md`), with room to spare.
  */
-export const PIPELINED_SIGN_DELAY_MS = Number(process.env.STRAND_PIPELINED_SIGN_DELAY_MS ?? 3);
+export const PIPELINED_SIGN_DELAY_MS = 3;
 
 export class DeferredSign {
   private readonly timers = new Map<string, NodeJS.Timeout>();

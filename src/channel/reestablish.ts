@@ -59,10 +59,11 @@ const send = (msg: ChannelMessage): Effect => ({ type: 'send', msg });
  */
 export function onReconnected(ch: Channel): Step {
   if (abortable(ch)) return fail(ch, 'the peer reconnected before the funding was signed');
+  const ready = ch.state === 'CHANNEL_READY' || ch.state === 'SHUTTING_DOWN';
+  // A pipelined channel forgets what no signature covered and sends its own counters.
+  if (ready && ch.pipelined) return reconnectedP(ch);
   const effects = [send(reestablishMessage(ch))];
-  if (ch.state !== 'CHANNEL_READY' && ch.state !== 'SHUTTING_DOWN') return { ch, effects };
-  if (ch.pipelined) return reconnectedP(ch);
-  return { ch: { ...ch, reestablishing: true }, effects };
+  return { ch: ready ? { ...ch, reestablishing: true } : ch, effects };
 }
 
 const ROUND_MESSAGES: ReadonlySet<ChannelMessage['type']> = new Set<ChannelMessage['type']>([
