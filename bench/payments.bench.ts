@@ -55,6 +55,12 @@ const WARMUP = Number(process.env.BENCH_WARMUP ?? 2000);
  * gave the same rates within the machine's noise.
  */
 const RPC_TRANSPORT = process.env.BENCH_RPC === 'ws' ? 'ws' : 'http';
+/**
+ * A pause after each payment of the one-at-a-time runs (`BENCH_GAP_MS`, default 0): with none, a
+ * payment starts while the previous one's settling rounds are still running on the channels (as
+ * a wallet paying again at once would see); with a pause, each payment meets idle channels.
+ */
+const GAP_MS = Number(process.env.BENCH_GAP_MS ?? 0);
 /** The nodes offer pipelined TLC updates (`BENCH_PIPELINED=1`, `fiber.pipelined_updates`). */
 const PIPELINED = !!process.env.BENCH_PIPELINED;
 
@@ -197,6 +203,7 @@ async function inFlightAtOnce(inFlight: number, count: number, one: () => Promis
       while (next < count) {
         next++;
         await one();
+        if (GAP_MS > 0 && inFlight === 1) await new Promise((r) => setTimeout(r, GAP_MS));
       }
     }),
   );

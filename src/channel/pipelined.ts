@@ -20,11 +20,12 @@
  * unanswered, a pool of two never runs dry.
  */
 import { bytesToHex, hexToBytes } from '../codec/index.ts';
-import { buildCommitment, commitmentSigned, completeOwnCommitment } from './commitment.ts';
+import { commitmentSigned, completeOwnCommitment } from './commitment.ts';
 import { ChannelError } from './errors.ts';
 import { isFnn } from './fnn-nonces.ts';
 import { commitmentPoint, keysOf } from './keys.ts';
 import { complete, SignatureError } from './musig.ts';
+import { revocationToSign } from './revocation.ts';
 import { addMessageOf, dec, enc, removeMessageOf } from './round.ts';
 import type { Channel, PartyParams, PipelinedState, Tlc } from './state.ts';
 import { resolvingPending, tlcKey } from './state.ts';
@@ -39,14 +40,12 @@ import {
   ownRemoval,
   peerRemoval,
   type RemoveReason,
-  revocationOutput,
   shuttingDownAddError,
   signFirstRevocation,
   type TlcNotice,
   WAITING_ACK,
 } from './tlc.ts';
 import { pipelinedTlcKeys } from './tlc-keys.ts';
-import { revocationMessage } from './tx.ts';
 import {
   commitmentReceived,
   disconnected,
@@ -313,13 +312,8 @@ export function onCommitmentSignedP(
   };
   const ad = advertise(ch, env);
   ch = ad.ch;
-  const own = buildCommitment(view, false, env);
-  const rv = revocationOutput(view, true, env);
-  const s = signFirstRevocation(
-    ch,
-    own.revocationKeys,
-    revocationMessage(rv.out, rv.data, own.args, r.number - 1n),
-  );
+  const rv = revocationToSign(view, true, r.number - 1n, env);
+  const s = signFirstRevocation(ch, rv.keys, rv.msg);
   ch = s.ch;
   const raa: RevokeAndAck = {
     channelId: b(ch.id),
@@ -341,9 +335,7 @@ export function onRevokeAndAckP(ch0: Channel, m: RevokeAndAck, env: MachineEnv):
     throw new ChannelError('UnexpectedMessage', 'RevokeAndAck without a CommitmentSigned waiting for it');
   const revoked = p.log.remote - 1n;
   const view = viewChannel(ch0, 'remote', p.log.remote);
-  const theirs = buildCommitment(view, true, env);
-  const rv = revocationOutput(view, false, env);
-  const msg = revocationMessage(rv.out, rv.data, theirs.args, revoked);
+  const rv = revocationToSign(view, false, revoked, env);
   const my = ch0.nonces.mine[0];
   if (!my) throw new ChannelError('NonceExhausted', 'no nonce of ours left');
   const k = keysOf(ch0);
@@ -356,8 +348,8 @@ export function onRevokeAndAckP(ch0: Channel, m: RevokeAndAck, env: MachineEnv):
       theirPubkey: b((ch0.remote as PartyParams).fundingPubkey),
       theirNonce: m.nextRevocationNonce,
       theirPartial: m.revocationPartialSignature,
-      keys: theirs.revocationKeys,
-      msg,
+      keys: rv.keys,
+      msg: rv.msg,
     });
   } catch (e) {
     if (e instanceof SignatureError)
@@ -368,7 +360,7 @@ export function onRevokeAndAckP(ch0: Channel, m: RevokeAndAck, env: MachineEnv):
     {
       ...ch0,
       nonces: { ...ch0.nonces, mine: ch0.nonces.mine.slice(1) },
-      revocation: { version: revoked, signature: h(sig), args: h(theirs.args) },
+      revocation: { version: revoked, signature: h(sig), args: h(rv.argsPrefix) },
     },
     revokeReceived(p.log),
   );

@@ -240,7 +240,12 @@ export interface Channel {
   reestablishing?: boolean;
   /** Our updates stepped back after a collision, re-issued when the peer's round ends. */
   retry?: Hex[];
-  /** The latest revocation of the peer's commitments we hold: version and aggregated signature. */
+  /**
+   * The latest revocation of the peer's commitments we hold: version, aggregated signature and
+   * the part of the revoked commitment's lock args it signs (`revocationLockPrefix`, 28 bytes;
+   * states stored before 2026-11-29 hold the whole args of the peer's next commitment, whose
+   * first 28 bytes are the same).
+   */
   revocation?: { version: bigint; signature: Hex; args: Hex } | null;
   /** The funding tx as it stands (molecule hex). */
   fundingTx: Hex | null;

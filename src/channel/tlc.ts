@@ -1,37 +1,12 @@
-/**
- * TLC rounds, pure. One round at a time per channel (the reference also allows only one unacked
- * CommitmentSigned per side): the initiator sends its updates (AddTlc / RemoveTlc, several in one
- * round: `tlcBatch`) and a CommitmentSigned for the peer's next commitment; the peer answers
- * RevokeAndAck (revoking its previous commitment) and its own CommitmentSigned; the initiator
- * ends with RevokeAndAck.
- * Updates apply to balances when announced, so both new commitments include them; the old
- * commitments are revoked by the end of the round.
- *
- * Nonces: each completion (our new commitment, the peer's revocation) takes the head of our
- * pool and is followed by a TxComplete advertising a fresh nonce (Strand extension: the
- * reference's messages carry too few nonces to never reuse one). fnn mode: no such advertisement;
- * fnn's schedule under the two-use ledger (docs/nonces.md).
- *
- * Longer than the house's ~600 lines on purpose: both halves of a round (our commands, the peer's
- * messages) share the private rules that offer, settle and finish; split apart they would have
- * to be exported to each other. The round's memory of itself (replay cache, step back) is in
- * `round.ts`.
- */
-import { ccc } from '@ckb-ccc/core';
 import { bytesToHex, hexToBytes } from '../codec/index.ts';
-import {
-  buildCommitment,
-  channelDeps,
-  commitmentSigned,
-  completeOwnCommitment,
-  totalCapacity,
-} from './commitment.ts';
+import { commitmentSigned, completeOwnCommitment } from './commitment.ts';
 import { ChannelError } from './errors.ts';
 import { completePeerRevocation, isFnn, signOwnRevocation } from './fnn-revoke.ts';
 import { commitmentPoint, keysOf } from './keys.ts';
 import { complete, type NoncePair, SignatureError, signFirst } from './musig.ts';
+import { revocationToSign } from './revocation.ts';
 import { cachedUpdate, collide, dec, enc, roundSnapshot } from './round.ts';
-import { nonceData, toScript } from './script-data.ts';
+import { nonceData } from './script-data.ts';
 import { type Channel, type PartyParams, resolvingPending, seenKey, type Tlc } from './state.ts';
 import { type Effect, freshNonce, type MachineEnv, type Step } from './step.ts';
 import { newTlcKeys, type TlcKeyFields, withRemotePoint } from './tlc-keys.ts';
@@ -46,7 +21,6 @@ import {
   type RemoveReason,
   withRemoval,
 } from './tlc-rules.ts';
-import { commitmentTxSize, feeOf, le128, revocationMessage } from './tx.ts';
 import type { AddTlc, ChannelMessage, RemoveTlc, RevokeAndAck } from './wire.ts';
 
 const b = (h: string) => hexToBytes(h);
@@ -428,28 +402,6 @@ export function advertise(ch: Channel, env: MachineEnv): { ch: Channel; effect: 
   };
 }
 
-/** The revocation output of holder H's commitments: the whole cell to the other side. */
-export function revocationOutput(ch: Channel, holderIsLocal: boolean, env: MachineEnv) {
-  const other = holderIsLocal ? (ch.remote as PartyParams) : ch.local;
-  const udt = ch.udt ? toScript(ch.udt) : undefined;
-  const fee = feeOf(
-    ch.commitmentFeeRate,
-    commitmentTxSize(channelDeps(ch, env).length, env.commitmentLock, udt),
-  );
-  return {
-    out: ccc.CellOutput.from({
-      capacity: totalCapacity(ch) - fee,
-      lock: toScript(other.shutdownScript),
-      type: udt,
-    }),
-    data: ch.udt ? le128(ch.localBalance + ch.remoteBalance + pendingSum(ch)) : new Uint8Array(0),
-  };
-}
-
-function pendingSum(ch: Channel): bigint {
-  return ch.tlcs.filter((t) => !t.removal).reduce((s, t) => s + t.amount, 0n);
-}
-
 /** The peer signed our next commitment. */
 export function onCommitmentSignedReady(
   ch00: Channel,
@@ -477,13 +429,11 @@ export function onCommitmentSignedReady(
   }
   // Revoke our previous commitment (version R − 1). Strand: we sign first, the peer completes.
   const revoked = ch.commitmentNumbers.remote - 1n;
-  const own = buildCommitment(ch, false, env);
-  const rv = revocationOutput(ch, true, env);
-  const msg = revocationMessage(rv.out, rv.data, own.args, revoked);
+  const rv = revocationToSign(ch, true, revoked, env);
   const k = keysOf(ch);
   const s = isFnn(ch)
-    ? signOwnRevocation(ch, own.revocationKeys, msg, env)
-    : signFirstRevocation(ch, own.revocationKeys, msg);
+    ? signOwnRevocation(ch, rv.keys, rv.msg, env)
+    : signFirstRevocation(ch, rv.keys, rv.msg);
   ch = {
     ...s.ch,
     commitmentNumbers: { ...ch.commitmentNumbers, remote: ch.commitmentNumbers.remote + 1n },
@@ -527,9 +477,7 @@ export function onRevokeAndAck(ch0: Channel, m: RevokeAndAck, env: MachineEnv): 
   if (ch0.round.initiator === 'local' && ch0.round.gotRevoke)
     throw new ChannelError('UnexpectedMessage', 'second RevokeAndAck');
   const revoked = ch0.commitmentNumbers.local - 1n;
-  const theirs = buildCommitment(ch0, true, env);
-  const rv = revocationOutput(ch0, false, env);
-  const msg = revocationMessage(rv.out, rv.data, theirs.args, revoked);
+  const rv = revocationToSign(ch0, false, revoked, env);
   const k = keysOf(ch0);
   const session = (myNonce: NoncePair, theirNonce: Uint8Array) =>
     complete({
@@ -539,8 +487,8 @@ export function onRevokeAndAck(ch0: Channel, m: RevokeAndAck, env: MachineEnv): 
       theirPubkey: b((ch0.remote as PartyParams).fundingPubkey),
       theirNonce,
       theirPartial: m.revocationPartialSignature,
-      keys: theirs.revocationKeys,
-      msg,
+      keys: rv.keys,
+      msg: rv.msg,
     });
   let sig: Uint8Array;
   let ch1: Channel;
@@ -564,7 +512,7 @@ export function onRevokeAndAck(ch0: Channel, m: RevokeAndAck, env: MachineEnv): 
   let ch: Channel = withRemotePoint(
     {
       ...ch1,
-      revocation: { version: revoked, signature: h(sig), args: h(theirs.args) },
+      revocation: { version: revoked, signature: h(sig), args: h(rv.argsPrefix) },
       commitmentNumbers: { ...ch0.commitmentNumbers, local: L },
     },
     L,

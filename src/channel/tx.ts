@@ -141,12 +141,20 @@ export function commitmentLockArgs(
   script: Uint8Array,
 ): Uint8Array {
   return concat(
-    revocationKeyHash(revocationKeys),
-    le64(delaySince(delayEpoch)),
+    revocationLockPrefix(revocationKeys, delayEpoch),
     be64(version),
     scriptHash(script),
     new Uint8Array([0]),
   );
+}
+
+/**
+ * The first 28 bytes of a commitment's lock args (the revocation key hash and the delay): what a
+ * revocation signs of the revoked commitment. They never change for a holder of a channel, so a
+ * revocation needs no commitment built to get them.
+ */
+export function revocationLockPrefix(revocationKeys: Uint8Array[], delayEpoch: bigint): Uint8Array {
+  return concat(revocationKeyHash(revocationKeys), le64(delaySince(delayEpoch)));
 }
 
 /**
@@ -263,7 +271,10 @@ export function commitmentTx(c: CommitmentInput): ccc.Transaction {
   });
 }
 
-/** The message a revocation of version `version` signs (§3.2b); `args` of the revoked commitment. */
+/**
+ * The message a revocation of version `version` signs (§3.2b); `args` of the revoked commitment,
+ * or only their first 28 bytes (`revocationLockPrefix`): the rest is not signed.
+ */
 export function revocationMessage(
   out: ccc.CellOutputLike,
   data: Uint8Array,
