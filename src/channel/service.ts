@@ -36,7 +36,6 @@ import { TlcCommands } from './tlc-commands.ts';
 import type { ScriptInfo } from './tx.ts';
 import { WalletFunding } from './wallet-funding.ts';
 import { CHANNEL_CODECS, type ChannelMessage, type ChannelMessageKind, fromFiberMessage } from './wire.ts';
-import { WorkAhead } from './work-ahead.ts';
 
 const NOOP_LOG: ChannelLogger = { info() {}, warn() {}, error() {} };
 /** The reference's PEER_CHANNEL_RESPONSE_TIMEOUT. */
@@ -76,7 +75,6 @@ export class ChannelService {
   private readonly ackTimeout: AckTimeout;
   /** Pipelined channels: the CommitmentSigned only the peer's fulfils wait for (`deferred-sign.ts`). */
   private readonly deferredSign: DeferredSign;
-  private readonly ahead: WorkAhead;
   private readonly externalWatch: ExternalFundingWatch;
   /** Our part of each funding tx: wallet cells, an external funder's, tokens; its signatures. */
   private readonly funding: WalletFunding;
@@ -94,12 +92,7 @@ export class ChannelService {
   constructor(private readonly o: ChannelServiceOptions) {
     this.store = new StagedChannelStore(new ChannelStore(o.db));
     this.log = o.logger ?? NOOP_LOG;
-    // Nonces, points and TLC keys made while the node waits for its peers (`work-ahead.ts`).
-    this.ahead = new WorkAhead((fn) => {
-      void (o.durable?.() ?? Promise.resolve()).then(() => setImmediate(fn));
-    });
     this.env = {
-      nonce: (pubkey, secret) => this.ahead.nonce(pubkey, secret),
       chainHash: o.chainHash,
       fundingLock: o.scripts.fundingLock,
       commitmentLock: o.scripts.commitmentLock,
@@ -230,7 +223,6 @@ export class ChannelService {
     this.expiry.stop();
     this.ackTimeout.stop();
     this.deferredSign.stop();
-    this.ahead.stop();
     this.externalWatch.stop();
     for (const u of this.unsubscribe.splice(0)) u();
     this.chainWatch.stop();
@@ -562,7 +554,6 @@ export class ChannelService {
     this.o.onChange?.(ch);
     this.ackTimeout.observe(ch);
     this.deferredSign.observe(ch);
-    this.ahead.observe(ch);
     for (const e of s.effects) this.effects.perform(ch, e);
     // The queued TLC commands go out on the channel as it is now (a later step may be staged).
     void this.enqueue(ch.tempId, () => {
