@@ -1,3 +1,22 @@
+/**
+ * TLC rounds, pure. One round at a time per channel (the reference also allows only one unacked
+ * CommitmentSigned per side): the initiator sends its updates (AddTlc / RemoveTlc, several in one
+ * round: `tlcBatch`) and a CommitmentSigned for the peer's next commitment; the peer answers
+ * RevokeAndAck (revoking its previous commitment) and its own CommitmentSigned; the initiator
+ * ends with RevokeAndAck.
+ * Updates apply to balances when announced, so both new commitments include them; the old
+ * commitments are revoked by the end of the round.
+ *
+ * Nonces: each completion (our new commitment, the peer's revocation) takes the head of our
+ * pool and is followed by a TxComplete advertising a fresh nonce (Strand extension: the
+ * reference's messages carry too few nonces to never reuse one). fnn mode: no such advertisement;
+ * fnn's schedule under the two-use ledger (docs/nonces.md).
+ *
+ * Longer than the house's ~600 lines on purpose: both halves of a round (our commands, the peer's
+ * messages) share the private rules that offer, settle and finish; split apart they would have
+ * to be exported to each other. The round's memory of itself (replay cache, step back) is in
+ * `round.ts`.
+ */
 import { bytesToHex, hexToBytes } from '../codec/index.ts';
 import { commitmentSigned, completeOwnCommitment } from './commitment.ts';
 import { ChannelError } from './errors.ts';
