@@ -43,9 +43,9 @@ class FakePeers extends EventEmitter implements PeerLink {
   isConnected(pk: string) {
     return pk === PEER || pk === OTHER;
   }
-  /** Another Strand node: the seed's channel rules. */
   /** Peers whose session is open but whose Init has not come yet. */
   noInitYet = new Set<string>();
+  /** Another Strand node: the seed's channel rules. */
   peerInit(pk: string) {
     return this.isConnected(pk) && !this.noInitYet.has(pk) ? { features: INIT_FEATURES } : undefined;
   }
