@@ -259,9 +259,9 @@ export class StrandNode {
       node.durability = new WalDurability(turns.sqlite, {
         walFile: `${file}-wal`,
         onFatal: storeFailed(log, 'store flush (fdatasync)'),
-        onPlacement: (inline, averageMs) =>
+        onPlacement: (inline, medianMs) =>
           log.info(
-            { flush_ms: +averageMs.toFixed(2), on: inline ? 'event loop' : 'thread pool' },
+            { flush_ms: +medianMs.toFixed(2), on: inline ? 'event loop' : 'thread pool' },
             inline
               ? 'store flushes are fast again: made inline'
               : 'store flushes are slow: moved to the thread pool',

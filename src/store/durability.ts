@@ -15,14 +15,18 @@
  * A failed flush means the kernel may have dropped written pages: the node must not speak on state
  * it cannot vouch for, so `onFatal` is told and the node stops (PostgreSQL does the same).
  *
- * Where the flush runs: on a disk that flushes fast (a moving average under `syncFlushMaxMs`,
- * 1 ms by default) it runs on the event loop's own thread, in the turn it was asked for; on a
- * slower one, on libuv's thread pool while the node goes on working. Handing a ~0.1 ms flush to
+ * Where the flush runs: on a disk that flushes fast (the median of the last `FLUSH_WINDOW` flushes
+ * under `syncFlushMaxMs`, 1 ms by default) it runs on the event loop's own thread, in the turn it
+ * was asked for; on a slower one, on libuv's thread pool while the node goes on working. Handing a ~0.1 ms flush to
  * another thread and back cost more than the flush itself here: two thread wake-ups, each of
  * which can wait for a core on a busy machine (one channel one at a time: p50 15 → 11 ms). A
  * slow disk must not stop the node from working while it flushes, and there the hand-off is
  * small beside the flush. Flushes on the pool are timed too (hand-off included: an upper
- * bound), so a disk that becomes fast again is flushed inline again. SQLite's own checkpoints
+ * bound), so a disk that becomes fast again is flushed inline again. A median, not an average: a
+ * shared disk here flushes in ~0.35 ms with a stall of 10–150 ms now and then (another process's
+ * journal commit), and one stall pulled a moving average over 1 ms for several flushes, so the
+ * placement flapped, every few flushes, between the two places (each pool flush paying the two
+ * wake-ups). It takes most of the window's flushes being slow to move. SQLite's own checkpoints
  * already write and flush on this thread.
  */
 import fs from 'node:fs';
@@ -71,8 +75,8 @@ export interface WalDurabilityOptions {
   syncFlushMaxMs?: number;
   /** A clock in ms, for timing flushes (default `performance.now`). */
   now?: () => number;
-  /** Flushes moved to the event loop's thread (`inline`) or to the pool; their average, ms. */
-  onPlacement?: (inline: boolean, averageMs: number) => void;
+  /** Flushes moved to the event loop's thread (`inline`) or to the pool; their median, ms. */
+  onPlacement?: (inline: boolean, medianMs: number) => void;
   /**
    * Commits what the flush must cover and is not committed yet (`TurnTransactionDb.commitTurn`).
    * `true`: it ran effects whose promise jobs may commit more; the flush then starts one turn
@@ -84,8 +88,8 @@ export interface WalDurabilityOptions {
 /** The default of `syncFlushMaxMs`: a flush faster than this is not worth a thread hand-off. */
 export const SYNC_FLUSH_MAX_MS = 1;
 
-/** The weight of the newest flush in the moving average of flush times. */
-const FLUSH_TIME_WEIGHT = 0.2;
+/** How many of the latest flush times the placement's median is taken over (odd). */
+export const FLUSH_WINDOW = 9;
 
 interface Held {
   /** `total_changes()` when the output was offered: it needs a flush that started after this. */
@@ -102,7 +106,9 @@ export class WalDurability implements Durability {
   private flushing = false;
   private closed = false;
   private failed?: Error;
-  /** Moving average of recent flush times, ms (0 until one is timed: the first runs inline). */
+  /** The latest flush times, ms, oldest first (empty until one is timed: the first runs inline). */
+  private readonly flushTimes: number[] = [];
+  /** Their median, ms. */
   private flushMs = 0;
   private readonly syncFlushMaxMs: number;
   private readonly now: () => number;
@@ -207,12 +213,21 @@ export class WalDurability implements Durability {
     }
     const ms = this.now() - start;
     const wasInline = this.flushesInline;
-    this.flushMs = this.syncs === 0 ? ms : this.flushMs + FLUSH_TIME_WEIGHT * (ms - this.flushMs);
+    this.flushMs = this.medianWith(ms);
     if (this.flushesInline !== wasInline) this.opts.onPlacement?.(this.flushesInline, this.flushMs);
     this.syncs++;
     this.durableUpTo = upTo;
     this.release();
     if (this.held.length > 0) this.flush();
+  }
+
+  /** Adds a flush time to the window and gives the window's median. */
+  private medianWith(ms: number): number {
+    const times = this.flushTimes;
+    times.push(ms);
+    if (times.length > FLUSH_WINDOW) times.shift();
+    // The lower median while the window fills: two flushes, one slow, stay inline.
+    return [...times].sort((a, b) => a - b)[(times.length - 1) >> 1];
   }
 
   private release(): void {
