@@ -76,6 +76,7 @@ import {
 import {
   type BackupResult,
   backupNode,
+  type Checkpointer,
   checkNodeOwnership,
   type Db,
   type Durability,
@@ -85,6 +86,7 @@ import {
   type LeaseOptions,
   openStore,
   StoreChangeBus,
+  startCheckpointer,
   TurnTransactionDb,
   WalDurability,
   watchPageQuota,
@@ -191,6 +193,8 @@ export class StrandNode {
   durability: Durability = IMMEDIATE_DURABILITY;
   private stopped = false;
   private stopQuota?: () => void;
+  /** SQLite: the WAL's checkpoints, on a worker thread (`store/checkpointer.ts`). */
+  checkpointer?: Checkpointer;
   private fundingLock?: ScriptJson;
   private invoiceService?: InvoiceService;
   /** Committed store changes, for `store_changes` subscribers. */
@@ -274,6 +278,11 @@ export class StrandNode {
           turns.commitTurn();
           return ran;
         },
+      });
+    if (turns)
+      node.checkpointer = startCheckpointer(turns.sqlite, file, {
+        onUnavailable: (reason) =>
+          log.warn({ reason }, 'WAL checkpoints could not move to a worker: made on the node thread'),
       });
     const quotaFile = env[STORE_QUOTA_ENV];
     if (quotaFile && turns)
@@ -738,6 +747,7 @@ export class StrandNode {
     clearTimeout(timer);
     if (!clean)
       this.log.warn({ deadline_ms: deadlineMs }, 'services did not stop in time: closing the store');
+    await this.checkpointer?.stop();
     this.closeStore();
     this.log.info({}, 'node stopped');
     this.log.flush();
@@ -747,6 +757,8 @@ export class StrandNode {
   /** Closes the store now (a second signal, a missed deadline); committed state stays. */
   closeStore(): void {
     this.stopQuota?.();
+    // Already stopped by `stop`; after a second signal its thread ends with the process.
+    void this.checkpointer?.stop();
     this.durability.close();
     if (this.db.open) this.db.close();
   }

@@ -97,6 +97,16 @@ interface Held {
   fn: () => void;
 }
 
+const TRACE_FS: number[] = [];
+setInterval(() => {
+  if (TRACE_FS.length === 0) return;
+  const a = TRACE_FS.splice(0).sort((x, y) => x - y);
+  const sum = a.reduce((x, y) => x + y, 0);
+  fs.appendFileSync(
+    `/tmp/h/fs-${process.pid}.txt`,
+    `${a.length} sum ${sum.toFixed(1)} p50 ${a[a.length >> 1].toFixed(3)} p90 ${a[Math.floor(a.length * 0.9)].toFixed(3)} max ${a[a.length - 1].toFixed(1)}\n`,
+  );
+}, 5000).unref();
 export class WalDurability implements Durability {
   private readonly fd: number;
   private readonly changesStmt;
@@ -193,7 +203,10 @@ export class WalDurability implements Durability {
     if (this.flushesInline) {
       let err: Error | null = null;
       try {
+        const t0 = performance.now();
         (this.opts.fdatasyncSync ?? fs.fdatasyncSync)(this.fd);
+        const dt = performance.now() - t0;
+        TRACE_FS.push(dt);
         this.inlineSyncs++;
       } catch (e) {
         err = e as Error;

@@ -7,6 +7,7 @@ export type { BackupResult } from './backup.ts';
 export { backupNode } from './backup.ts';
 export type { StoreChange } from './changes.ts';
 export { StoreChangeBus } from './changes.ts';
+export { type Checkpointer, type CheckpointStats, startCheckpointer } from './checkpointer.ts';
 export type { CopiedTable } from './copy.ts';
 export { copySqliteToPostgres } from './copy.ts';
 export type { Db, DomainSchema, SqliteDb } from './db.ts';
