@@ -85,6 +85,26 @@ describe('channel store', () => {
     expect(b.list().map((c) => c.tempId)).toEqual(['0x00', '0x03', '0x01']);
   });
 
+  it('writes the row without its id while the id stays, and the new id once it changes', () => {
+    const file = path.join(dir, 'strand.db');
+    const a = new ChannelStore(db);
+    // The id is the temporary one until funding names the channel.
+    a.save({ ...channel('NEGOTIATING_FUNDING', []), id: '0x01' });
+    a.save({ ...channel('CHANNEL_READY', []), id: '0x02' });
+    a.save(channel('SHUTTING_DOWN', [0n]));
+    // A fresh connection reads the file: the row has the new id, state and TLCs.
+    const again = openDatabase(file, [channelSchema, paymentLinkSchema]);
+    try {
+      const row = again.prepare('SELECT id, state FROM channels WHERE temp_id = ?').get('0x01');
+      expect(row).toEqual({ id: '0x02', state: 'SHUTTING_DOWN' });
+      const fresh = new ChannelStore(again);
+      expect(fresh.get('0x02')?.tlcs).toHaveLength(1);
+      expect(fresh.list()).toHaveLength(1);
+    } finally {
+      again.close();
+    }
+  });
+
   it('keeps each onion once, apart from the state: written with its TLC, gone with it, back on every read', () => {
     const onion = (n: number) => new Uint8Array(6500).fill(n);
     const withOnionTlcs = (state: Channel['state'], ids: bigint[]) =>
