@@ -26,8 +26,8 @@
  * shared disk here flushes in ~0.35 ms with a stall of 10–150 ms now and then (another process's
  * journal commit), and one stall pulled a moving average over 1 ms for several flushes, so the
  * placement flapped, every few flushes, between the two places (each pool flush paying the two
- * wake-ups). It takes most of the window's flushes being slow to move. SQLite's own checkpoints
- * already write and flush on this thread.
+ * wake-ups). It takes most of the window's flushes being slow to move. The WAL's checkpoints,
+ * which write and flush far more, run on a thread of their own (`checkpointer.ts`).
  */
 import fs from 'node:fs';
 import type { SqliteDb } from './db.ts';
