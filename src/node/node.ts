@@ -524,7 +524,7 @@ export class StrandNode {
       features: initFeatures(fiber.pipelined_updates),
       onGossipSent: this.observers.onGossipSent,
       logger: this.log,
-      release: this.release,
+      release: this.releasePeerOutput,
     });
     this.observers.watchPeers(this.peers);
     await this.peers.start();
@@ -765,6 +765,8 @@ export class StrandNode {
 
   /** Output gate for peers and RPC: runs `fn` once the store is durable. */
   private readonly release = (fn: () => void): void => this.durability.whenDurable(fn);
+  /** The same for peer messages: they leave before the RPC output the same flush releases. */
+  private readonly releasePeerOutput = (fn: () => void): void => this.durability.whenDurable(fn, true);
 
   private async stopServices(): Promise<void> {
     await this.observers.stop();

@@ -33,8 +33,15 @@ import fs from 'node:fs';
 import type { SqliteDb } from './db.ts';
 
 export interface Durability {
-  /** Runs `fn` once every commit made so far is durable (at once when it already is). */
-  whenDurable(fn: () => void): void;
+  /**
+   * Runs `fn` once every commit made so far is durable (at once when it already is). Held output
+   * runs in the order offered, except that what was offered with `first` (peer messages) runs
+   * before the rest released by the same flush: the next node's work starts before this node
+   * writes its RPC answers and notifications (~0.1 ms each to a waiting client). Order among
+   * the `first` ones, and among the others, is kept, so each peer and each client still gets its
+   * messages in order.
+   */
+  whenDurable(fn: () => void, first?: boolean): void;
   /** Resolves once every commit made so far is durable. */
   durable(): Promise<void>;
   /**
@@ -85,6 +92,14 @@ export interface WalDurabilityOptions {
   beforeFlush?: () => boolean | undefined;
 }
 
+function run(h: Held): void {
+  try {
+    h.fn();
+  } catch {
+    // A send to a peer that went away: the state is durable; the peer resyncs on reconnect.
+  }
+}
+
 /** The default of `syncFlushMaxMs`: a flush faster than this is not worth a thread hand-off. */
 export const SYNC_FLUSH_MAX_MS = 1;
 
@@ -95,6 +110,8 @@ interface Held {
   /** `total_changes()` when the output was offered: it needs a flush that started after this. */
   changes: number;
   fn: () => void;
+  /** Runs before the output without it released by the same flush. */
+  first: boolean;
 }
 
 const TRACE_FS: number[] = [];
@@ -147,7 +164,7 @@ export class WalDurability implements Durability {
     return this.changesStmt.get() as number;
   }
 
-  whenDurable(fn: () => void): void {
+  whenDurable(fn: () => void, first = false): void {
     if (this.failed) return;
     if (this.closed) {
       fn();
@@ -158,7 +175,7 @@ export class WalDurability implements Durability {
       fn();
       return;
     }
-    this.held.push({ changes, fn });
+    this.held.push({ changes, fn, first });
     this.flush();
   }
 
@@ -244,14 +261,11 @@ export class WalDurability implements Durability {
   }
 
   private release(): void {
-    while (this.held.length > 0 && this.held[0].changes <= this.durableUpTo) {
-      const h = this.held.shift() as Held;
-      try {
-        h.fn();
-      } catch {
-        // A send to a peer that went away: the state is durable; the peer resyncs on reconnect.
-      }
-    }
+    let n = 0;
+    while (n < this.held.length && this.held[n].changes <= this.durableUpTo) n++;
+    const out = this.held.splice(0, n);
+    for (const h of out) if (h.first) run(h);
+    for (const h of out) if (!h.first) run(h);
   }
 
   private fail(err: Error): void {

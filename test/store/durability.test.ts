@@ -95,6 +95,35 @@ describe('WalDurability (group commit for SQLite)', () => {
     expect(m.pending).toHaveLength(0);
   });
 
+  it('releases peer output (`first`) before the rest the same flush releases, each kind in its order', async () => {
+    const { d, m, write } = setup();
+    const out: string[] = [];
+    write(1);
+    d.whenDurable(() => out.push('rpc answer'));
+    d.whenDurable(() => out.push('peer a: AddTlc'), true);
+    d.whenDurable(() => out.push('push'));
+    d.whenDurable(() => out.push('peer a: CommitmentSigned'), true);
+    d.whenDurable(() => out.push('peer b: TxComplete'), true);
+    await turn();
+    // Output offered after this flush started waits for the next, `first` or not.
+    write(2);
+    d.whenDurable(() => out.push('peer a: RevokeAndAck'), true);
+    m.finish();
+    expect(out).toEqual([
+      'peer a: AddTlc',
+      'peer a: CommitmentSigned',
+      'peer b: TxComplete',
+      'rpc answer',
+      'push',
+    ]);
+    await turn();
+    m.finish();
+    expect(out.at(-1)).toBe('peer a: RevokeAndAck');
+    // Nothing held: `first` output passes straight through, as any other.
+    d.whenDurable(() => out.push('peer a: Ping'), true);
+    expect(out.at(-1)).toBe('peer a: Ping');
+  });
+
   it('shares one flush among every commit made in the turn it was asked for (group commit)', async () => {
     const { d, m, write } = setup();
     const out: number[] = [];
