@@ -102,7 +102,9 @@ describe('channel store', () => {
       // Padded with spaces to a whole KiB, so that the next state of about the same length is
       // written over this one in place.
       expect(row.data.length % 1024).toBe(0);
-      expect(row.data.trimEnd()).toBe(serializeChannelLean({ ...channel('SHUTTING_DOWN', []), tlcs: ['r0'] }));
+      expect(row.data.trimEnd()).toBe(
+        serializeChannelLean({ ...channel('SHUTTING_DOWN', []), tlcs: ['r0'] }),
+      );
       const fresh = new ChannelStore(again);
       expect(fresh.get('0x02')?.tlcs).toHaveLength(1);
       expect(fresh.list()).toHaveLength(1);
@@ -124,7 +126,8 @@ describe('channel store', () => {
         .all()
         .map((r: any) => r.tlc as string);
     // The row's JSON without the spaces that pad it (`padded` in the store).
-    const stateJson = () => (db.prepare('SELECT data FROM channels').get() as { data: string }).data.trimEnd();
+    const stateJson = () =>
+      (db.prepare('SELECT data FROM channels').get() as { data: string }).data.trimEnd();
     const store = new ChannelStore(db);
     store.save(withOnionTlcs('CHANNEL_READY', [0n, 1n]));
     expect(rows()).toEqual(['o0', 'r1']);
