@@ -21,7 +21,7 @@ try {
   parentPort.postMessage({ unavailable: e instanceof Error ? e.message : String(e) });
 }
 
-/** Passes that found frames to copy, passes that met a busy lock, failed passes, the WAL's largest size seen (frames). */
+/** Passes made after a commit, passes that met a busy lock, failed passes, the WAL's largest size (frames). */
 const stats = { runs: 0, busy: 0, errors: 0, maxFrames: 0 };
 
 /** `data_version` at the last pass: it changes when the node's connection commits. */
@@ -38,7 +38,7 @@ function tick() {
     // Nothing committed since the last pass: nothing to copy.
     const version = db.pragma('data_version', { simple: true });
     if (version === seenVersion) return;
-    let r = pass();
+    const r = pass();
     stats.maxFrames = Math.max(stats.maxFrames, r.log);
     if (r.busy !== 0) {
       stats.busy++;
@@ -48,7 +48,7 @@ function tick() {
     stats.runs++;
     // Frames the node committed while the pass ran: a second, short pass takes them, so the WAL
     // is more often wholly copied back, which is when the node's next write rewinds it.
-    if (r.checkpointed < r.log) r = pass();
+    if (r.checkpointed < r.log) pass();
   } catch {
     // A locked WAL: the next tick tries again; the node's own fallback bounds the WAL.
     stats.errors++;
