@@ -31,7 +31,7 @@ export const FALLBACK_PAGES = 8000;
 const SQLITE_DEFAULT_PAGES = 1000;
 
 export interface CheckpointStats {
-  /** Passes that found committed frames to copy. */
+  /** Passes made after the node committed (`data_version` moved). */
   runs: number;
   /** Passes that met another checkpoint running (the node's fallback). */
   busy: number;
