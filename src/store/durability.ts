@@ -17,8 +17,8 @@
  *
  * Where the flush runs: on a disk that flushes fast (the median of the last `FLUSH_WINDOW` flushes
  * under `syncFlushMaxMs`, 1 ms by default) it runs on the event loop's own thread, in the turn it
- * was asked for; on a slower one, on libuv's thread pool while the node goes on working. Handing a ~0.1 ms flush to
- * another thread and back cost more than the flush itself here: two thread wake-ups, each of
+ * was asked for; on a slower one, on libuv's thread pool while the node goes on working. Handing
+ * a ~0.1 ms flush to another thread and back cost more than the flush itself here: two thread wake-ups, each of
  * which can wait for a core on a busy machine (one channel one at a time: p50 15 → 11 ms). A
  * slow disk must not stop the node from working while it flushes, and there the hand-off is
  * small beside the flush. Flushes on the pool are timed too (hand-off included: an upper
@@ -92,6 +92,10 @@ export interface WalDurabilityOptions {
   beforeFlush?: () => boolean | undefined;
 }
 
+/** The default of `syncFlushMaxMs`: a flush faster than this is not worth a thread hand-off. */
+export const SYNC_FLUSH_MAX_MS = 1;
+
+/** Runs released output. */
 function run(h: Held): void {
   try {
     h.fn();
@@ -99,9 +103,6 @@ function run(h: Held): void {
     // A send to a peer that went away: the state is durable; the peer resyncs on reconnect.
   }
 }
-
-/** The default of `syncFlushMaxMs`: a flush faster than this is not worth a thread hand-off. */
-export const SYNC_FLUSH_MAX_MS = 1;
 
 /** How many of the latest flush times the placement's median is taken over (odd). */
 export const FLUSH_WINDOW = 9;
@@ -114,16 +115,6 @@ interface Held {
   first: boolean;
 }
 
-const TRACE_FS: number[] = [];
-setInterval(() => {
-  if (TRACE_FS.length === 0) return;
-  const a = TRACE_FS.splice(0).sort((x, y) => x - y);
-  const sum = a.reduce((x, y) => x + y, 0);
-  fs.appendFileSync(
-    `/tmp/h/fs-${process.pid}.txt`,
-    `${a.length} sum ${sum.toFixed(1)} p50 ${a[a.length >> 1].toFixed(3)} p90 ${a[Math.floor(a.length * 0.9)].toFixed(3)} max ${a[a.length - 1].toFixed(1)}\n`,
-  );
-}, 5000).unref();
 export class WalDurability implements Durability {
   private readonly fd: number;
   private readonly changesStmt;
@@ -220,10 +211,7 @@ export class WalDurability implements Durability {
     if (this.flushesInline) {
       let err: Error | null = null;
       try {
-        const t0 = performance.now();
         (this.opts.fdatasyncSync ?? fs.fdatasyncSync)(this.fd);
-        const dt = performance.now() - t0;
-        TRACE_FS.push(dt);
         this.inlineSyncs++;
       } catch (e) {
         err = e as Error;
