@@ -68,6 +68,17 @@ export function keystream(key: Bytes, len: number): Bytes {
   return chacha(key, new Uint8Array(len));
 }
 
+/**
+ * Bytes [from, from + len) of the keystream, made from the 64-byte block that holds `from` on
+ * (OpenSSL's IV starts with the block counter), not from the start of the stream.
+ */
+function keystreamAt(key: Bytes, from: number, len: number): Bytes {
+  const iv = new Uint8Array(16);
+  new DataView(iv.buffer).setUint32(0, Math.floor(from / 64), true);
+  const skip = from % 64;
+  return view(createCipheriv('chacha20', key, iv).update(new Uint8Array(skip + len))).subarray(skip);
+}
+
 function xorInto(target: Bytes, stream: Bytes, from = 0): void {
   for (let i = 0; i < target.length; i++) target[i]! ^= stream[from + i]!;
 }
@@ -143,18 +154,17 @@ export function deriveHopsKeys(sessionKey: Bytes, hopPubkeys: Bytes[], first?: F
 }
 
 /**
- * The filler the last hop's routing info ends with (§1.2 step 2). `streams[i]`, when given, is
- * hop i's keystream of at least `dataLen + hopData[i].length + 32` bytes (`sealPacket` makes it
- * once for both uses).
+ * The filler the last hop's routing info ends with (§1.2 step 2): each hop before the last
+ * shifts it by its data and XORs it with the end of its keystream, bytes [L − |filler|, L + its
+ * data + 32), the only part of the stream made here.
  */
-export function generateFiller(keys: HopKeys[], hopData: Bytes[], dataLen: number, streams?: Bytes[]): Bytes {
+export function generateFiller(keys: HopKeys[], hopData: Bytes[], dataLen: number): Bytes {
   let filler = new Uint8Array(0);
   for (let i = 0; i < keys.length - 1; i++) {
     const add = hopData[i]!.length + 32;
     const grown = new Uint8Array(filler.length + add);
     grown.set(filler, 0);
-    const stream = streams?.[i] ?? keystream(keys[i]!.rho, dataLen + add);
-    xorInto(grown, stream, dataLen - filler.length);
+    xorInto(grown, keystreamAt(keys[i]!.rho, dataLen - filler.length, grown.length));
     filler = grown;
   }
   return filler;
@@ -188,19 +198,18 @@ export function sealPacket(o: CreateOptions): { packet: Bytes; sharedSecrets: By
   const total = o.hopData.reduce((s, m) => s + m.length + 32, 0);
   if (total > L) throw new SphinxError('HopDataLenTooLarge', `hop data needs ${total} bytes, more than ${L}`);
   const keys = deriveHopsKeys(o.sessionKey, o.hopPubkeys, o.firstLayer);
-  // One keystream per hop serves the filler (L + its data) and the layer (its first L bytes).
-  const streams = keys.map((k, i) => keystream(k.rho, L + o.hopData[i]!.length + 32));
-  const filler = generateFiller(keys, o.hopData, L, streams);
+  const filler = generateFiller(keys, o.hopData, L);
   const A = o.assocData ?? new Uint8Array(0);
   let P = keystream(deriveKey('pad', o.sessionKey), L);
   let h: Bytes = new Uint8Array(32);
   for (let i = keys.length - 1; i >= 0; i--) {
+    // The layer is the plain layer XOR hop i's keystream: OpenSSL XORs as it encrypts.
     const m = o.hopData[i]!;
-    const next = new Uint8Array(L);
-    next.set(m, 0);
-    next.set(h, m.length);
-    next.set(P.subarray(0, L - m.length - 32), m.length + 32);
-    xorInto(next, streams[i]!);
+    const plain = new Uint8Array(L);
+    plain.set(m, 0);
+    plain.set(h, m.length);
+    plain.set(P.subarray(0, L - m.length - 32), m.length + 32);
+    const next = chacha(keys[i]!.rho, plain);
     if (i === keys.length - 1) next.set(filler, L - filler.length);
     P = next;
     h = hmacSha256(keys[i]!.mu, P, A);
