@@ -30,6 +30,11 @@ export interface Curve {
   addFull(points: Uint8Array[]): Uint8Array | null;
   /** Whether `p` decodes to a point of the curve (33-byte compressed or 65-byte uncompressed). */
   isPoint(p: Uint8Array): boolean;
+  /**
+   * a·X + g·G, compressed, where X is the point with x-coordinate `x` (32 bytes) and an even y
+   * (BIP-340's lift_x); a and g in [1, n). Null at infinity; throws when no point has that x.
+   */
+  mulAddLiftX(x: Uint8Array, a: Uint8Array, g: Uint8Array): Uint8Array | null;
 }
 
 interface NativeSecp256k1 {
@@ -38,9 +43,19 @@ interface NativeSecp256k1 {
   publicKeyCombine(pubkeys: Uint8Array[], compressed: boolean): Uint8Array;
   publicKeyNegate(pubkey: Uint8Array, compressed: boolean): Uint8Array;
   publicKeyVerify(pubkey: Uint8Array): boolean;
+  ecdsaRecover(sig64: Uint8Array, recid: number, msg32: Uint8Array, compressed: boolean): Uint8Array;
 }
 
 const Point = secp256k1.Point;
+const { Fn } = Point;
+
+/** lift_x(x): the point of x-coordinate `x` with an even y. */
+const liftX = (x: Uint8Array): Uint8Array => Uint8Array.of(2, ...x);
+
+/** a·X + g·G in two multiplications and an addition (any backend). */
+function mulAddLiftXPlain(c: Curve, x: Uint8Array, a: Uint8Array, g: Uint8Array): Uint8Array | null {
+  return c.add([c.mulFull(liftX(x), a), c.mulGFull(g)]);
+}
 
 function nobleSum(points: Uint8Array[], compressed: boolean): Uint8Array | null {
   let sum = Point.ZERO;
@@ -57,6 +72,7 @@ export const nobleCurve: Curve = {
   mulFull: (p, k) => Point.fromBytes(p).multiplyUnsafe(Point.Fn.fromBytes(k)).toBytes(false),
   addFull: (points) => nobleSum(points, false),
   negate: (p) => Point.fromBytes(p).negate().toBytes(true),
+  mulAddLiftX: (x, a, g) => mulAddLiftXPlain(nobleCurve, x, a, g),
   isPoint(p) {
     try {
       Point.fromBytes(p);
@@ -78,7 +94,7 @@ function nativeCurve(lib: NativeSecp256k1): Curve {
       throw e;
     }
   };
-  return {
+  const c: Curve = {
     name: 'libsecp256k1',
     mulG: (k) => lib.publicKeyCreate(k, true),
     mul: (p, k) => lib.publicKeyTweakMul(p, k, true),
@@ -88,7 +104,27 @@ function nativeCurve(lib: NativeSecp256k1): Curve {
     addFull: (points) => sum(points, false),
     negate: (p) => lib.publicKeyNegate(p, true),
     isPoint: (p) => lib.publicKeyVerify(p),
+    mulAddLiftX(x, a, g) {
+      // ECDSA public-key recovery computes r⁻¹·(s·R − z·G) in one variable-time double
+      // multiplication, R being the point of x-coordinate r with the y parity of the recovery id.
+      // With r = x (recovery id 0: even y), s = a·x and z = −g·x that is a·X + g·G: about 60 µs
+      // on this machine against 90 µs for k·G, k·P and their sum apart.
+      const r = Fn.fromBytes(x, true);
+      const sr = Fn.mul(Fn.fromBytes(a, true), r);
+      // r must be a valid scalar (x ≥ n has odds of about 2⁻¹²⁸) and s non-zero.
+      if (r === 0n || r >= Fn.ORDER || Fn.is0(sr)) return mulAddLiftXPlain(c, x, a, g);
+      const sig = new Uint8Array(64);
+      sig.set(x, 0);
+      sig.set(Fn.toBytes(sr), 32);
+      try {
+        return lib.ecdsaRecover(sig, 0, Fn.toBytes(Fn.neg(Fn.mul(Fn.fromBytes(g, true), r))), true);
+      } catch {
+        // No point has that x, or the sum is at infinity: the plain way says which.
+        return mulAddLiftXPlain(c, x, a, g);
+      }
+    },
   };
+  return c;
 }
 
 let chosen: { curve: Curve; fallbackReason?: string } | undefined;
@@ -123,27 +159,21 @@ export function compressPoint(p: Uint8Array): Uint8Array {
   return out;
 }
 
-const N = Point.Fn.ORDER;
-const be32 = (x: bigint): Uint8Array => Point.Fn.toBytes(((x % N) + N) % N);
+const N = Fn.ORDER;
 
 /** BIP-340 verification on the chosen backend: s·G − e·P has an even y and the x of R. */
 export function schnorrVerify(sig: Uint8Array, msg: Uint8Array, xonly: Uint8Array): boolean {
   if (sig.length !== 64 || xonly.length !== 32) return false;
   const r = sig.subarray(0, 32);
-  const s = Point.Fn.fromBytes(sig.subarray(32, 64), true);
+  const s = Fn.fromBytes(sig.subarray(32, 64), true);
   if (s >= N || Point.Fp.fromBytes(r, true) >= Point.Fp.ORDER) return false;
-  const P = new Uint8Array(33);
-  P[0] = 2;
-  P.set(xonly, 1);
-  const e = Point.Fn.create(
-    Point.Fn.fromBytes(schnorr.utils.taggedHash('BIP0340/challenge', r, xonly, msg), true),
-  );
+  const e = Fn.create(Fn.fromBytes(schnorr.utils.taggedHash('BIP0340/challenge', r, xonly, msg), true));
   const c = curve();
   try {
-    const parts: Uint8Array[] = [];
-    if (s !== 0n) parts.push(c.mulGFull(be32(s)));
-    if (e !== 0n) parts.push(c.mulFull(P, be32(N - e)));
-    const R = parts.length === 0 ? null : parts.length === 1 ? compressPoint(parts[0]!) : c.add(parts);
+    let R: Uint8Array | null;
+    if (s !== 0n && e !== 0n) R = c.mulAddLiftX(xonly, Fn.toBytes(N - e), Fn.toBytes(s));
+    else if (s !== 0n) R = c.isPoint(liftX(xonly)) ? c.mulG(Fn.toBytes(s)) : null;
+    else R = e !== 0n ? c.mul(liftX(xonly), Fn.toBytes(N - e)) : null;
     if (!R) return false;
     if (R[0] !== 2) return false; // BIP-340: R has an even y
     return Buffer.compare(R.subarray(1), r) === 0;

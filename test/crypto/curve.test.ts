@@ -90,6 +90,29 @@ describe('curve backends', () => {
     expect(native.isPoint(Uint8Array.of(2, ...new Uint8Array(32).fill(0xff)))).toBe(false);
   });
 
+  it('a·X + g·G for X = lift_x(x) is the same in both: random points, the sum at infinity, an x off the curve', () => {
+    const Fn = secp256k1.Point.Fn;
+    fc.assert(
+      fc.property(scalar, scalar, scalar, (k, a, g) => {
+        const x = nobleCurve.mulG(k).subarray(1);
+        expect(hex(native.mulAddLiftX(x, a, g))).toBe(hex(nobleCurve.mulAddLiftX(x, a, g)));
+        // With X = ±k·G (the sign of lift_x's even y), g = ∓a·k puts the sum at infinity.
+        const even = nobleCurve.mulG(k)[0] === 2;
+        const kk = even ? Fn.fromBytes(k) : Fn.neg(Fn.fromBytes(k));
+        const zero = Fn.toBytes(Fn.neg(Fn.mul(Fn.fromBytes(a), kk)));
+        expect(native.mulAddLiftX(x, a, zero)).toBeNull();
+        expect(nobleCurve.mulAddLiftX(x, a, zero)).toBeNull();
+      }),
+      { numRuns: runs },
+    );
+    // 2²⁵⁶ − 1 is above both p and n, and 0 has no point: both throw.
+    for (const x of [new Uint8Array(32).fill(0xff), new Uint8Array(32)]) {
+      const one = Fn.toBytes(1n);
+      expect(() => native.mulAddLiftX(x, one, one)).toThrow();
+      expect(() => nobleCurve.mulAddLiftX(x, one, one)).toThrow();
+    }
+  });
+
   it('BIP-340 verification agrees with noble on valid, altered and foreign signatures', () => {
     fc.assert(
       fc.property(scalar, fc.uint8Array({ minLength: 32, maxLength: 32 }), fc.nat(63), (sk, msg, flip) => {
