@@ -16,6 +16,7 @@ export type { ExpiryPolicy } from './expiry.ts';
 export type { ChannelKeys } from './keys.ts';
 export { deriveChannelKeys, pubOf } from './keys.ts';
 export { aggregateXOnly } from './musig.ts';
+export { NoncePool } from './nonce-pool.ts';
 export type { OpenRequest } from './requests.ts';
 export { dec } from './round.ts';
 export { toScript } from './script-data.ts';

@@ -8,6 +8,7 @@ import type { FiberMessage, FiberMessageKind } from '../p2p/index.ts';
 import type { Db } from '../store/index.ts';
 import type { ChannelLogger } from './chain-watch.ts';
 import type { ExpiryPolicy } from './expiry.ts';
+import type { NoncePool } from './nonce-pool.ts';
 import type { Channel, ScriptData } from './state.ts';
 import type { ScriptInfo } from './tx.ts';
 
@@ -55,6 +56,8 @@ export interface ChannelServiceOptions {
   onChange?: (ch: Channel) => void;
   /** TLC expiry checks (`expiry.ts`): an epoch's milliseconds on this chain, the check interval. */
   expiry?: ExpiryPolicy;
+  /** Nonce pairs made ahead (`nonce-pool.ts`); without it every pair is made when needed. */
+  nonces?: NoncePool;
   /** Offer pipelined TLC updates to peers that offer them too (`fiber.pipelined_updates`). */
   pipelinedUpdates?: boolean;
   /** How long a CommitmentSigned covering only the peer's fulfils waits (`deferred-sign.ts`). */

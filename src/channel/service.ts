@@ -21,6 +21,7 @@ import { ExternalFundingWatch } from './external-funder.ts';
 import { FundingMonitor } from './funding-monitor.ts';
 import { GroupCommit } from './group-commit.ts';
 import { step } from './machine.ts';
+import { madeAheadOr } from './nonce-pool.ts';
 import { ChannelOpening } from './opening.ts';
 import { PreimageFirst } from './preimage-first.ts';
 import { abortable } from './reestablish.ts';
@@ -97,6 +98,7 @@ export class ChannelService {
       fundingLock: o.scripts.fundingLock,
       commitmentLock: o.scripts.commitmentLock,
       now: o.now ?? Date.now,
+      ...(o.nonces ? { nonce: madeAheadOr(o.nonces) } : {}),
     };
     this.expiry = new ExpiryMonitor(
       {

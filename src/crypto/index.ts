@@ -3,6 +3,7 @@
  * docs/architecture.md, `tools/check-layers.ts`). Files inside the folder import each other directly.
  */
 
+export { type BaseMultAnswer, type BaseMultiplier, workerBaseMultiplier } from './base-mult.ts';
 export { curve, curveBackend, schnorrVerify } from './curve.ts';
 export { blake160, ckbHash, sha256 } from './hash.ts';
 export type { NodeIdentity } from './identity.ts';

@@ -243,6 +243,15 @@ export function nonceGen(
   pubkey: Uint8Array,
   secret?: Uint8Array,
 ): { secret: Uint8Array; public: Uint8Array } {
+  const { k1, k2 } = nonceScalars(pubkey, secret);
+  return nonceOf(k1, k2, pubkey);
+}
+
+/**
+ * NonceGen's secret half (the two scalars, 32 bytes each), for a caller that has the points
+ * k1·G and k2·G made elsewhere (`nonceOf`): the hashing is cheap, the multiplications are not.
+ */
+export function nonceScalars(pubkey: Uint8Array, secret?: Uint8Array): { k1: Uint8Array; k2: Uint8Array } {
   const randPrime = randomBytes(32);
   const rand = secret ? xor32(secret, taggedHash('MuSig/aux', randPrime)) : randPrime;
   const k = (i: number) =>
@@ -259,12 +268,28 @@ export function nonceGen(
   const k1 = k(0);
   const k2 = k(1);
   if (Fn.is0(k1) || Fn.is0(k2)) throw new Error('a secret nonce is zero');
+  return { k1: Fn.toBytes(k1), k2: Fn.toBytes(k2) };
+}
+
+/**
+ * The nonce of two secret scalars: secret k1 ‖ k2 ‖ pubkey, public k1·G ‖ k2·G. `points`, when
+ * given, is that public nonce as made elsewhere (66 bytes); it is taken as it is.
+ */
+export function nonceOf(
+  k1: Uint8Array,
+  k2: Uint8Array,
+  pubkey: Uint8Array,
+  points?: Uint8Array,
+): { secret: Uint8Array; public: Uint8Array } {
   const out = { secret: new Uint8Array(97), public: new Uint8Array(66) };
-  out.secret.set(Fn.toBytes(k1), 0);
-  out.secret.set(Fn.toBytes(k2), 32);
+  out.secret.set(k1, 0);
+  out.secret.set(k2, 32);
   out.secret.set(pubkey, 64);
-  out.public.set(mulG(k1)!, 0);
-  out.public.set(mulG(k2)!, 33);
+  if (points) out.public.set(points);
+  else {
+    out.public.set(curve().mulG(k1), 0);
+    out.public.set(curve().mulG(k2), 33);
+  }
   return out;
 }
 

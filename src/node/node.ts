@@ -25,7 +25,7 @@ import {
   type UdtWhitelist,
   type Wallet,
 } from '../chain/index.ts';
-import { ChannelService, checkpointBackupStore, loadChannelScripts } from '../channel/index.ts';
+import { ChannelService, checkpointBackupStore, loadChannelScripts, NoncePool } from '../channel/index.ts';
 import { bytesToHex, hexToBytes } from '../codec/index.ts';
 import {
   blake160,
@@ -36,6 +36,7 @@ import {
   type NodeIdentity,
   PASSWORD_ENV,
   publicKeyOf,
+  workerBaseMultiplier,
 } from '../crypto/index.ts';
 import {
   createChainFundingChecker,
@@ -195,6 +196,8 @@ export class StrandNode {
   private stopQuota?: () => void;
   /** SQLite: the WAL's checkpoints, on a worker thread (`store/checkpointer.ts`). */
   checkpointer?: Checkpointer;
+  /** Channel nonces made ahead, their points on a worker thread (`channel/nonce-pool.ts`). */
+  private nonces?: NoncePool;
   private fundingLock?: ScriptJson;
   private invoiceService?: InvoiceService;
   /** Committed store changes, for `store_changes` subscribers. */
@@ -347,7 +350,12 @@ export class StrandNode {
     }
     const lock = this.defaultFundingLockScript();
     const rules = nodeRules(this.config);
+    this.nonces = new NoncePool({
+      maker: workerBaseMultiplier(),
+      onUnavailable: (reason) => this.log.info({ reason }, 'channel nonces are made when needed, not ahead'),
+    });
     this.channels = new ChannelService({
+      nonces: this.nonces,
       db: this.db,
       requestFlush: () => this.durability.requestFlush(),
       durable: () => this.durability.durable(),
@@ -776,6 +784,7 @@ export class StrandNode {
     await this.watchtower?.stop();
     await this.watchtowerFeed?.stop();
     await this.channels?.stop();
+    this.nonces?.stop();
     await this.graph?.stop();
     await this.peers?.stop();
   }
