@@ -107,8 +107,8 @@ function nativeCurve(lib: NativeSecp256k1): Curve {
     mulAddLiftX(x, a, g) {
       // ECDSA public-key recovery computes r⁻¹·(s·R − z·G) in one variable-time double
       // multiplication, R being the point of x-coordinate r with the y parity of the recovery id.
-      // With r = x (recovery id 0: even y), s = a·x and z = −g·x that is a·X + g·G: about 60 µs
-      // on this machine against 90 µs for k·G, k·P and their sum apart.
+      // With r = x (recovery id 0: even y), s = a·x and z = −g·x that is a·X + g·G. A BIP-340
+      // verification so took 67 µs here, against 87 µs with k·G, k·P and their sum apart.
       const r = Fn.fromBytes(x, true);
       const sr = Fn.mul(Fn.fromBytes(a, true), r);
       // r must be a valid scalar (x ≥ n has odds of about 2⁻¹²⁸) and s non-zero.
