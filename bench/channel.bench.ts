@@ -23,14 +23,14 @@ import type { Effect, Event, MachineEnv } from '../src/channel/step.ts';
 import { CKB } from '../src/channel/tx.ts';
 import type { ChannelMessage } from '../src/channel/wire.ts';
 import { bytesToHex } from '../src/codec/hex.ts';
-import { workerBaseMultiplier } from '../src/crypto/base-mult.ts';
 import { ckbHash } from '../src/crypto/hash.ts';
+import { startCurveWorker } from '../src/crypto/made-ahead.ts';
 
 const rounds = Number(process.argv[2] ?? 200);
 const batch = Math.max(1, Number(process.argv[3] ?? 1));
 const info = { codeHash: `0x${'42'.repeat(32)}`, hashType: 'data2' as const, cellDeps: [] };
 const pool =
-  process.env.BENCH_NONCES_AHEAD === '1' ? new NoncePool({ maker: workerBaseMultiplier() }) : undefined;
+  process.env.BENCH_NONCES_AHEAD === '1' ? new NoncePool({ worker: startCurveWorker() }) : undefined;
 const env: MachineEnv = {
   chainHash: `0x${'77'.repeat(32)}`,
   fundingLock: info,

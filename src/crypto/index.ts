@@ -3,7 +3,6 @@
  * docs/architecture.md, `tools/check-layers.ts`). Files inside the folder import each other directly.
  */
 
-export { type BaseMultAnswer, type BaseMultiplier, workerBaseMultiplier } from './base-mult.ts';
 export { curve, curveBackend, schnorrVerify } from './curve.ts';
 export { blake160, ckbHash, sha256 } from './hash.ts';
 export type { NodeIdentity } from './identity.ts';
@@ -15,6 +14,14 @@ export {
   PASSWORD_ENV,
   writeWalletKey,
 } from './keyfile.ts';
+export {
+  type CurveJob,
+  type CurveWorkAnswer,
+  type CurveWorker,
+  MadeAhead,
+  type MadeAheadOptions,
+  startCurveWorker,
+} from './made-ahead.ts';
 export * as musig2Fast from './musig2-fast.ts';
 export {
   compressedPubkey,

@@ -36,7 +36,7 @@ import {
   type NodeIdentity,
   PASSWORD_ENV,
   publicKeyOf,
-  workerBaseMultiplier,
+  startCurveWorker,
 } from '../crypto/index.ts';
 import {
   createChainFundingChecker,
@@ -351,7 +351,7 @@ export class StrandNode {
     const lock = this.defaultFundingLockScript();
     const rules = nodeRules(this.config);
     this.nonces = new NoncePool({
-      maker: workerBaseMultiplier(),
+      worker: startCurveWorker(),
       onUnavailable: (reason) => this.log.info({ reason }, 'channel nonces are made when needed, not ahead'),
     });
     this.channels = new ChannelService({
