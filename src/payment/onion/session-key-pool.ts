@@ -16,7 +16,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { bytesToHex } from '../../codec/index.ts';
-import { type CurveJob, type CurveWorker, MadeAhead, startCurveWorker } from '../../crypto/index.ts';
+import {
+  type CurveJob,
+  type CurveWorker,
+  isValidSecretKey,
+  MadeAhead,
+  startCurveWorker,
+} from '../../crypto/index.ts';
 
 /** A session key whose first layer is made: e, e·G and e·P for the first hop P. */
 export interface FirstLayer {
@@ -46,9 +52,6 @@ export interface SessionKeyPoolOptions {
   /** The curve worker (default: a thread of its own, started at the first request). */
   worker?: CurveWorker;
 }
-
-/** The group order: a drawn key must be in [1, n). */
-const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 
 export class SessionKeyPool implements SessionKeySource {
   private readonly made: MadeAhead<FirstLayer>;
@@ -85,7 +88,7 @@ function sessionKeyJob(firstHop: Uint8Array, count: number): CurveJob<FirstLayer
   for (let i = 0; i < count; i++) {
     let e = randomBytes(32);
     // A scalar of 0 or ≥ n (probability ~2⁻¹²⁸) is drawn again.
-    while (!inRange(e)) e = randomBytes(32);
+    while (!isValidSecretKey(e)) e = randomBytes(32);
     scalars.set(e, i * 32);
   }
   return {
@@ -99,9 +102,4 @@ function sessionKeyJob(firstHop: Uint8Array, count: number): CurveJob<FirstLayer
         point: kP!.subarray(i * 33, i * 33 + 33),
       })),
   };
-}
-
-function inRange(e: Uint8Array): boolean {
-  const k = BigInt(`0x${Buffer.from(e).toString('hex')}`);
-  return k > 0n && k < N;
 }

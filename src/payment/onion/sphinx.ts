@@ -79,8 +79,8 @@ function keystreamAt(key: Bytes, from: number, len: number): Bytes {
   return view(createCipheriv('chacha20', key, iv).update(new Uint8Array(skip + len))).subarray(skip);
 }
 
-function xorInto(target: Bytes, stream: Bytes, from = 0): void {
-  for (let i = 0; i < target.length; i++) target[i]! ^= stream[from + i]!;
+function xorInto(target: Bytes, stream: Bytes): void {
+  for (let i = 0; i < target.length; i++) target[i]! ^= stream[i]!;
 }
 
 function hmacSha256(key: Bytes, ...parts: Bytes[]): Bytes {
