@@ -12,7 +12,8 @@
  * `BENCH_STORE=postgres`: the nodes keep their stores on a Postgres server started for the run.
  *
  * Per run, the cost per payment on each node, from its Prometheus metrics (read before and after):
- * CPU ms, store flushes (fdatasync) and KB written to disk. Then the machine's curve ceiling (k·G
+ * CPU ms, store flushes (fdatasync), KB written to disk, and the CommitmentSigneds it sent with the
+ * TLC updates each carried on average (how well its rounds batch). Then the machine's curve ceiling (k·G
  * and Schnorr verifications per second on the backend the nodes use) and the ratio of the best
  * rate to it. The last line is one JSON summary.
  *
@@ -151,10 +152,17 @@ const pct = (xs: number[], p: number) =>
 async function costCounters(metricsUrl: string) {
   const text = await (await fetch(metricsUrl)).text();
   const read = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  // A kind the node has not sent yet has no line: none sent.
+  const sent = (type: string) =>
+    Number(
+      new RegExp(`^strand_peer_messages_sent_total\\{type="${type}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0,
+    );
   return {
     cpuMs: read('strand_process_cpu_seconds_total') * 1000,
     syncs: read('strand_store_syncs_total'),
     diskKb: read('strand_disk_write_bytes_total') / 1024,
+    commitments: sent('CommitmentSigned'),
+    updates: sent('AddTlc') + sent('RemoveTlc'),
   };
 }
 type Cost = Awaited<ReturnType<typeof costCounters>>;
@@ -252,7 +260,13 @@ async function run(
     const a = await costCounters(url);
     const b = before[n] as Cost;
     const per = (x: number, y: number) => (x - y) / Math.max(1, lat.length);
-    cost[n] = { cpuMs: per(a.cpuMs, b.cpuMs), syncs: per(a.syncs, b.syncs), diskKb: per(a.diskKb, b.diskKb) };
+    cost[n] = {
+      cpuMs: per(a.cpuMs, b.cpuMs),
+      syncs: per(a.syncs, b.syncs),
+      diskKb: per(a.diskKb, b.diskKb),
+      commitments: per(a.commitments, b.commitments),
+      updates: per(a.updates, b.updates),
+    };
   }
   if (failed.length) console.log(`    ${failed.length} failed: ${[...new Set(failed)].join('; ')}`);
   for (const p of await Promise.all(profiles)) console.log(`    profile: ${p}`);
@@ -269,10 +283,15 @@ async function run(
   };
 }
 
+/** TLC updates (AddTlc, RemoveTlc) a node sent per CommitmentSigned it sent: its batching. */
+const updatesEach = (c: Cost) => (c.commitments > 0 ? c.updates / c.commitments : 0);
+
 function describe(r: RunResult): string {
   const costs = Object.entries(r.cost)
     .map(
-      ([n, c]) => `${n} ${c.cpuMs.toFixed(1)} ms cpu, ${c.syncs.toFixed(2)} fsync, ${c.diskKb.toFixed(0)} KB`,
+      ([n, c]) =>
+        `${n} ${c.cpuMs.toFixed(1)} ms cpu, ${c.syncs.toFixed(2)} fsync, ${c.diskKb.toFixed(0)} KB, ` +
+        `${c.commitments.toFixed(2)} CommitmentSigned (${updatesEach(c).toFixed(1)} updates each)`,
     )
     .join(' | ');
   return (
@@ -375,7 +394,13 @@ try {
       per_payment: Object.fromEntries(
         Object.entries(r.cost).map(([n, c]) => [
           n,
-          { cpu_ms: +c.cpuMs.toFixed(2), fsync: +c.syncs.toFixed(3), disk_kb: +c.diskKb.toFixed(1) },
+          {
+            cpu_ms: +c.cpuMs.toFixed(2),
+            fsync: +c.syncs.toFixed(3),
+            disk_kb: +c.diskKb.toFixed(1),
+            commitment_signed: +c.commitments.toFixed(3),
+            updates_per_commitment_signed: +updatesEach(c).toFixed(1),
+          },
         ]),
       ),
     }));

@@ -90,6 +90,16 @@ export class NodeMetrics {
     help: 'Gossip messages sent to peers',
     registers: [this.registry],
   });
+  /**
+   * Fiber messages sent to peers, by kind (AddTlc, CommitmentSigned, …): among other things, how
+   * many TLC updates a CommitmentSigned carries on average (`bench:payments` prints it).
+   */
+  readonly peerMessagesSent = new Counter({
+    name: 'strand_peer_messages_sent_total',
+    help: 'Fiber messages sent to peers, by message type',
+    labelNames: ['type'],
+    registers: [this.registry],
+  });
 
   constructor() {
     const self = this;

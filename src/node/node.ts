@@ -531,6 +531,7 @@ export class StrandNode {
       limits: { maxInbound: fiber.max_inbound_peers },
       features: initFeatures(fiber.pipelined_updates),
       onGossipSent: this.observers.onGossipSent,
+      onMessageSent: this.observers.onPeerMessageSent,
       logger: this.log,
       release: this.releasePeerOutput,
     });

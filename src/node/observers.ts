@@ -92,6 +92,11 @@ export class NodeObservers {
     return metrics ? () => metrics.gossipSent.inc() : undefined;
   }
 
+  get onPeerMessageSent(): ((kind: string) => void) | undefined {
+    const metrics = this.metrics;
+    return metrics ? (kind) => metrics.peerMessagesSent.inc({ type: kind }) : undefined;
+  }
+
   get onRpcAnswered(): ((method: string, code: number) => void) | undefined {
     const metrics = this.metrics;
     return metrics ? (method, code) => metrics.rpcCall(method, code) : undefined;

@@ -87,6 +87,8 @@ export interface PeerManagerOptions {
   resolveAddresses?: (pubkey: string) => string[];
   /** Called per gossip message sent to a peer (metrics). */
   onGossipSent?: () => void;
+  /** Called per Fiber message sent to a peer, with its kind (metrics). */
+  onMessageSent?: (kind: FiberMessageKind) => void;
   /**
    * Holds outgoing bytes until the state they depend on is durable (persist-before-speak; the
    * store's `Durability.whenDurable`). Runs `fn` in the order offered. Default: at once.
@@ -628,6 +630,7 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
   /** Sends a FiberMessage to a connected peer. */
   send(pubkey: string, message: FiberMessage): void {
     this.sendRaw(pubkey, FIBER_PROTOCOL_ID, encodeFiberMessage(message));
+    this.opts.onMessageSent?.(message.type);
   }
 
   /** Registers a handler for gossip messages (/p2p/43 payloads, undecoded). */

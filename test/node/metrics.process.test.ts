@@ -138,6 +138,15 @@ describe('metrics and events of a node', { timeout: 120_000 }, () => {
     expect(sample(after.alice, 'strand_tlcs_pending', { direction: 'offered' })).toBe(0);
     expect(sample(after.bob, 'strand_gossip_messages_received_total')).toBeGreaterThan(0);
     expect(sample(after.bob, 'strand_gossip_messages_sent_total')).toBeGreaterThan(0);
+    // The channel messages of the payment, by kind: one TLC added at each hop and settled back;
+    // every node both signed and revoked (the removal rounds' last legs may still be on the way).
+    const msgs = (who: Name, type: string) => delta(who, 'strand_peer_messages_sent_total', { type });
+    expect(['alice', 'bob', 'carol'].map((who) => msgs(who as Name, 'AddTlc'))).toEqual([1, 1, 0]);
+    expect(['alice', 'bob', 'carol'].map((who) => msgs(who as Name, 'RemoveTlc'))).toEqual([0, 1, 1]);
+    for (const who of ['alice', 'bob', 'carol'] as Name[]) {
+      expect(msgs(who, 'CommitmentSigned'), `${who} CommitmentSigned`).toBeGreaterThan(0);
+      expect(msgs(who, 'RevokeAndAck'), `${who} RevokeAndAck`).toBeGreaterThan(0);
+    }
 
     // The same payment in the logs: added and settled at every hop, the outcome at the payer.
     const hash = sent.payment_hash;
