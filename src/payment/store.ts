@@ -53,6 +53,15 @@ export const paymentSchema: DomainSchema = {
         settleStoredSessions(db);
       },
     },
+    {
+      // Settled payments are indexed by status only where that narrows a listing: the failed
+      // ones. A listing of successes walks the key order (nearly every row is one). An index on
+      // (status, payment_hash) took a random leaf page for every settled payment: at the payer
+      // under load a sixth of the pages the WAL took, written again by each checkpoint.
+      version: 3,
+      up: `DROP INDEX payments_settled_status;
+           CREATE INDEX payments_settled_failed ON payments_settled (payment_hash) WHERE status = 'Failed';`,
+    },
   ],
 };
 
@@ -312,10 +321,9 @@ export class PaymentStore {
   private listSettled(opts: { status?: PaymentStatus; limit: number; after?: string }): SettledPayment[] {
     const where: string[] = [];
     const args: unknown[] = [];
-    if (opts.status) {
-      where.push('status = ?');
-      args.push(opts.status);
-    }
+    // A literal, not a parameter: SQLite takes the partial index of failed payments only when
+    // the query names its condition as written.
+    if (opts.status) where.push(opts.status === 'Failed' ? "status = 'Failed'" : "status = 'Success'");
     if (opts.after !== undefined) {
       const from = settledKeyAfter(opts.after);
       if (!from) return [];
@@ -330,10 +338,15 @@ export class PaymentStore {
   countByStatus(): Record<string, number> {
     let counts = settledCounts.get(this.db);
     if (!counts) {
-      const rows = this.db
-        .prepare('SELECT status, COUNT(*) AS n FROM payments_settled GROUP BY status')
-        .all() as { status: string; n: number | string }[];
-      counts = new Map(rows.map((r) => [r.status, Number(r.n)]));
+      // Two index counts (the key's and the failed ones'), not a pass over the rows: settled
+      // payments are only ever Success or Failed.
+      const count = (sql: string) => Number((this.db.prepare(sql).get() as { n: number | string }).n);
+      const all = count('SELECT COUNT(*) AS n FROM payments_settled');
+      const failed = count("SELECT COUNT(*) AS n FROM payments_settled WHERE status = 'Failed'");
+      counts = new Map([
+        ['Success', all - failed],
+        ['Failed', failed],
+      ]);
       if (!this.db.inTransaction) settledCounts.set(this.db, counts);
     }
     const out: Record<string, number> = {};

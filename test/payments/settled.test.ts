@@ -192,6 +192,30 @@ describe('the payment store', () => {
       );
   });
 
+  it('indexes settled payments by status only for the failed ones, and lists those by that index', () => {
+    const { db } = store();
+    const indexes = (
+      db.prepare('PRAGMA index_list(payments_settled)').all() as { name: string; partial: number }[]
+    )
+      .map((i) => `${i.name}${i.partial ? ' (partial)' : ''}`)
+      .sort();
+    expect(indexes).toEqual(['payments_settled_failed (partial)', 'sqlite_autoindex_payments_settled_1']);
+    // The listing's query as the store makes it (the status written into it, not bound).
+    const plan = (status: 'Success' | 'Failed') =>
+      (
+        db
+          .prepare(
+            `EXPLAIN QUERY PLAN SELECT payment_hash, status, created_at, updated_at, body FROM payments_settled WHERE status = '${status}' AND payment_hash >= ? ORDER BY payment_hash LIMIT ?`,
+          )
+          .all(Buffer.alloc(32), 7) as { detail: string }[]
+      )
+        .map((r) => r.detail)
+        .join('; ');
+    expect(plan('Failed')).toContain('payments_settled_failed');
+    expect(plan('Success')).toContain('sqlite_autoindex_payments_settled_1');
+    expect(plan('Success')).not.toContain('TEMP B-TREE');
+  });
+
   it('counts payments by status across both tables, and follows puts', () => {
     const { db, payments } = store();
     const make = SESSIONS['an invoice paid over two hops']!;
