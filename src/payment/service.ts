@@ -216,6 +216,7 @@ export class PaymentService {
       amount: last.amountReceived,
       allow_self_payment: last.target === this.o.nodePubkey,
     });
+    this.refuseDuplicate(request);
     return this.start(request, router, 1);
   }
 
@@ -333,8 +334,8 @@ export class PaymentService {
     }
   }
 
+  /** A new session for `request`, whose duplicate check the caller has made. */
   private start(request: PaymentRequest, route: RouterHop[], tryLimit?: number): PaymentRecord {
-    this.refuseDuplicate(request);
     let session = newSession(request, this.now());
     if (tryLimit !== undefined) session = { ...session, tryLimit };
     if (request.dryRun) return this.dryRunRecord(session, [{ route, amount: request.amount }]);

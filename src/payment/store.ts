@@ -62,6 +62,13 @@ export const paymentSchema: DomainSchema = {
       up: `DROP INDEX payments_settled_status;
            CREATE INDEX payments_settled_failed ON payments_settled (payment_hash) WHERE status = 'Failed';`,
     },
+    {
+      // The live sessions are few (those not settled yet): a listing or a count by status reads
+      // them all faster than an index on status costs to keep, two index writes a payment as its
+      // session goes Created, Inflight and then out.
+      version: 4,
+      up: 'DROP INDEX payment_sessions_status;',
+    },
   ],
 };
 

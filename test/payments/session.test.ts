@@ -312,6 +312,10 @@ describe('payment sessions', () => {
     service.sendWithRouter({ payment_hash: hash }, route);
     await waitFor(() => service.get(hash).status === 'Success');
     expect(net.received.at(-1)).toEqual({ node: 'C', amount: 10_000n });
+    // Paid once: the same hash is refused over a router as over a plain send.
+    expect(() => service.sendWithRouter({ payment_hash: hash }, route)).toThrow(
+      /Payment session already exists: Hash256\(0x[0-9a-f]{64}\) with payment session status: Success/,
+    );
 
     net.broken.add(route[1]!.channelOutpoint);
     const hash2 = invoiceHash(21);

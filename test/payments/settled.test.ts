@@ -192,7 +192,7 @@ describe('the payment store', () => {
       );
   });
 
-  it('indexes settled payments by status only for the failed ones, and lists those by that index', () => {
+  it('indexes payments by status only where it narrows a listing (failed settled ones), and lists those by it', () => {
     const { db } = store();
     const indexes = (
       db.prepare('PRAGMA index_list(payments_settled)').all() as { name: string; partial: number }[]
@@ -200,6 +200,10 @@ describe('the payment store', () => {
       .map((i) => `${i.name}${i.partial ? ' (partial)' : ''}`)
       .sort();
     expect(indexes).toEqual(['payments_settled_failed (partial)', 'sqlite_autoindex_payments_settled_1']);
+    // The live sessions, few at any time, keep only their key's index.
+    expect(
+      (db.prepare('PRAGMA index_list(payment_sessions)').all() as { name: string }[]).map((i) => i.name),
+    ).toEqual(['sqlite_autoindex_payment_sessions_1']);
     // The listing's query as the store makes it (the status written into it, not bound).
     const plan = (status: 'Success' | 'Failed') =>
       (
