@@ -55,10 +55,22 @@ function tick() {
   }
 }
 
+/**
+ * Whether the last pass began after the node's latest commit, so that it copied every frame
+ * committed so far: `data_version` has not moved since. The node's next write then rewinds the WAL.
+ */
+function caughtUp() {
+  try {
+    return db !== undefined && db.pragma('data_version', { simple: true }) === seenVersion;
+  } catch {
+    return false;
+  }
+}
+
 const timer = db ? setInterval(tick, intervalMs) : undefined;
 
 parentPort.on('message', (m) => {
-  if (m === 'stats') parentPort.postMessage({ stats: { ...stats } });
+  if (m === 'stats') parentPort.postMessage({ stats: { ...stats, caughtUp: caughtUp() } });
   else if (m === 'stop') {
     clearInterval(timer);
     try {

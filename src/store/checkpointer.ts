@@ -39,6 +39,8 @@ export interface CheckpointStats {
   errors: number;
   /** The WAL's largest size the worker saw, in frames (pages). */
   maxFrames: number;
+  /** The last pass began after the node's latest commit: every committed frame has been copied back. */
+  caughtUp: boolean;
 }
 
 export interface Checkpointer {
@@ -110,7 +112,7 @@ export function startCheckpointer(db: SqliteDb, file: string, opts: Checkpointer
   return {
     ready,
     stats: async () =>
-      (await answer<CheckpointStats>('stats', 'stats')) ?? { runs: 0, busy: 0, errors: 0, maxFrames: 0 },
+      (await answer<CheckpointStats>('stats', 'stats')) ?? { runs: 0, busy: 0, errors: 0, maxFrames: 0, caughtUp: false },
     stop: async () => {
       if (stopped) return;
       stopped = true;

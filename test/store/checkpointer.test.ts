@@ -52,10 +52,14 @@ describe('Checkpointer (WAL checkpoints on a worker)', () => {
     expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(FALLBACK_PAGES);
     const dbBytesBefore = fs.statSync(file).size;
     // 40 batches of 150 commits: 6,000 commits, at least 6,000 frames written to the WAL.
-    // A pause after each batch lets the worker (every 5 ms) copy it.
+    // After each batch the test waits until the worker (every 5 ms) has copied all of it: on a
+    // loaded machine a fixed pause once let four batches pile up before the worker ran.
     for (let batch = 0; batch < 40; batch++) {
       writeRows(db, batch * 150, 150);
-      await new Promise((r) => setTimeout(r, 40));
+      await vi.waitFor(async () => expect((await cp.stats()).caughtUp).toBe(true), {
+        timeout: 10_000,
+        interval: 5,
+      });
     }
     expect((await cp.stats()).runs).toBeGreaterThanOrEqual(40);
     // Only a checkpoint writes the database file: 400 rows of 3 KB are there now.
@@ -117,7 +121,7 @@ describe('Checkpointer (WAL checkpoints on a worker)', () => {
     await vi.waitFor(async () => expect((await cp.stats()).runs).toBeGreaterThan(0), { timeout: 5000 });
     await cp.stop();
     await cp.stop(); // twice is harmless
-    expect(await cp.stats()).toEqual({ runs: 0, busy: 0, errors: 0, maxFrames: 0 });
+    expect(await cp.stats()).toEqual({ runs: 0, busy: 0, errors: 0, maxFrames: 0, caughtUp: false });
     // The node's connection is now the only one: closing it checkpoints and removes the WAL.
     db.close();
     expect(fs.existsSync(`${file}-wal`)).toBe(false);
