@@ -112,7 +112,13 @@ export function startCheckpointer(db: SqliteDb, file: string, opts: Checkpointer
   return {
     ready,
     stats: async () =>
-      (await answer<CheckpointStats>('stats', 'stats')) ?? { runs: 0, busy: 0, errors: 0, maxFrames: 0, caughtUp: false },
+      (await answer<CheckpointStats>('stats', 'stats')) ?? {
+        runs: 0,
+        busy: 0,
+        errors: 0,
+        maxFrames: 0,
+        caughtUp: false,
+      },
     stop: async () => {
       if (stopped) return;
       stopped = true;
