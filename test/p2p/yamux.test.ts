@@ -1,5 +1,5 @@
 /** yamux against tokio-yamux's behaviour (tentacle-protocol.md §3), in memory. */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { bytesToHex } from '../../src/codec/hex.ts';
 import {
   encodeHeader,
@@ -168,7 +168,8 @@ describe('yamux', () => {
 
   it('closes on an unanswered ping', async () => {
     const { s, out, closed } = harness(true, { keepAliveMs: 30 });
-    await new Promise((r) => setTimeout(r, 100));
+    // A ping at 30 ms, the close 30 ms after it; each timer may fire late on a loaded machine.
+    await vi.waitFor(() => expect(closed.length).toBe(1), { timeout: 5000, interval: 10 });
     expect(hex(out[0]!)).toBe(hex(encodeHeader(2, FLAG_SYN, 0, 1)));
     expect(closed[0]).toBeInstanceOf(Error);
     expect((closed[0] as Error).message).toMatch(/ping/);
