@@ -8,6 +8,7 @@ import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { hexToBytes } from '../codec/index.ts';
 import type { ChainWatch, ChannelLogger } from './chain-watch.ts';
 import { withFunderWitnesses } from './external-funding.ts';
+import { HeldSends } from './held-sends.ts';
 import { aggregateXOnly, sorted2 } from './musig.ts';
 import type { AnnouncementInfo, ChannelServiceOptions } from './service-options.ts';
 import type { Channel } from './state.ts';
@@ -35,6 +36,8 @@ export class ChannelEffects {
   private readonly chainWatch: ChainWatch;
   private readonly tlcListeners: ChannelEffectsOptions['tlcListeners'];
   private readonly deliver: ChannelEffectsOptions['deliver'];
+  /** Messages that wait for our next one to the same peer (`held-sends.ts`). */
+  readonly held: HeldSends;
 
   constructor(c: ChannelEffectsOptions) {
     this.o = c.service;
@@ -43,13 +46,17 @@ export class ChannelEffects {
     this.chainWatch = c.chainWatch;
     this.tlcListeners = c.tlcListeners;
     this.deliver = c.deliver;
+    this.held = new HeldSends(this.o.peers, (peer, m, err) =>
+      this.log.warn({ peer, type: m.type, err: err.message }, 'held channel message not sent'),
+    );
   }
 
   perform(ch: Channel, e: Effect): void {
     switch (e.type) {
       case 'send':
         try {
-          this.o.peers.send(ch.peer, toFiberMessage(e.msg));
+          if (e.mayWait) this.held.hold(ch.peer, toFiberMessage(e.msg));
+          else this.held.send(ch.peer, toFiberMessage(e.msg));
         } catch (err) {
           this.log.warn(
             { channel: ch.id, type: e.msg.type, err: (err as Error).message },

@@ -177,6 +177,7 @@ export class ChannelService {
     }
     this.fundingMonitor.start();
     const onConnected = (peer: { pubkey: string }) => {
+      this.effects.held.drop(peer.pubkey);
       this.storageStalled.delete(peer.pubkey);
       this.ackTimeout.reconnected(peer.pubkey);
       this.reestablish(peer.pubkey);
@@ -225,6 +226,7 @@ export class ChannelService {
     this.expiry.stop();
     this.ackTimeout.stop();
     this.deferredSign.stop();
+    this.effects.held.clear();
     this.externalWatch.stop();
     for (const u of this.unsubscribe.splice(0)) u();
     this.chainWatch.stop();

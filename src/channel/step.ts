@@ -27,8 +27,14 @@ export interface MachineEnv {
   now(): number;
 }
 
+export type SendEffect = Extract<Effect, { type: 'send' }>;
+
 export type Effect =
-  | { type: 'send'; msg: ChannelMessage }
+  /**
+   * `mayWait`: the peer needs the message only after our next one, so the shell may hold it
+   * until then (bounded; `held-sends.ts`) instead of waking the peer for it alone.
+   */
+  | { type: 'send'; msg: ChannelMessage; mayWait?: true }
   /** Add our funding to `tx` (opener: a fresh tx whose output 0 is the funding cell). */
   | { type: 'fund'; tx: ccc.Transaction; contribution: bigint; udtContribution: bigint }
   /** Sign our inputs of the funding tx; `broadcast` when we are the second signer. */

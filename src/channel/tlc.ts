@@ -27,7 +27,7 @@ import { revocationToSign } from './revocation.ts';
 import { cachedUpdate, collide, dec, enc, roundSnapshot } from './round.ts';
 import { nonceData } from './script-data.ts';
 import { type Channel, type PartyParams, resolvingPending, seenKey, type Tlc } from './state.ts';
-import { type Effect, freshNonce, type MachineEnv, type Step } from './step.ts';
+import { type Effect, freshNonce, type MachineEnv, type SendEffect, type Step } from './step.ts';
 import { newTlcKeys, type TlcKeyFields, withRemotePoint } from './tlc-keys.ts';
 import {
   ADD_TLC_ERRORS,
@@ -410,7 +410,7 @@ function replayedRemove(ch: Channel, m: RemoveTlc): boolean {
 }
 
 /** A fresh nonce for our pool, advertised to the peer. */
-export function advertise(ch: Channel, env: MachineEnv): { ch: Channel; effect: Effect } {
+export function advertise(ch: Channel, env: MachineEnv): { ch: Channel; effect: SendEffect } {
   const n = freshNonce(env, ch);
   return {
     ch: { ...ch, nonces: { ...ch.nonces, mine: [...ch.nonces.mine, nonceData(n)] } },
@@ -539,9 +539,10 @@ export function onRevokeAndAck(ch0: Channel, m: RevokeAndAck, env: MachineEnv): 
   );
   const effects: Effect[] = [];
   if (!isFnn(ch)) {
+    // The peer needs this nonce only after our next message (`held-sends.ts`): it may wait.
     const ad = advertise(ch, env);
     ch = ad.ch;
-    effects.push(ad.effect);
+    effects.push({ ...ad.effect, mayWait: true });
   }
   if (ch.round?.initiator === 'local') {
     return { ch: { ...ch, round: { ...ch.round, gotRevoke: true } }, effects };

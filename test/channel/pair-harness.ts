@@ -30,6 +30,12 @@ export interface Side {
   key: Uint8Array;
   ch: Channel;
   inbox: ChannelMessage[];
+  /**
+   * Messages the machine let wait (`mayWait`), as the channel service holds them
+   * (`held-sends.ts`): they go ahead of this side's next message, or when `run` finds the link idle
+   * (the service's timer).
+   */
+  held: ChannelMessage[];
   own: Set<string>;
   /** Effects other than messages, in order (broadcasts, TLC notices, …). */
   seen: Effect[];
@@ -75,6 +81,11 @@ export function pairHarness(
       if (e.type !== 'send') me.seen.push(e);
       switch (e.type) {
         case 'send':
+          if (e.mayWait) {
+            me.held.push(e.msg);
+            break;
+          }
+          release(me, other);
           other.inbox.push(e.msg);
           me.sent.push(e.msg);
           break;
@@ -123,6 +134,15 @@ export function pairHarness(
     }
   }
 
+  /** What `me` held goes out now. */
+  function release(me: Side, other: Side): boolean {
+    if (me.held.length === 0) return false;
+    other.inbox.push(...me.held);
+    me.sent.push(...me.held);
+    me.held.length = 0;
+    return true;
+  }
+
   /** Feeds `ev` to `me` and plays the effects (and the events they produce). */
   function feed(me: Side, other: Side, ev: Event): void {
     const events = [ev];
@@ -158,7 +178,8 @@ export function pairHarness(
         moved = true;
         feed(me, other, { type: 'peer', msg });
       }
-      if (!moved) return;
+      // Both inboxes dry: the held messages' timers fire.
+      if (!moved && !release(a, b) && !release(b, a)) return;
     }
     throw new Error('the machines keep talking');
   }
@@ -182,7 +203,8 @@ export function pairHarness(
         n++;
         feed(me, other, { type: 'peer', msg });
       }
-      if (!moved) break;
+      // Both inboxes dry: the held messages' timers fire.
+      if (!moved && !release(a, b) && !release(b, a)) break;
     }
     return n;
   }
@@ -242,6 +264,7 @@ export function pairHarness(
       key,
       ch,
       inbox: [],
+      held: [],
       own: new Set(),
       seen: [],
       sent: [],
