@@ -364,9 +364,10 @@ export function onRevokeAndAckP(ch0: Channel, m: RevokeAndAck, env: MachineEnv):
     },
     revokeReceived(p.log),
   );
+  // As in rounds, the peer needs this nonce only after our next message (`held-sends.ts`).
   const ad = advertise(ch, env);
   ch = ad.ch;
-  return committed(ch, p.log, [ad.effect]);
+  return committed(ch, p.log, [{ ...ad.effect, mayWait: true }]);
 }
 
 /**

@@ -54,6 +54,10 @@ class Link {
   ch: Record<Who, Channel>;
   /** Messages on their way to each side, in the order sent. */
   inbox: Record<Who, ChannelMessage[]> = { A: [], B: [] };
+  /** Messages each side let wait (`mayWait`), as the channel service holds them (`held-sends.ts`). */
+  held: Record<Who, ChannelMessage[]> = { A: [], B: [] };
+  /** Times a reconnection dropped held messages (the fuzz must reach it). */
+  heldDropped = 0;
   notices: Record<Who, TlcNotice[]> = { A: [], B: [] };
   preimages = new Map<string, Uint8Array>();
   private nextPreimage = 1;
@@ -70,13 +74,25 @@ class Link {
     this.ch[who] = s.ch;
     for (const e of s.effects) {
       // Through the wire's bytes, as a connection carries them.
-      if (e.type === 'send')
-        this.inbox[otherOf(who)].push({
+      if (e.type === 'send') {
+        const m = {
           type: e.msg.type,
           value: decodeChannelBody(e.msg.type, encodeChannelBody(e.msg)),
-        } as ChannelMessage);
-      else if (e.type === 'tlc') this.notices[who].push(e.notice);
+        } as ChannelMessage;
+        if (e.mayWait) this.held[who].push(m);
+        else {
+          this.release(who);
+          this.inbox[otherOf(who)].push(m);
+        }
+      } else if (e.type === 'tlc') this.notices[who].push(e.notice);
     }
+  }
+
+  /** What `who` held goes out (ahead of its next message, or when the timer fires). */
+  release(who: Who): boolean {
+    if (this.held[who].length === 0) return false;
+    this.inbox[otherOf(who)].push(...this.held[who].splice(0));
+    return true;
   }
 
   /** A command refused in this state changes nothing (false); anything else is a defect. */
@@ -143,6 +159,10 @@ class Link {
   reconnect(restart?: Who): void {
     this.inbox.A.length = 0;
     this.inbox.B.length = 0;
+    // The service drops what it held for the old session.
+    if (this.held.A.length + this.held.B.length > 0) this.heldDropped++;
+    this.held.A.length = 0;
+    this.held.B.length = 0;
     if (restart) this.ch[restart] = deserializeChannel(serializeChannel(this.ch[restart]));
     for (const w of ['A', 'B'] as const) this.apply(w, reconnectedP(this.ch[w]));
   }
@@ -151,7 +171,8 @@ class Link {
   settle(): void {
     for (let guard = 0; guard < 1000; guard++) {
       const moved = [this.deliver('A', true), this.deliver('B', true), this.sign('A'), this.sign('B')];
-      if (!moved.some(Boolean)) return;
+      // Nothing else moves: the held messages' timers fire.
+      if (!moved.some(Boolean) && !this.release('A') && !this.release('B')) return;
     }
     throw new Error('the pair keeps talking');
   }
@@ -160,6 +181,7 @@ class Link {
   checkQuiet(): void {
     const { A, B } = this.ch;
     expect(this.inbox.A.length + this.inbox.B.length).toBe(0);
+    expect(this.held.A.length + this.held.B.length).toBe(0);
     expect([canSign(A), canSign(B)]).toEqual([false, false]);
     const logA = A.pipelined!.log;
     const logB = B.pipelined!.log;
@@ -339,6 +361,7 @@ describe('pipelined updates', () => {
     | { op: 'settle' | 'fail'; by: Who; pick: number }
     | { op: 'deliver'; to: Who; n: number; autoSign: boolean }
     | { op: 'sign'; who: Who }
+    | { op: 'timer'; who: Who }
     | { op: 'reconnect'; restart: Who | undefined };
   const who = fc.constantFrom<Who>('A', 'B');
   const opArb: fc.Arbitrary<Op> = fc.oneof(
@@ -362,6 +385,7 @@ describe('pipelined updates', () => {
       }),
     },
     { weight: 2, arbitrary: fc.record({ op: fc.constant('sign' as const), who }) },
+    { weight: 1, arbitrary: fc.record({ op: fc.constant('timer' as const), who }) },
     {
       weight: 1,
       arbitrary: fc.record({
@@ -385,13 +409,14 @@ describe('pipelined updates', () => {
   ];
 
   it('keeps both sides in step over any interleaving the two queues allow (fuzz)', () => {
-    const stats = { crossed: 0, removals: 0, cutInFlight: 0 };
+    const stats = { crossed: 0, removals: 0, cutInFlight: 0, heldDropped: 0 };
     fc.assert(
       fc.property(fc.array(opArb, { minLength: 20, maxLength: 80 }), (ops) => {
         const l = newLink();
         for (const o of ops) {
           if (o.op === 'add') l.add(o.from, BigInt(o.amount) * CKB);
           else if (o.op === 'sign') l.sign(o.who);
+          else if (o.op === 'timer') l.release(o.who);
           else if (o.op === 'reconnect') {
             if (l.inbox.A.length + l.inbox.B.length > 0) stats.cutInFlight++;
             l.reconnect(o.restart);
@@ -400,6 +425,7 @@ describe('pipelined updates', () => {
             for (let i = 0; i < o.n; i++) l.deliver(o.to, o.autoSign);
           } else if (l.remove(o.by, o.pick, o.op === 'settle')) stats.removals++;
         }
+        stats.heldDropped += l.heldDropped;
         l.settle();
         l.checkQuiet();
         expect(overusedNonces()).toEqual([]);
@@ -420,5 +446,6 @@ describe('pipelined updates', () => {
     expect(stats.crossed).toBeGreaterThan(0);
     expect(stats.removals).toBeGreaterThan(0);
     expect(stats.cutInFlight).toBeGreaterThan(0);
+    expect(stats.heldDropped).toBeGreaterThan(0);
   }, 300_000);
 });
