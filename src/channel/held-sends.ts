@@ -1,13 +1,14 @@
 /**
  * Messages that may wait for our next message to the same peer (`mayWait` on a send effect).
  *
- * The one user: the fresh nonce (TxComplete) a responder advertises when it completes the
- * initiator's RevokeAndAck, the last message of a round. Sent alone it wakes the peer only to
- * store a nonce it cannot need before our next message: the nonce of ours it still holds signs
- * the CommitmentSigned that may start its next round, and everything else it signs answers a
- * message of ours (`docs/nonces.md`). On a forwarder it also went out just before the forward's
- * AddTlc to the next hop. Held, it leaves in the same write as our next message to that peer,
- * ahead of it, or after `maxHoldMs`.
+ * The one user: the fresh nonce (TxComplete) advertised on completing the peer's RevokeAndAck:
+ * in the round model the responder's, after the last message of a round; in a pipelined channel
+ * (`pipelined.ts`) either side's. Sent alone it wakes the peer only to store a nonce it cannot
+ * need before our next message: the nonce of ours it still holds signs the CommitmentSigned that
+ * may start its next round, and everything else it signs answers a message of ours
+ * (`docs/nonces.md`). On a forwarder it also went out just before the forward's AddTlc to the next
+ * hop. Held, it leaves in the same write as our next message to that peer, ahead of it, or after
+ * `maxHoldMs`.
  *
  * Order is kept: a held message always leaves before any later one to that peer. A new session
  * with the peer drops what was held for the old one: the ReestablishChannel that follows
