@@ -86,6 +86,7 @@ import {
   type LeaseLossCause,
   type LeaseOptions,
   openStore,
+  PgDb,
   StoreChangeBus,
   startCheckpointer,
   TurnTransactionDb,
@@ -282,6 +283,19 @@ export class StrandNode {
           return ran;
         },
       });
+    if (db instanceof PgDb) {
+      // Postgres: one transaction per turn too; output waits for its COMMIT.
+      db.enableTurns(storeFailed(log, 'store commit'));
+      node.durability = new WalDurability(db, {
+        onFatal: storeFailed(log, 'store commit'),
+        beforeFlush: () => {
+          node.channels?.runScheduledTlcBatches();
+          const ran = node.channels?.commitStaged() ?? false;
+          db.commitTurn();
+          return ran;
+        },
+      });
+    }
     if (turns)
       node.checkpointer = startCheckpointer(turns.sqlite, file, {
         onUnavailable: (reason) =>

@@ -4,8 +4,11 @@
  * The rule is persist-before-speak: a message, RPC answer or chain transaction that depends on a
  * state may leave the node only once that state would survive a crash. There are two ways to keep
  * it, and the node picks one per store:
- * - `IMMEDIATE_DURABILITY`: every commit is durable when it returns (Postgres; SQLite with
- *   `synchronous=FULL`), so the gate is open.
+ * - `IMMEDIATE_DURABILITY`: every commit is durable when it returns (SQLite with
+ *   `synchronous=FULL`, a store without turns), so the gate is open.
+ * - `WalDurability` without a WAL file (Postgres, batched by turns: `PgDb.enableTurns`): output is
+ *   held until the turn's transaction, committed by ``beforeFlush``, has returned; the same gate
+ *   and order as below, with no file to flush.
  * - `WalDurability` (SQLite, the default): commits run with `synchronous=NORMAL` (written to the
  *   WAL, not yet flushed) and output is held until one `fdatasync` of the WAL file covers them. One
  *   flush serves every commit made before it started, so under load the cost of an fsync (about
@@ -67,8 +70,12 @@ export const IMMEDIATE_DURABILITY: Durability = {
 };
 
 export interface WalDurabilityOptions {
-  /** The database's WAL file (`<file>-wal`). */
-  walFile: string;
+  /**
+   * The database's WAL file (`<file>-wal`), flushed to make commits durable. None: the commit
+   * that `beforeFlush` makes is durable when it returns (Postgres batched by turns), and the gate
+   * only holds output until that commit.
+   */
+  walFile?: string;
   /** A flush failed: the node must stop without sending anything more. */
   onFatal: (err: Error) => void;
   /** The flush on the thread pool (default `fs.fdatasync`); tests inject failures here. */
@@ -115,9 +122,14 @@ interface Held {
   first: boolean;
 }
 
+/** What counts changes where there is no SQLite `total_changes()` (`PgDb`). */
+export interface ChangeCounter {
+  changes(): number;
+}
+
 export class WalDurability implements Durability {
-  private readonly fd: number;
-  private readonly changesStmt;
+  private readonly fd?: number;
+  private readonly changes: () => number;
   private readonly held: Held[] = [];
   /** Changes count captured when the last completed flush started: all of these are durable. */
   private durableUpTo: number;
@@ -135,12 +147,16 @@ export class WalDurability implements Durability {
   inlineSyncs = 0;
 
   constructor(
-    db: SqliteDb,
+    db: SqliteDb | ChangeCounter,
     private readonly opts: WalDurabilityOptions,
   ) {
     // The WAL exists once journal_mode=WAL is set; it is kept (reset, not deleted) while open.
-    this.fd = fs.openSync(opts.walFile, 'r');
-    this.changesStmt = db.prepare('SELECT total_changes() AS n').pluck();
+    if (opts.walFile) this.fd = fs.openSync(opts.walFile, 'r');
+    if ('changes' in db) this.changes = () => db.changes();
+    else {
+      const stmt = db.prepare('SELECT total_changes() AS n').pluck();
+      this.changes = () => stmt.get() as number;
+    }
     this.durableUpTo = this.changes();
     this.syncFlushMaxMs = opts.syncFlushMaxMs ?? SYNC_FLUSH_MAX_MS;
     this.now = opts.now ?? (() => performance.now());
@@ -149,10 +165,6 @@ export class WalDurability implements Durability {
   /** Where the next flush runs: inline while flushes are fast (see the file's comment). */
   get flushesInline(): boolean {
     return this.flushMs < this.syncFlushMaxMs;
-  }
-
-  private changes(): number {
-    return this.changesStmt.get() as number;
   }
 
   whenDurable(fn: () => void, first = false): void {
@@ -195,7 +207,16 @@ export class WalDurability implements Durability {
       this.flushing = false;
       return;
     }
-    if (this.opts.beforeFlush?.() === true && !deferred) {
+    let ranEffects: boolean | undefined;
+    try {
+      ranEffects = this.opts.beforeFlush?.();
+    } catch (e) {
+      // The commit the flush was to cover failed: nothing held may leave.
+      this.flushing = false;
+      this.fail(e as Error);
+      return;
+    }
+    if (ranEffects === true && !deferred) {
       // What it committed had effects whose promise jobs may write more (a payment recording a
       // settled TLC): they run before the next immediate, so the flush waits for it — once.
       setImmediate(() => this.startFlush(true));
@@ -208,6 +229,11 @@ export class WalDurability implements Durability {
     }
     const upTo = this.changes();
     const start = this.now();
+    if (this.fd === undefined) {
+      // Nothing to flush: the commit in `beforeFlush` made every change so far durable.
+      this.flushed(null, upTo, start);
+      return;
+    }
     if (this.flushesInline) {
       let err: Error | null = null;
       try {
@@ -229,11 +255,13 @@ export class WalDurability implements Durability {
       this.fail(err);
       return;
     }
-    const ms = this.now() - start;
-    const wasInline = this.flushesInline;
-    this.flushMs = this.medianWith(ms);
-    if (this.flushesInline !== wasInline) this.opts.onPlacement?.(this.flushesInline, this.flushMs);
-    this.syncs++;
+    if (this.fd !== undefined) {
+      const ms = this.now() - start;
+      const wasInline = this.flushesInline;
+      this.flushMs = this.medianWith(ms);
+      if (this.flushesInline !== wasInline) this.opts.onPlacement?.(this.flushesInline, this.flushMs);
+      this.syncs++;
+    }
     this.durableUpTo = upTo;
     this.release();
     if (this.held.length > 0) this.flush();
@@ -269,14 +297,16 @@ export class WalDurability implements Durability {
     if (!this.failed) {
       try {
         this.opts.beforeFlush?.();
-        fs.fdatasyncSync(this.fd);
-        this.syncs++;
+        if (this.fd !== undefined) {
+          fs.fdatasyncSync(this.fd);
+          this.syncs++;
+        }
         this.durableUpTo = Number.MAX_SAFE_INTEGER;
         this.release();
       } catch (e) {
         this.fail(e as Error);
       }
     }
-    fs.closeSync(this.fd);
+    if (this.fd !== undefined) fs.closeSync(this.fd);
   }
 }

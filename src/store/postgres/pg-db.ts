@@ -8,6 +8,16 @@
  * on the one connection (nested ones are savepoints, as in better-sqlite3), and a commit is
  * durable when Postgres says so.
  *
+ * Turns (`enableTurns`, as the node runs it): as `TurnTransactionDb` does for SQLite, the first
+ * statement of a turn of the event loop opens a transaction, and the end of the turn, or the
+ * durability gate before output leaves (`commitTurn`), commits it. Without turns every write
+ * outside a domain transaction was a commit of its own, and Postgres waits for its WAL flush at
+ * each: a payment's dozen writes at the payer were a dozen flushes on the server, one after the
+ * other. A domain transaction inside a turn is a savepoint of it. A statement that fails outside
+ * a domain transaction aborts the whole transaction in Postgres (SQLite undoes that statement
+ * alone): the turn is rolled back and its earlier writes, which their callers took as done, run
+ * again from the turn's log in a new one, so only the failed statement's caller sees the error.
+ *
  * A call that gets no answer within the store's timeout (`?query_timeout=<ms>` in the URL,
  * default 120 s: a statement stuck behind a lock, a server or network that stopped answering, a
  * worker that hangs) abandons the store: the call throws `StorageError` `POSTGRES_TIMEOUT`, every
@@ -67,6 +77,17 @@ export class PgDb implements Db {
    */
   private pending: string[] = [];
   private closed = false;
+  /** Turns on (`enableTurns`): told when a turn cannot be committed or restored (the node stops). */
+  private turnFatal?: (err: Error) => void;
+  /** A turn's transaction is open (its BEGIN sent or pending); committed by `commitTurn`. */
+  private turnOpen = false;
+  /** The open turn's statements that ran, to run again if the turn's transaction is lost. */
+  private turnLog: { text: string; params: unknown[]; name?: string }[] = [];
+  private restoring = false;
+  /** Writes run so far (the durability gate's count of changes: `changes()`). */
+  private statementsRun = 0;
+  /** Turn transactions committed (read by the tests). */
+  turnCommits = 0;
   private readonly keys = new Map<string, string[]>();
   /** Translated once per SQL text, and prepared once on the server under its name. */
   private readonly statements = new Map<string, Translated & { name: string }>();
@@ -126,17 +147,21 @@ export class PgDb implements Db {
       this.statements.set(sql, t);
     }
     const { text, name } = t;
+    // A read need not run again when a turn is restored; a write with RETURNING must.
+    const writes = !/^\s*(SELECT|WITH)\b/i.test(text);
     return {
       run: (...params: unknown[]): RunResult => {
-        const r = this.query(text, params, name);
+        const r = this.query(text, params, name, true);
         return { changes: r.rowCount, lastInsertRowid: 0 };
       },
-      get: (...params: unknown[]) => this.query(text, params, name).rows[0],
-      all: (...params: unknown[]) => this.query(text, params, name).rows,
+      get: (...params: unknown[]) => this.query(text, params, name, writes).rows[0],
+      all: (...params: unknown[]) => this.query(text, params, name, writes).rows,
     };
   }
 
   exec(sql: string): this {
+    // DDL and maintenance run as they did without turns: committed by themselves.
+    if (this.depth === 0) this.commitTurn();
     const text = splitStatements(sql)
       .map((s) => translate(s, (table) => this.primaryKeyOf(table)).text)
       .join(';\n');
@@ -158,13 +183,16 @@ export class PgDb implements Db {
    */
   snapshot<T>(fn: () => T): T {
     if (this.depth > 0) throw new StoreError('a snapshot cannot be taken inside a transaction');
+    this.commitTurn();
     return this.within('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn);
   }
 
   /** `fn` in a transaction opened by `begin` (outermost) or in a savepoint (nested). */
   private within<T>(begin: string, fn: () => T): T {
-    const outer = this.depth === 0;
+    if (begin === 'BEGIN') this.openTurn();
+    const outer = this.depth === 0 && !this.turnOpen;
     const open = outer ? begin : `SAVEPOINT sp${this.depth}`;
+    const mark = this.turnLog.length;
     this.pending.push(open);
     this.depth++;
     try {
@@ -176,11 +204,112 @@ export class PgDb implements Db {
       return out;
     } catch (e) {
       this.depth--;
+      this.turnLog.length = Math.min(this.turnLog.length, mark);
       if (this.pending.at(-1) === open) this.pending.pop();
       else if (outer) this.rollback();
       else this.pending.push(`ROLLBACK TO SAVEPOINT sp${this.depth}`, `RELEASE SAVEPOINT sp${this.depth}`);
       throw e;
     }
+  }
+
+  /**
+   * Batches the statements of each turn of the event loop into one transaction from now on
+   * (see the file's comment). `onFatal`: a turn could not be committed, or restored after a
+   * failed statement; its writes are gone and the node must stop before it speaks on them.
+   */
+  enableTurns(onFatal: (err: Error) => void): this {
+    this.turnFatal = onFatal;
+    return this;
+  }
+
+  /** Writes run so far: the durability gate holds output offered after one until a commit. */
+  changes(): number {
+    return this.statementsRun;
+  }
+
+  /** Opens the turn's transaction if turns are on and none is open: its BEGIN rides with the next statement. */
+  private openTurn(): void {
+    if (!this.turnFatal || this.turnOpen || this.depth > 0 || this.closed || this.restoring) return;
+    this.pending.push('BEGIN');
+    this.turnOpen = true;
+    this.commitLater();
+  }
+
+  /** Commits the turn at the end of this turn of the event loop. */
+  private commitLater(): void {
+    setImmediate(() => {
+      try {
+        this.commitTurn();
+      } catch {
+        // told to `onFatal`; the store refuses every call from now on
+      }
+    });
+  }
+
+  /** Commits the turn's transaction now, if one is open (the durability gate, a snapshot, close). */
+  commitTurn(): void {
+    if (this.abandoned) throw this.abandoned;
+    if (!this.turnOpen) return;
+    if (this.depth > 0) {
+      // From inside a domain transaction: committing now would end it half way.
+      this.commitLater();
+      return;
+    }
+    this.turnOpen = false;
+    this.turnLog = [];
+    if (this.pending[0] === 'BEGIN') {
+      // Nothing ran in it: the BEGIN was never sent.
+      this.pending = [];
+      return;
+    }
+    try {
+      this.commit();
+      this.turnCommits++;
+    } catch (e) {
+      this.pending = [];
+      this.turnFailed(e as Error);
+      throw e;
+    }
+  }
+
+  /**
+   * A statement of the open turn failed outside any domain transaction: Postgres has aborted the
+   * turn's transaction. It is rolled back, and the turn's statements that ran before are run
+   * again in a new one; the caller of the failed statement gets its error.
+   */
+  private restoreTurn(): void {
+    const log = this.turnLog;
+    this.restoring = true;
+    this.pending = [];
+    try {
+      this.call({ op: 'exec', sql: 'ROLLBACK' });
+      if (log.length === 0) {
+        this.turnOpen = false;
+        return;
+      }
+      this.pending.push('BEGIN');
+      for (const q of log) this.call({ op: 'query', sql: q.text, params: q.params, name: q.name });
+    } catch (e) {
+      this.turnOpen = false;
+      this.turnLog = [];
+      this.pending = [];
+      this.turnFailed(
+        new StoreError(`a store turn was lost and could not be run again: ${(e as Error).message}`),
+      );
+    } finally {
+      this.restoring = false;
+    }
+  }
+
+  /**
+   * A turn's writes are gone: the store refuses every call from now on (as after a timeout), so
+   * nothing can take them as done — not even a gate that asks for a commit after this one.
+   */
+  private turnFailed(err: Error): void {
+    const fatal = this.turnFatal;
+    this.turnFatal = undefined;
+    this.abandoned ??= new StorageError('POSTGRES_TURN_LOST', `a store turn was lost: ${err.message}`);
+    fatal?.(err);
   }
 
   private commit(): void {
@@ -209,6 +338,11 @@ export class PgDb implements Db {
 
   close(): this {
     if (this.closed) return this;
+    try {
+      if (!this.abandoned) this.commitTurn();
+    } catch {
+      // told to `onFatal`; the store closes all the same
+    }
     this.closed = true;
     try {
       // An abandoned store hands nothing over: its lease runs out, its worker may be stuck.
@@ -228,12 +362,22 @@ export class PgDb implements Db {
   private query(
     text: string,
     params: unknown[],
-    name?: string,
+    name: string | undefined,
+    writes: boolean,
   ): { rows: Record<string, unknown>[]; rowCount: number } {
-    const r = this.call({ op: 'query', sql: text, params, name }) as {
-      rows: Record<string, unknown>[];
-      rowCount: number;
-    };
+    // A read alone opens no turn (nothing to commit), but runs in the open one.
+    if (writes) this.openTurn();
+    let r: { rows: Record<string, unknown>[]; rowCount: number };
+    try {
+      r = this.call({ op: 'query', sql: text, params, name }) as typeof r;
+    } catch (e) {
+      if (this.turnOpen && this.depth === 0 && !this.abandoned) this.restoreTurn();
+      throw e;
+    }
+    if (writes) {
+      this.statementsRun++;
+      if (this.turnOpen) this.turnLog.push({ text, params, name });
+    }
     for (const row of r.rows) {
       // SQLite's rowid is not one of a table's columns (`SELECT *` leaves it out).
       delete row.rowid;
