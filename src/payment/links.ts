@@ -82,8 +82,39 @@ export interface RecordedOutcome {
   outcome: TlcOutcome;
 }
 
+/**
+ * Links read or written outside a domain transaction, by `linkKey` (null: no link), one map per
+ * database connection (every `TlcLinks` on the same `Db` shares it). A payment looks its TLC's
+ * link up ~5 times (each channel event of the TLC, its outcome, its removal): on Postgres each was
+ * a round trip to the server. Only this class writes `tlc_links`; a write inside a domain
+ * transaction drops the entry instead (the transaction may still roll back).
+ */
+const caches = new WeakMap<Db, Map<string, TlcLink | null>>();
+/** Entries kept at most (the map starts over when full). */
+const MAX_CACHED = 20_000;
+const linkKey = (channelId: string, tlcId: bigint) => `${channelId}/${tlcId}`;
+
 export class TlcLinks {
-  constructor(private readonly db: Db) {}
+  private readonly cache: Map<string, TlcLink | null>;
+
+  constructor(private readonly db: Db) {
+    let cache = caches.get(db);
+    if (!cache) {
+      cache = new Map();
+      caches.set(db, cache);
+    }
+    this.cache = cache;
+  }
+
+  /** What `get` will answer for the key, once what was just written or read is committed. */
+  private remember(key: string, link: TlcLink | null): void {
+    if (this.db.inTransaction) {
+      this.cache.delete(key);
+      return;
+    }
+    if (this.cache.size >= MAX_CACHED) this.cache.clear();
+    this.cache.set(key, link);
+  }
 
   put(outChannelId: string, outTlcId: bigint, link: TlcLink): void {
     this.db
@@ -101,22 +132,30 @@ export class TlcLinks {
         link.kind === 'forward' ? link.inTlcId.toString() : null,
         link.kind === 'forward' ? link.sharedSecret : null,
       );
+    this.remember(linkKey(outChannelId, outTlcId), link);
   }
 
   get(outChannelId: string, outTlcId: bigint): TlcLink | undefined {
+    const key = linkKey(outChannelId, outTlcId);
+    const hit = this.cache.get(key);
+    if (hit !== undefined) return hit ?? undefined;
     const r = this.db
       .prepare('SELECT * FROM tlc_links WHERE out_channel_id = ? AND out_tlc_id = ?')
       .get(outChannelId, outTlcId.toString()) as Record<string, string | null> | undefined;
-    if (!r) return undefined;
-    return r.kind === 'origin'
-      ? { kind: 'origin', paymentHash: r.payment_hash!, attemptId: r.attempt_id! }
-      : {
-          kind: 'forward',
-          paymentHash: r.payment_hash!,
-          inChannelId: r.in_channel_id!,
-          inTlcId: BigInt(r.in_tlc_id!),
-          sharedSecret: r.shared_secret!,
-        };
+    const link: TlcLink | null = !r
+      ? null
+      : r.kind === 'origin'
+        ? { kind: 'origin', paymentHash: r.payment_hash!, attemptId: r.attempt_id! }
+        : {
+            kind: 'forward',
+            paymentHash: r.payment_hash!,
+            inChannelId: r.in_channel_id!,
+            inTlcId: BigInt(r.in_tlc_id!),
+            sharedSecret: r.shared_secret!,
+          };
+    // Read inside a domain transaction it may be that transaction's own, not yet committed.
+    if (!this.db.inTransaction) this.remember(key, link);
+    return link ?? undefined;
   }
 
   /** Our outgoing TLCs still linked for a payment hash. */
@@ -201,6 +240,7 @@ export class TlcLinks {
     this.db
       .prepare('DELETE FROM tlc_links WHERE out_channel_id = ? AND out_tlc_id = ?')
       .run(outChannelId, outTlcId.toString());
+    this.remember(linkKey(outChannelId, outTlcId), null);
   }
 
   hold(t: HeldTlc): void {
