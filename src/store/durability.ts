@@ -2,12 +2,12 @@
  * When a committed transaction is on disk, and the gate every outgoing byte waits at.
  *
  * The rule is persist-before-speak: a message, RPC answer or chain transaction that depends on a
- * state may leave the node only once that state would survive a crash. There are two ways to keep
- * it, and the node picks one per store:
+ * state may leave the node only once that state would survive a crash. There are three ways to
+ * keep it, and the node picks one per store:
  * - `IMMEDIATE_DURABILITY`: every commit is durable when it returns (SQLite with
  *   `synchronous=FULL`, a store without turns), so the gate is open.
  * - `WalDurability` without a WAL file (Postgres, batched by turns: `PgDb.enableTurns`): output is
- *   held until the turn's transaction, committed by ``beforeFlush``, has returned; the same gate
+ *   held until the turn's transaction, committed by `beforeFlush`, has returned; the same gate
  *   and order as below, with no file to flush.
  * - `WalDurability` (SQLite, the default): commits run with `synchronous=NORMAL` (written to the
  *   WAL, not yet flushed) and output is held until one `fdatasync` of the WAL file covers them. One
