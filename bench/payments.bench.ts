@@ -283,6 +283,9 @@ async function run(
   };
 }
 
+/** What a node's store syncs are: its WAL's fdatasyncs, or on Postgres its turns' COMMITs (the server flushes). */
+const SYNC_LABEL = process.env.BENCH_STORE === 'postgres' ? 'commit' : 'fsync';
+
 /** TLC updates (AddTlc, RemoveTlc) a node sent per CommitmentSigned it sent: its batching. */
 const updatesEach = (c: Cost) => (c.commitments > 0 ? c.updates / c.commitments : 0);
 
@@ -290,7 +293,7 @@ function describe(r: RunResult): string {
   const costs = Object.entries(r.cost)
     .map(
       ([n, c]) =>
-        `${n} ${c.cpuMs.toFixed(1)} ms cpu, ${c.syncs.toFixed(2)} fsync, ${c.diskKb.toFixed(0)} KB, ` +
+        `${n} ${c.cpuMs.toFixed(1)} ms cpu, ${c.syncs.toFixed(2)} ${SYNC_LABEL}, ${c.diskKb.toFixed(0)} KB, ` +
         `${c.commitments.toFixed(2)} CommitmentSigned (${updatesEach(c).toFixed(1)} updates each)`,
     )
     .join(' | ');

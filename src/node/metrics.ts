@@ -144,7 +144,7 @@ export class NodeMetrics {
     });
     new Counter({
       name: 'strand_store_syncs_total',
-      help: 'Store flushes (fdatasync): one covers every commit made before it started',
+      help: 'Store flushes (SQLite: fdatasync of the WAL; Postgres: the COMMIT of a turn): one covers every commit made before it',
       registers: [this.registry],
       collect() {
         this.reset();

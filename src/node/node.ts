@@ -330,7 +330,8 @@ export class StrandNode {
       await node.observers.start({
         peers: node.peers,
         channels: node.channels,
-        storeSyncs: () => node.durability.syncs,
+        // Postgres: each turn's COMMIT is the server's WAL flush.
+        storeSyncs: () => (db instanceof PgDb ? db.turnCommits : node.durability.syncs),
       });
     } catch (e) {
       await node.stop();
