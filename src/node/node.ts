@@ -263,6 +263,14 @@ export class StrandNode {
     // SQLite: one transaction per turn of the event loop, committed before each WAL flush.
     const turns = isSqlite(db) ? new TurnTransactionDb(db, storeFailed(log, 'store commit')) : undefined;
     const node = new StrandNode(config, identity, walletKey, turns ?? db, log);
+    // Before each flush of the gate: the TLC batches scheduled for the end of this turn, then the
+    // channel states staged in it, then the turn's transaction: their messages leave with it.
+    const commitTurnFirst = (commitTurn: () => void) => () => {
+      node.channels?.runScheduledTlcBatches();
+      const ran = node.channels?.commitStaged() ?? false;
+      commitTurn();
+      return ran;
+    };
     if (turns)
       node.durability = new WalDurability(turns.sqlite, {
         walFile: `${file}-wal`,
@@ -274,26 +282,14 @@ export class StrandNode {
               ? 'store flushes are fast again: made inline'
               : 'store flushes are slow: moved to the thread pool',
           ),
-        // The TLC batches scheduled for the end of this turn, then the channel states staged in
-        // it: their messages then leave with this flush.
-        beforeFlush: () => {
-          node.channels?.runScheduledTlcBatches();
-          const ran = node.channels?.commitStaged() ?? false;
-          turns.commitTurn();
-          return ran;
-        },
+        beforeFlush: commitTurnFirst(() => turns.commitTurn()),
       });
     if (db instanceof PgDb) {
       // Postgres: one transaction per turn too; output waits for its COMMIT.
       db.enableTurns(storeFailed(log, 'store commit'));
       node.durability = new WalDurability(db, {
         onFatal: storeFailed(log, 'store commit'),
-        beforeFlush: () => {
-          node.channels?.runScheduledTlcBatches();
-          const ran = node.channels?.commitStaged() ?? false;
-          db.commitTurn();
-          return ran;
-        },
+        beforeFlush: commitTurnFirst(() => db.commitTurn()),
       });
     }
     if (turns)

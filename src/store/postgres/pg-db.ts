@@ -85,7 +85,7 @@ export class PgDb implements Db {
   private turnLog: { text: string; params: unknown[]; name?: string }[] = [];
   private restoring = false;
   /** Writes run so far (the durability gate's count of changes: `changes()`). */
-  private statementsRun = 0;
+  private writesRun = 0;
   /** Turn transactions committed (read by the tests). */
   turnCommits = 0;
   private readonly keys = new Map<string, string[]>();
@@ -171,7 +171,7 @@ export class PgDb implements Db {
 
   // biome-ignore lint/suspicious/noExplicitAny: the shape of better-sqlite3's `transaction`.
   transaction<F extends (...args: any[]) => any>(fn: F): Database.Transaction<F> {
-    const run = (...args: Parameters<F>): ReturnType<F> => this.within('BEGIN', () => fn(...args));
+    const run = (...args: Parameters<F>): ReturnType<F> => this.within('BEGIN', () => fn(...args), true);
     // better-sqlite3's lock modes mean nothing here: one connection, Postgres' own locking.
     return Object.assign(run, { default: run, deferred: run, immediate: run, exclusive: run }) as never;
   }
@@ -184,12 +184,15 @@ export class PgDb implements Db {
   snapshot<T>(fn: () => T): T {
     if (this.depth > 0) throw new StoreError('a snapshot cannot be taken inside a transaction');
     this.commitTurn();
-    return this.within('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn);
+    return this.within('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn, false);
   }
 
-  /** `fn` in a transaction opened by `begin` (outermost) or in a savepoint (nested). */
-  private within<T>(begin: string, fn: () => T): T {
-    if (begin === 'BEGIN') this.openTurn();
+  /**
+   * `fn` in a transaction opened by `begin` (outermost) or in a savepoint (nested). `inTurn`: a
+   * domain transaction, which opens the turn (and is a savepoint of it); a snapshot does not.
+   */
+  private within<T>(begin: string, fn: () => T, inTurn: boolean): T {
+    if (inTurn) this.openTurn();
     const outer = this.depth === 0 && !this.turnOpen;
     const open = outer ? begin : `SAVEPOINT sp${this.depth}`;
     const mark = this.turnLog.length;
@@ -224,7 +227,7 @@ export class PgDb implements Db {
 
   /** Writes run so far: the durability gate holds output offered after one until a commit. */
   changes(): number {
-    return this.statementsRun;
+    return this.writesRun;
   }
 
   /** Opens the turn's transaction if turns are on and none is open: its BEGIN rides with the next statement. */
@@ -375,7 +378,7 @@ export class PgDb implements Db {
       throw e;
     }
     if (writes) {
-      this.statementsRun++;
+      this.writesRun++;
       if (this.turnOpen) this.turnLog.push({ text, params, name });
     }
     for (const row of r.rows) {
