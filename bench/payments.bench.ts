@@ -12,7 +12,8 @@
  * `BENCH_STORE=postgres`: the nodes keep their stores on a Postgres server started for the run.
  *
  * Per run, the cost per payment on each node, from its Prometheus metrics (read before and after):
- * CPU ms, store flushes (fdatasync), KB written to disk, and the CommitmentSigneds it sent with the
+ * CPU ms (and of it the garbage collector's pauses, with the full collections made a thousand
+ * payments), store flushes (fdatasync), KB written to disk, and the CommitmentSigneds it sent with the
  * TLC updates each carried on average (how well its rounds batch). Then the machine's curve ceiling (k·G
  * and Schnorr verifications per second on the backend the nodes use) and the ratio of the best
  * rate to it. The last line is one JSON summary.
@@ -157,8 +158,15 @@ async function costCounters(metricsUrl: string) {
     Number(
       new RegExp(`^strand_peer_messages_sent_total\\{type="${type}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0,
     );
+  const gc = (metric: string, kind: string) =>
+    Number(new RegExp(`^${metric}\\{kind="${kind}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+  const pauses = ['major', 'minor', 'incremental', 'weakcb'].map((k) =>
+    gc('strand_gc_pause_seconds_total', k),
+  );
   return {
     cpuMs: read('strand_process_cpu_seconds_total') * 1000,
+    majorGcs: gc('strand_gc_collections_total', 'major'),
+    gcPauseMs: pauses.reduce((a, b) => a + b, 0) * 1000,
     syncs: read('strand_store_syncs_total'),
     diskKb: read('strand_disk_write_bytes_total') / 1024,
     commitments: sent('CommitmentSigned'),
@@ -262,6 +270,8 @@ async function run(
     const per = (x: number, y: number) => (x - y) / Math.max(1, lat.length);
     cost[n] = {
       cpuMs: per(a.cpuMs, b.cpuMs),
+      majorGcs: per(a.majorGcs, b.majorGcs),
+      gcPauseMs: per(a.gcPauseMs, b.gcPauseMs),
       syncs: per(a.syncs, b.syncs),
       diskKb: per(a.diskKb, b.diskKb),
       commitments: per(a.commitments, b.commitments),
@@ -293,7 +303,7 @@ function describe(r: RunResult): string {
   const costs = Object.entries(r.cost)
     .map(
       ([n, c]) =>
-        `${n} ${c.cpuMs.toFixed(1)} ms cpu, ${c.syncs.toFixed(2)} ${SYNC_LABEL}, ${c.diskKb.toFixed(0)} KB, ` +
+        `${n} ${c.cpuMs.toFixed(1)} ms cpu (gc pauses ${c.gcPauseMs.toFixed(2)}, ${(c.majorGcs * 1000).toFixed(1)} full gc a 1,000), ${c.syncs.toFixed(2)} ${SYNC_LABEL}, ${c.diskKb.toFixed(0)} KB, ` +
         `${c.commitments.toFixed(2)} CommitmentSigned (${updatesEach(c).toFixed(1)} updates each)`,
     )
     .join(' | ');
@@ -399,6 +409,8 @@ try {
           n,
           {
             cpu_ms: +c.cpuMs.toFixed(2),
+            gc_pause_ms: +c.gcPauseMs.toFixed(3),
+            full_gc_per_1000: +(c.majorGcs * 1000).toFixed(1),
             fsync: +c.syncs.toFixed(3),
             disk_kb: +c.diskKb.toFixed(1),
             commitment_signed: +c.commitments.toFixed(3),

@@ -1,6 +1,13 @@
 /** `strand node -c <config.yml> -d <dir>`: runs one node (the shape of `fnn`). */
 import { type Command, Option } from 'commander';
-import { CONFIG_FIELDS, ConfigError, flagNames, loadConfig, StrandNode } from '../node/index.ts';
+import {
+  applyHeapGrowth,
+  CONFIG_FIELDS,
+  ConfigError,
+  flagNames,
+  loadConfig,
+  StrandNode,
+} from '../node/index.ts';
 import { exitOnSignals } from './shutdown.ts';
 import { defaultBaseDir, fail } from './util.ts';
 
@@ -44,6 +51,7 @@ export function registerNodeCommand(program: Command): void {
         configFile: opts.config as string | undefined,
         flags,
       });
+      applyHeapGrowth(config.heap_growth_percent);
       node = await StrandNode.start(config);
     } catch (e) {
       if (e instanceof ConfigError) fail(e.message);

@@ -63,6 +63,12 @@ export const CONFIG_FIELDS: FieldDef[] = [
       env: ['STRAND_LOG_FORMAT'],
       flag: ['log-format'],
     }),
+    f(
+      'heap_growth_percent',
+      'uint',
+      'a full garbage collection lets the heap grow this % past what survived it before the next (default 200; 0: V8 decides)',
+      { env: ['STRAND_HEAP_GROWTH_PERCENT'] },
+    ),
   ]),
   ...section('Store', [
     f(

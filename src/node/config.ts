@@ -22,6 +22,7 @@ import {
 import { SHANNONS_PER_CKB as CKB } from '../codec/index.ts';
 import { DEFAULT_MODULES, MAX_FEE_PROPORTIONAL_MILLIONTHS, MODULE_NAMES } from '../rpc/index.ts';
 import { CONFIG_FIELDS, envNames, type FieldDef, flagNames } from './config-fields.ts';
+import { DEFAULT_HEAP_GROWTH_PERCENT, MAX_HEAP_GROWTH_PERCENT } from './heap.ts';
 
 export class ConfigError extends Error {}
 
@@ -72,6 +73,10 @@ const schema = z.object({
   /** Unset: follows `fiber.chain` (mainnet, testnet, else dev). */
   network: z.enum(NETWORK_NAMES as [NetworkName, ...NetworkName[]]).optional(),
   log_format: z.enum(['json', 'pretty'], { error: 'expected json or pretty' }).default('json'),
+  /** How far V8 lets the heap grow past what survived a full collection before the next (`heap.ts`). */
+  heap_growth_percent: uintUpTo(BigInt(MAX_HEAP_GROWTH_PERCENT), 'percent')
+    .transform(Number)
+    .default(DEFAULT_HEAP_GROWTH_PERCENT),
   /** Where the node keeps its state: the SQLite file under `fiber/store/` unless `url` names a Postgres database. */
   store: z
     .object({

@@ -5,6 +5,7 @@
 
 export { ConfigError, loadConfig } from './config.ts';
 export { CONFIG_FIELDS, flagNames } from './config-fields.ts';
+export { applyHeapGrowth } from './heap.ts';
 export { dropPendingLogs, flushLogsForExit } from './log.ts';
 export { StrandNode } from './node.ts';
 export { NODE_SCHEMAS } from './store-schemas.ts';

@@ -11,6 +11,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Channel } from '../channel/index.ts';
 import { parseHostPort } from '../rpc/index.ts';
 import type { StoreChange } from '../store/index.ts';
+import { gcTotals } from './gc-stats.ts';
 
 /** What the scrape-time gauges read. */
 export interface MetricsSources {
@@ -168,6 +169,26 @@ export class NodeMetrics {
       collect() {
         this.reset();
         this.inc(diskWriteBytes());
+      },
+    });
+    new Counter({
+      name: 'strand_gc_collections_total',
+      help: 'Garbage collections of the node thread, by kind (major: full mark-compact; minor: young generation)',
+      labelNames: ['kind'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [kind, t] of gcTotals()) this.inc({ kind }, t.count);
+      },
+    });
+    new Counter({
+      name: 'strand_gc_pause_seconds_total',
+      help: 'Time the node thread was stopped for garbage collection, by kind',
+      labelNames: ['kind'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [kind, t] of gcTotals()) this.inc({ kind }, t.pauseMs / 1000);
       },
     });
     new Gauge({

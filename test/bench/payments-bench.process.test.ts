@@ -18,7 +18,10 @@ interface Run {
   failed: number;
   machine_cpu_ms: number;
   machine_steal_ms: number;
-  per_payment: Record<string, { cpu_ms: number; fsync: number; disk_kb: number }>;
+  per_payment: Record<
+    string,
+    { cpu_ms: number; gc_pause_ms: number; full_gc_per_1000: number; fsync: number; disk_kb: number }
+  >;
 }
 
 function runBench(env: Record<string, string>): Promise<{ code: number | null; out: string }> {
@@ -69,7 +72,13 @@ describe('bench:payments', () => {
         expect(r.machine_steal_ms).toBeGreaterThanOrEqual(0);
         expect(r.machine_steal_ms).toBeLessThanOrEqual(r.machine_cpu_ms);
         expect(Object.keys(r.per_payment)).toEqual(nodes);
-        for (const c of Object.values(r.per_payment)) expect(c.cpu_ms).toBeGreaterThan(0);
+        for (const c of Object.values(r.per_payment)) {
+          expect(c.cpu_ms).toBeGreaterThan(0);
+          // The collector's pauses are the node thread's time, part of its CPU; counts never fall.
+          expect(c.gc_pause_ms).toBeGreaterThanOrEqual(0);
+          expect(c.gc_pause_ms).toBeLessThan(c.cpu_ms);
+          expect(c.full_gc_per_1000).toBeGreaterThanOrEqual(0);
+        }
       }
       for (const c of Object.values(runs[0]!.per_payment)) expect(c.fsync).toBeGreaterThanOrEqual(1);
     }
