@@ -21,7 +21,7 @@
  * `BENCH_PROFILE=S`: during each run with more than one payment in flight, every node involved
  * records an S-second CPU profile (the `prof` module's `pprof`); the paths are printed.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import * as nobleSchnorr from '@noble/curves/secp256k1.js';
@@ -63,6 +63,11 @@ const RPC_TRANSPORT = process.env.BENCH_RPC === 'ws' ? 'ws' : 'http';
  * a wallet paying again at once would see); with a pause, each payment meets idle channels.
  */
 const GAP_MS = Number(process.env.BENCH_GAP_MS ?? 0);
+/**
+ * `BENCH_LATENCIES=<dir>`: each run's payments written to `<dir>/<path>-<in flight>.json` as
+ * `[end, latency]` pairs (ms; end from the run's start), to see when the slow ones came.
+ */
+const LATENCIES_DIR = process.env.BENCH_LATENCIES;
 /** The nodes offer pipelined TLC updates (`BENCH_PIPELINED=1`, `fiber.pipelined_updates`). */
 const PIPELINED = !!process.env.BENCH_PIPELINED;
 
@@ -233,6 +238,8 @@ async function run(
   inFlight: number,
   metrics: Record<string, string>,
   rpcUrls: Record<string, string>,
+  /** The path's name (`one_channel`, `two_hops`), for the files of `BENCH_LATENCIES`. */
+  label: string,
 ): Promise<RunResult> {
   const before = Object.fromEntries(
     await Promise.all(Object.entries(metrics).map(async ([n, url]) => [n, await costCounters(url)] as const)),
@@ -246,17 +253,27 @@ async function run(
         )
       : [];
   const lat: number[] = [];
+  /** When each payment ended, ms from the run's start (for `BENCH_LATENCIES`). */
+  const ends: number[] = [];
   const failed: string[] = [];
   const machine0 = await machineCpuMs();
   const client0 = process.cpuUsage();
   const t0 = performance.now();
   await inFlightAtOnce(inFlight, PAYMENTS, () =>
     pay(alice, feed, target).then(
-      (ms) => void lat.push(ms),
+      (ms) => {
+        lat.push(ms);
+        ends.push(performance.now() - t0);
+      },
       (e: Error) => void failed.push(e.message),
     ),
   );
   const rate = (lat.length * 1000) / (performance.now() - t0);
+  if (LATENCIES_DIR) {
+    const file = path.join(LATENCIES_DIR, `${label}-${inFlight}.json`);
+    await writeFile(file, JSON.stringify(ends.map((t, i) => [+t.toFixed(2), +lat[i]!.toFixed(2)])));
+    console.log(`    latencies: ${file}`);
+  }
   const client = process.cpuUsage(client0);
   const done = Math.max(1, lat.length);
   const machine1 = await machineCpuMs();
@@ -391,7 +408,7 @@ try {
     console.log(`${label}:`);
     const runs: RunResult[] = [];
     for (const n of SKIP_ONE ? CONCURRENCY : [1, ...CONCURRENCY]) {
-      const r = await run(alice, feed, target, n, metrics, rpcUrls);
+      const r = await run(alice, feed, target, n, metrics, rpcUrls, key);
       console.log(`  ${describe(r)}`);
       runs.push(r);
     }
