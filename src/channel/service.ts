@@ -7,7 +7,7 @@
 import { ccc } from '@ckb-ccc/core';
 import type { ChainClient } from '../chain/index.ts';
 import { txConfirmation } from '../chain/index.ts';
-import { bytesToHex, hexToBytes, type StorageError } from '../codec/index.ts';
+import { bytesToHex, type StorageError } from '../codec/index.ts';
 import type { FiberMessage } from '../p2p/index.ts';
 import { AckTimeout } from './ack-timeout.ts';
 import { ChainWatch, type ChannelLogger } from './chain-watch.ts';
@@ -23,6 +23,7 @@ import { GroupCommit } from './group-commit.ts';
 import { step } from './machine.ts';
 import { madeAheadOr } from './nonce-pool.ts';
 import { ChannelOpening } from './opening.ts';
+import { type PolicyUpdate, policyUpdate } from './policy-update.ts';
 import { PreimageFirst } from './preimage-first.ts';
 import { abortable } from './reestablish.ts';
 import { type AcceptRequest, checkExpiryDelta, type OpenRequest } from './requests.ts';
@@ -30,7 +31,7 @@ import { scriptData, toScript } from './script-data.ts';
 import type { ChannelServiceOptions } from './service-options.ts';
 import { StagedChannelStore } from './staged-store.ts';
 import { type Channel, hasFlag, PENDING_STATES } from './state.ts';
-import { type Effect, type Event, fail, type MachineEnv, type Step } from './step.ts';
+import { type Event, fail, type MachineEnv, type Step } from './step.ts';
 import { ChannelStore } from './store.ts';
 import type { AddTlcCommand, RemoveReason, TlcNotice } from './tlc.ts';
 import { TlcCommands } from './tlc-commands.ts';
@@ -291,15 +292,8 @@ export class ChannelService {
     });
   }
 
-  async updateChannel(
-    id: string,
-    u: {
-      enabled?: boolean;
-      tlcExpiryDelta?: bigint;
-      tlcMinimumValue?: bigint;
-      tlcFeeProportionalMillionths?: bigint;
-    },
-  ): Promise<void> {
+  /** `update_channel`: our forwarding policy of a public channel (`policy-update.ts`). */
+  async updateChannel(id: string, u: PolicyUpdate): Promise<void> {
     const key = id.toLowerCase();
     const ch0 = this.store.get(key);
     if (!ch0 || ch0.state === 'CLOSED')
@@ -308,36 +302,11 @@ export class ChannelService {
       throw new ChannelError('InvalidState', 'Invalid state: Only public channel can be updated');
     if (u.tlcExpiryDelta !== undefined) checkExpiryDelta(u.tlcExpiryDelta, this.o.minTlcExpiryDelta);
     await this.enqueue(ch0.tempId, () => {
-      const ch = this.store.get(key) as Channel;
-      const next: Channel = {
-        ...ch,
-        // Only what is given changes (the reference's handle_update_command).
-        enabled: u.enabled ?? ch.enabled,
-        tlcExpiryDelta: u.tlcExpiryDelta ?? ch.tlcExpiryDelta,
-        tlcMinValue: u.tlcMinimumValue ?? ch.tlcMinValue,
-        tlcFeeProportionalMillionths: u.tlcFeeProportionalMillionths ?? ch.tlcFeeProportionalMillionths,
-      };
-      const effects: Effect[] = [];
-      if (next.state === 'CHANNEL_READY') {
-        effects.push({
-          type: 'send',
-          msg: {
-            type: 'UpdateTlcInfo',
-            value: {
-              channelId: hexToBytes(next.id),
-              timestamp: BigInt(this.env.now()),
-              channelFlags: next.enabled ? 0 : 1,
-              tlcExpiryDelta: next.tlcExpiryDelta,
-              tlcMinimumValue: next.tlcMinValue,
-              tlcFeeProportionalMillionths: next.tlcFeeProportionalMillionths,
-            },
-          },
-        });
-      }
-      return this.commit({ ch: next, effects }, () => {
-        if (next.state === 'CHANNEL_READY' && this.o.onPolicyUpdated)
-          Promise.resolve(this.o.onPolicyUpdated(next)).catch((err) =>
-            this.log.warn({ channel: next.id, err: (err as Error).message }, 'channel update not broadcast'),
+      const s = policyUpdate(this.store.get(key) as Channel, u, this.env.now());
+      return this.commit(s, () => {
+        if (s.ch.state === 'CHANNEL_READY' && this.o.onPolicyUpdated)
+          Promise.resolve(this.o.onPolicyUpdated(s.ch)).catch((err) =>
+            this.log.warn({ channel: s.ch.id, err: (err as Error).message }, 'channel update not broadcast'),
           );
       });
     });
