@@ -104,6 +104,7 @@ export class NodeMetrics {
 
   constructor() {
     const self = this;
+    gcTotals(); // the collections are counted from the node's start, not from the first scrape
     new Gauge({
       name: 'strand_peers_connected',
       help: 'Peers with an open session',
