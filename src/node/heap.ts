@@ -8,9 +8,10 @@
  * generation. With V8's own factor (~1.5 measured here) that started a full collection every
  * 0.3–2 s on each node, each costing 20–60 ms of the node's thread (incremental marking steps and
  * the final pause) plus the marking threads' CPU on a 2-core machine, on the path of every
- * payment in flight. A fixed factor of 3 (200 %) makes them 2–4 times rarer
- * (docs/performance.md, "Full collections"); the price is memory: up to ~3× the live heap
- * (~150 MB for a devnet node) before a collection, instead of ~1.5×.
+ * payment in flight. A fixed factor of 3 (200 %) made them ten times rarer on a loaded payee
+ * (docs/performance.md, "Full collections"). The price is memory: up to ~3× the live heap
+ * (~150 MB for a devnet node) before a collection, instead of ~1.5× (the peak resident size of a
+ * devnet node measured the same either way); V8 still caps it at its heap limit.
  *
  * V8 reads the flag each time it computes the next trigger, so it is set once at start-up by the
  * `strand node` command (`cli/node.ts`), before the node allocates its state. 0 leaves V8's own
