@@ -158,20 +158,19 @@ const pct = (xs: number[], p: number) =>
 async function costCounters(metricsUrl: string) {
   const text = await (await fetch(metricsUrl)).text();
   const read = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
-  // A kind the node has not sent yet has no line: none sent.
-  const sent = (type: string) =>
-    Number(
-      new RegExp(`^strand_peer_messages_sent_total\\{type="${type}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0,
-    );
-  const gc = (metric: string, kind: string) =>
-    Number(new RegExp(`^${metric}\\{kind="${kind}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
-  const pauses = ['major', 'minor', 'incremental', 'weakcb'].map((k) =>
-    gc('strand_gc_pause_seconds_total', k),
+  // A series with a label value not seen yet has no line: zero.
+  const labelled = (name: string, label: string, value: string) =>
+    Number(new RegExp(`^${name}\\{${label}="${value}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+  const sent = (type: string) => labelled('strand_peer_messages_sent_total', 'type', type);
+  // Every kind's pauses, whatever kinds the node reports.
+  const gcPauseS = [...text.matchAll(/^strand_gc_pause_seconds_total\{[^}]*\} (\S+)$/gm)].reduce(
+    (a, m) => a + Number(m[1]),
+    0,
   );
   return {
     cpuMs: read('strand_process_cpu_seconds_total') * 1000,
-    majorGcs: gc('strand_gc_collections_total', 'major'),
-    gcPauseMs: pauses.reduce((a, b) => a + b, 0) * 1000,
+    majorGcs: labelled('strand_gc_collections_total', 'kind', 'major'),
+    gcPauseMs: gcPauseS * 1000,
     syncs: read('strand_store_syncs_total'),
     diskKb: read('strand_disk_write_bytes_total') / 1024,
     commitments: sent('CommitmentSigned'),
