@@ -23,9 +23,10 @@ import type { Effect, Event, MachineEnv } from '../src/channel/step.ts';
 import { CKB } from '../src/channel/tx.ts';
 import type { ChannelMessage } from '../src/channel/wire.ts';
 import { bytesToHex } from '../src/codec/hex.ts';
-import { ckbHash } from '../src/crypto/hash.ts';
+import { ckbHash, hashBackend, hashReady } from '../src/crypto/hash.ts';
 import { startCurveWorker } from '../src/crypto/made-ahead.ts';
 
+await hashReady;
 const rounds = Number(process.argv[2] ?? 200);
 const batch = Math.max(1, Number(process.argv[3] ?? 1));
 const info = { codeHash: `0x${'42'.repeat(32)}`, hashType: 'data2' as const, cellDeps: [] };
@@ -196,6 +197,7 @@ console.log(
     balances: [A.ch?.localBalance.toString(), A.ch?.remoteBalance.toString()],
     state_json_bytes: bytes,
     serialize_ms: +sms.toFixed(3),
+    hash: hashBackend().name,
     ...(pool ? { nonces_from_pool: pool.hits, nonces_made_on_the_spot: pool.misses } : {}),
   }),
 );

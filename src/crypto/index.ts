@@ -4,7 +4,7 @@
  */
 
 export { curve, curveBackend, schnorrVerify } from './curve.ts';
-export { blake160, ckbHash, sha256 } from './hash.ts';
+export { blake160, ckbHash, hashBackend, hashReady, sha256 } from './hash.ts';
 export type { NodeIdentity } from './identity.ts';
 export { identityFromSecret, isValidSecretKey, peerIdDigest, peerIdOf, publicKeyOf } from './identity.ts';
 export {

@@ -30,6 +30,7 @@ import { bytesToHex, hexToBytes } from '../codec/index.ts';
 import {
   blake160,
   curveBackend,
+  hashReady,
   identityFromSecret,
   loadOrCreateNodeKey,
   loadWalletKey,
@@ -249,6 +250,8 @@ export class StrandNode {
     if (config.services.includes('rpc'))
       assertBindAllowed(config.rpc.listening_addr, !!config.rpc.auth_public_key);
     const identity = identityFromSecret(loadOrCreateNodeKey(path.join(config.fiberDir, 'sk')));
+    // CKB's hash in WebAssembly: compiled by now in practice; a failure leaves the JS one.
+    const hashFallback = await hashReady;
     // The wallet funds channels (fiber) and pays on chain (ckb): either service needs it.
     const walletKey =
       config.services.includes('ckb') || config.services.includes('fiber')
@@ -336,6 +339,7 @@ export class StrandNode {
     const { curve, fallbackReason } = curveBackend();
     if (fallbackReason)
       log.warn({ curve: curve.name, reason: fallbackReason }, 'curve arithmetic in pure JS (slower)');
+    if (hashFallback) log.warn({ reason: hashFallback }, "CKB's hash in pure JS (slower)");
     log.info(
       { pubkey: identity.pubkeyHex, peer_id: identity.peerId, version: VERSION, curve: curve.name },
       'node started',
