@@ -14,7 +14,9 @@
  * Per run, the cost per payment on each node, from its Prometheus metrics (read before and after):
  * CPU ms (and of it the garbage collector's pauses, with the full collections made a thousand
  * payments), store flushes (fdatasync), KB written to disk, and the CommitmentSigneds it sent with the
- * TLC updates each carried on average (how well its rounds batch). Then the machine's curve ceiling (k·G
+ * TLC updates each carried on average (how well its rounds batch), and the machine's speed just before
+ * the run (k·G a second on this process's core, the nodes idle): on a shared machine it moves by half
+ * within an hour, and the rates move with it. Then the machine's curve ceiling (k·G
  * and Schnorr verifications per second on the backend the nodes use) and the ratio of the best
  * rate to it. The last line is one JSON summary.
  *
@@ -213,6 +215,11 @@ interface RunResult {
   /** Of the machine's, ms per payment stolen by the hypervisor for other guests. */
   stealMs: number;
   clientMs: number;
+  /**
+   * k·G a second on this process's core just before the run (the nodes idle): the machine's
+   * speed at that moment. Here it moves by half within an hour, and the rates with it.
+   */
+  machineMulG: number;
 }
 
 /** `count` calls of `one`, `inFlight` of them at a time. */
@@ -251,6 +258,7 @@ async function run(
             .then((r: { path: string }) => `${n} ${r.path}`),
         )
       : [];
+  const machineMulG = opsPerSecond(mulGOnce, 200);
   const lat: number[] = [];
   /** When each payment ended, ms from the run's start (for `BENCH_LATENCIES`). */
   const ends: number[] = [];
@@ -306,6 +314,7 @@ async function run(
     machineMs,
     stealMs,
     clientMs,
+    machineMulG,
   };
 }
 
@@ -325,7 +334,8 @@ function describe(r: RunResult): string {
     .join(' | ');
   return (
     `${String(r.inFlight).padStart(2)} in flight: ${r.rate.toFixed(1)}/s, p50 ${r.p50.toFixed(1)} ms, ` +
-    `p99 ${r.p99.toFixed(1)} ms\n      per payment: ${costs}\n` +
+    `p99 ${r.p99.toFixed(1)} ms (machine ${(r.machineMulG / 1000).toFixed(1)}k k·G/s before)\n` +
+    `      per payment: ${costs}\n` +
     `      per payment, whole machine: ${r.machineMs.toFixed(2)} ms cpu (this client ${r.clientMs.toFixed(2)}, stolen by other guests ${r.stealMs.toFixed(2)})`
   );
 }
@@ -341,11 +351,14 @@ function opsPerSecond(fn: () => void, ms = 500): number {
   return (n * 1000) / (performance.now() - t0);
 }
 
+const SPEED_SCALAR = new Uint8Array(32).fill(7);
+/** One k·G on the backend the nodes use: the unit of the machine's speed. */
+const mulGOnce = () => void curve().mulG(SPEED_SCALAR);
+
 /** What the curve backend the nodes use does per second on this machine. */
 function curveCeiling() {
   const c = curve();
-  const k = new Uint8Array(32).fill(7);
-  const mulG = opsPerSecond(() => c.mulG(k));
+  const mulG = opsPerSecond(mulGOnce);
   const { schnorr } = nobleSchnorr;
   const sk = new Uint8Array(32).fill(3);
   const msg = new Uint8Array(32).fill(9);
@@ -420,6 +433,7 @@ try {
       machine_cpu_ms: +r.machineMs.toFixed(2),
       machine_steal_ms: +r.stealMs.toFixed(2),
       client_cpu_ms: +r.clientMs.toFixed(2),
+      machine_mul_g_per_s: Math.round(r.machineMulG),
       per_payment: Object.fromEntries(
         Object.entries(r.cost).map(([n, c]) => [
           n,

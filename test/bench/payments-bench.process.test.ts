@@ -18,6 +18,7 @@ interface Run {
   failed: number;
   machine_cpu_ms: number;
   machine_steal_ms: number;
+  machine_mul_g_per_s: number;
   per_payment: Record<
     string,
     { cpu_ms: number; gc_pause_ms: number; full_gc_per_1000: number; fsync: number; disk_kb: number }
@@ -71,6 +72,8 @@ describe('bench:payments', () => {
         // Steal is part of the machine's CPU time, never more (both from /proc/stat here).
         expect(r.machine_steal_ms).toBeGreaterThanOrEqual(0);
         expect(r.machine_steal_ms).toBeLessThanOrEqual(r.machine_cpu_ms);
+        // The machine's speed just before the run, in the units of the curve ceiling below.
+        expect(r.machine_mul_g_per_s).toBeGreaterThan(0);
         expect(Object.keys(r.per_payment)).toEqual(nodes);
         for (const c of Object.values(r.per_payment)) {
           expect(c.cpu_ms).toBeGreaterThan(0);
