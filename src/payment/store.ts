@@ -172,6 +172,15 @@ function settledFromRow(r: SettledRow): SettledPayment {
 const liveCaches = new WeakMap<Db, Map<string, PaymentSession>>();
 const LIVE_CACHE_MAX = 10_000;
 
+/**
+ * Payment hashes just looked up in `payments_settled` and not found there, per database
+ * connection: a new payment's duplicate check (`settled`) reads the table, and its first save then
+ * needs no DELETE of a settled row (at the payer under load, a random B-tree descent a payment,
+ * ~12 µs). Taken by that save; forgotten by any save of the hash as settled; filled only outside a
+ * caller's transaction (which could roll back the row's removal). Bounded as the live cache.
+ */
+const notSettledCaches = new WeakMap<Db, Set<string>>();
+
 /** Counts of settled payments by status, kept per database once counted (metrics). */
 const settledCounts = new WeakMap<Db, Map<string, number>>();
 
@@ -184,6 +193,7 @@ export class PaymentStore {
   private readonly dropSettled;
 
   private readonly live: Map<string, PaymentSession>;
+  private readonly notSettled: Set<string>;
 
   constructor(private readonly db: Db) {
     let live = liveCaches.get(db);
@@ -192,6 +202,12 @@ export class PaymentStore {
       liveCaches.set(db, live);
     }
     this.live = live;
+    let notSettled = notSettledCaches.get(db);
+    if (!notSettled) {
+      notSettled = new Set();
+      notSettledCaches.set(db, notSettled);
+    }
+    this.notSettled = notSettled;
     this.putLive = db.prepare(
       'INSERT INTO payment_sessions (payment_hash, status, body) VALUES (?, ?, ?) ' +
         'ON CONFLICT(payment_hash) DO UPDATE SET status = excluded.status, body = excluded.body',
@@ -217,11 +233,15 @@ export class PaymentStore {
     const settled = settledOf(s);
     const key = hashKey(s.paymentHash);
     let dropped: string | undefined;
-    // A live session of the hash means no settled one: saving it live took that one out.
-    const wasLive = this.live.has(s.paymentHash);
+    // A live session of the hash means no settled one: saving it live took that one out. Nor is
+    // there one when the duplicate check has just looked.
+    const checked = this.notSettled.delete(s.paymentHash);
+    const noSettledRow = checked || this.live.has(s.paymentHash);
     this.db.transaction(() => {
       dropped =
-        key && !wasLive ? (this.dropSettled.get(key) as { status: string } | undefined)?.status : undefined;
+        key && !noSettledRow
+          ? (this.dropSettled.get(key) as { status: string } | undefined)?.status
+          : undefined;
       if (settled && key) {
         this.dropLive.run(s.paymentHash);
         this.putSettled.run(
@@ -272,6 +292,10 @@ export class PaymentStore {
     const key = hashKey(paymentHash);
     if (!key) return undefined;
     const row = this.getSettled.get(key) as SettledRow | undefined;
+    if (!row && !this.db.inTransaction) {
+      if (this.notSettled.size >= LIVE_CACHE_MAX) this.notSettled.clear();
+      this.notSettled.add(paymentHash);
+    }
     return row ? settledFromRow(row) : undefined;
   }
 

@@ -161,6 +161,57 @@ describe('the payment store', () => {
     expect(other.get(live.paymentHash)?.status).toBe('Inflight');
   });
 
+  it('skips the removal of a settled row for a new payment only while the check that found none holds', () => {
+    const { db } = store();
+    // Counts the removals of settled rows the store asks for.
+    let removals = 0;
+    const counting: Db = Object.create(db);
+    counting.prepare = (sql: string) => {
+      const st = db.prepare(sql);
+      if (!sql.startsWith('DELETE FROM payments_settled')) return st;
+      return { ...st, get: (...a: unknown[]) => (removals++, st.get(...a)) };
+    };
+    const payments = new PaymentStore(counting);
+    const failed = SESSIONS['a payment that failed for good']!();
+    const live = {
+      ...failed,
+      status: 'Created' as const,
+      failedError: null,
+      attempts: [attempt(1, 'Inflight', 2, 1n)],
+    };
+    const rows = () =>
+      db
+        .prepare(
+          'SELECT (SELECT COUNT(*) FROM payment_sessions) AS live, (SELECT COUNT(*) FROM payments_settled) AS settled',
+        )
+        .get();
+    // A new payment: checked, then saved without the removal.
+    expect(payments.settled(live.paymentHash)).toBeUndefined();
+    payments.put(live);
+    expect(removals).toBe(0);
+    payments.put(failed);
+    expect(rows()).toEqual({ live: 0, settled: 1 });
+    // A check that found none, then the hash saved settled: the next live save removes that row.
+    const again = { ...live, paymentHash: `0x${'ab'.repeat(32)}` };
+    expect(payments.settled(again.paymentHash)).toBeUndefined();
+    payments.put({ ...failed, paymentHash: again.paymentHash });
+    payments.put(again);
+    expect(removals).toBe(1);
+    expect(payments.settled(again.paymentHash)).toBeUndefined();
+    // A check made inside a caller's transaction that rolls back the removal counts for nothing.
+    expect(() =>
+      db.transaction(() => {
+        payments.put(live);
+        expect(payments.settled(live.paymentHash)).toBeUndefined();
+        throw new Error('rolled back');
+      })(),
+    ).toThrow('rolled back');
+    expect(payments.settled(live.paymentHash)?.status).toBe('Failed');
+    payments.put(live);
+    expect(payments.settled(live.paymentHash)).toBeUndefined();
+    expect(rows()).toEqual({ live: 2, settled: 0 });
+  });
+
   it('pages live and settled payments as one, in payment-hash order, by status', () => {
     const { payments } = store();
     const all: PaymentSession[] = [];
