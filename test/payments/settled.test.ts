@@ -87,6 +87,14 @@ function store(): { db: Db; payments: PaymentStore } {
   return { db, payments: new PaymentStore(db) };
 }
 
+/** Rows in the live and the settled table. */
+const rowCounts = (db: Db) =>
+  db
+    .prepare(
+      'SELECT (SELECT COUNT(*) FROM payment_sessions) AS live, (SELECT COUNT(*) FROM payments_settled) AS settled',
+    )
+    .get();
+
 describe('the payment store', () => {
   it('keeps a settled payment compact, and takes it back when it is sent again', () => {
     const { db, payments } = store();
@@ -104,12 +112,7 @@ describe('the payment store', () => {
     expect(paymentRecord(payments.view(failed.paymentHash)!, SOURCE)).toEqual(
       paymentRecord(viewOf(failed), SOURCE),
     );
-    const rows = () =>
-      db
-        .prepare(
-          'SELECT (SELECT COUNT(*) FROM payment_sessions) AS live, (SELECT COUNT(*) FROM payments_settled) AS settled',
-        )
-        .get();
+    const rows = () => rowCounts(db);
     expect(rows()).toEqual({ live: 0, settled: 1 });
     // Sent again: a new live session replaces the settled one.
     const again = {
@@ -169,7 +172,13 @@ describe('the payment store', () => {
     counting.prepare = (sql: string) => {
       const st = db.prepare(sql);
       if (!sql.startsWith('DELETE FROM payments_settled')) return st;
-      return { ...st, get: (...a: unknown[]) => (removals++, st.get(...a)) };
+      return {
+        ...st,
+        get: (...a: unknown[]) => {
+          removals++;
+          return st.get(...a);
+        },
+      };
     };
     const payments = new PaymentStore(counting);
     const failed = SESSIONS['a payment that failed for good']!();
@@ -179,12 +188,7 @@ describe('the payment store', () => {
       failedError: null,
       attempts: [attempt(1, 'Inflight', 2, 1n)],
     };
-    const rows = () =>
-      db
-        .prepare(
-          'SELECT (SELECT COUNT(*) FROM payment_sessions) AS live, (SELECT COUNT(*) FROM payments_settled) AS settled',
-        )
-        .get();
+    const rows = () => rowCounts(db);
     // A new payment: checked, then saved without the removal.
     expect(payments.settled(live.paymentHash)).toBeUndefined();
     payments.put(live);
