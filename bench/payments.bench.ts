@@ -171,6 +171,7 @@ async function costCounters(metricsUrl: string) {
   );
   return {
     cpuMs: read('strand_process_cpu_seconds_total') * 1000,
+    eventLoopMs: read('strand_event_loop_cpu_seconds_total') * 1000,
     majorGcs: labelled('strand_gc_collections_total', 'kind', 'major'),
     gcPauseMs: gcPauseS * 1000,
     syncs: read('strand_store_syncs_total'),
@@ -295,6 +296,7 @@ async function run(
     const per = (x: number, y: number) => (x - y) / Math.max(1, lat.length);
     cost[n] = {
       cpuMs: per(a.cpuMs, b.cpuMs),
+      eventLoopMs: per(a.eventLoopMs, b.eventLoopMs),
       majorGcs: per(a.majorGcs, b.majorGcs),
       gcPauseMs: per(a.gcPauseMs, b.gcPauseMs),
       syncs: per(a.syncs, b.syncs),
@@ -329,7 +331,7 @@ function describe(r: RunResult): string {
   const costs = Object.entries(r.cost)
     .map(
       ([n, c]) =>
-        `${n} ${c.cpuMs.toFixed(1)} ms cpu (gc pauses ${c.gcPauseMs.toFixed(2)}, ${(c.majorGcs * 1000).toFixed(1)} full gc a 1,000), ${c.syncs.toFixed(2)} ${SYNC_LABEL}, ${c.diskKb.toFixed(0)} KB, ` +
+        `${n} ${c.cpuMs.toFixed(1)} ms cpu (event loop ${c.eventLoopMs.toFixed(2)}, gc pauses ${c.gcPauseMs.toFixed(2)}, ${(c.majorGcs * 1000).toFixed(1)} full gc a 1,000), ${c.syncs.toFixed(2)} ${SYNC_LABEL}, ${c.diskKb.toFixed(0)} KB, ` +
         `${c.commitments.toFixed(2)} CommitmentSigned (${updatesEach(c).toFixed(1)} updates each)`,
     )
     .join(' | ');
@@ -440,6 +442,7 @@ try {
           n,
           {
             cpu_ms: +c.cpuMs.toFixed(2),
+            event_loop_cpu_ms: +c.eventLoopMs.toFixed(2),
             gc_pause_ms: +c.gcPauseMs.toFixed(3),
             full_gc_per_1000: +(c.majorGcs * 1000).toFixed(1),
             fsync: +c.syncs.toFixed(3),

@@ -21,7 +21,14 @@ interface Run {
   machine_mul_g_per_s: number;
   per_payment: Record<
     string,
-    { cpu_ms: number; gc_pause_ms: number; full_gc_per_1000: number; fsync: number; disk_kb: number }
+    {
+      cpu_ms: number;
+      event_loop_cpu_ms: number;
+      gc_pause_ms: number;
+      full_gc_per_1000: number;
+      fsync: number;
+      disk_kb: number;
+    }
   >;
 }
 
@@ -77,6 +84,9 @@ describe('bench:payments', () => {
         expect(Object.keys(r.per_payment)).toEqual(nodes);
         for (const c of Object.values(r.per_payment)) {
           expect(c.cpu_ms).toBeGreaterThan(0);
+          // The event loop's thread is part of the process (two reads a few µs apart: a margin).
+          expect(c.event_loop_cpu_ms).toBeGreaterThan(0);
+          expect(c.event_loop_cpu_ms).toBeLessThanOrEqual(c.cpu_ms + 0.05);
           // The collector's pauses are the node thread's time, part of its CPU; counts never fall.
           expect(c.gc_pause_ms).toBeGreaterThanOrEqual(0);
           expect(c.gc_pause_ms).toBeLessThan(c.cpu_ms);

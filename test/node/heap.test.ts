@@ -46,6 +46,29 @@ describe('heap_growth_percent', () => {
   });
 });
 
+describe('the event loop thread counted apart', () => {
+  it("serves the main thread's CPU, which grows with its work and stays within the process's", async () => {
+    const read = async () => {
+      const text = await new NodeMetrics().text();
+      const one = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
+      return {
+        loop: one('strand_event_loop_cpu_seconds_total'),
+        process: one('strand_process_cpu_seconds_total'),
+      };
+    };
+    const a = await read();
+    // A helper thread's work would count in the process's CPU only: this test runs on Linux (CI).
+    let x = 0;
+    const until = performance.now() + 60;
+    while (performance.now() < until) x += Math.sqrt(x + 1);
+    expect(x).toBeGreaterThan(0);
+    const b = await read();
+    expect(a.loop).toBeGreaterThan(0);
+    expect(b.loop - a.loop).toBeGreaterThan(0.04);
+    expect(b.loop).toBeLessThanOrEqual(b.process + 0.01);
+  });
+});
+
 describe('garbage collections counted', () => {
   it('counts collections by kind with their pauses, and the metrics serve them', async () => {
     const before = gcTotals().get('minor')!.count;
