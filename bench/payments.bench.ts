@@ -4,10 +4,12 @@
  * `BENCH_RPC=ws`), the outcome pushed by the payer's `subscribe_store_changes` (no polling: a
  * poll loop costs the payer as much CPU as a payment).
  *
- * Runs, each `BENCH_PAYMENTS` payments (default 200): one channel (alice → bob) one at a time
- * (latency p50/p99) and with `BENCH_CONCURRENCY` in flight (default "16,64"); then two hops
+ * Runs, each measuring `BENCH_PAYMENTS` payments (default 200): one channel (alice → bob) one at a
+ * time (latency p50/p99) and with `BENCH_CONCURRENCY` in flight (default "16,64"); then two hops
  * (alice → bob → carol, bob forwarding with a fee, routed over the gossiped graph) the same way.
- * Each path is warmed up first (`BENCH_WARMUP` payments, default 2,000, not measured). Prints the
+ * Each path is warmed up first (`BENCH_WARMUP` payments, default 2,000, not measured). A run with
+ * more than one in flight measures its steady state: the payments that end after a lead-in at its
+ * own level (`BENCH_LEAD_IN`, default 16 × the level), while new ones keep the level full. Prints the
  * machine's load average first: on a shared machine the figures move with it.
  * `BENCH_STORE=postgres`: the nodes keep their stores on a Postgres server started for the run.
  *
@@ -221,6 +223,10 @@ interface RunResult {
    * speed at that moment. Here it moves by half within an hour, and the rates with it.
    */
   machineMulG: number;
+  /** Payments completed at this level before the measured ones (`leadInFor`). */
+  leadIn: number;
+  /** Payments measured: completed in the window. */
+  measured: number;
 }
 
 /** `count` calls of `one`, `inFlight` of them at a time. */
@@ -237,6 +243,38 @@ async function inFlightAtOnce(inFlight: number, count: number, one: () => Promis
   );
 }
 
+/**
+ * Payments a run with more than one in flight completes at its own level before its window opens
+ * (`BENCH_LEAD_IN`, default 16 × the level; none one at a time). The path's warm-up runs at 16 in
+ * flight, and the paths a round of 64 takes are compiled by V8 only once it meets them: six runs
+ * of 3,000 at 64 back to back on one devnet gave 632, 722, 695, 831, 777 and 812/s, the first
+ * paying for the compiler. A node serving 64 payments at once has been doing so for a while.
+ */
+function leadInFor(inFlight: number): number {
+  if (inFlight === 1) return 0;
+  const v = process.env.BENCH_LEAD_IN;
+  return v === undefined ? 16 * inFlight : Number(v);
+}
+
+/** What a node and the machine have spent up to a moment of a run (`run`'s window ends). */
+interface Mark {
+  at: number;
+  counters: Promise<Record<string, Cost>>;
+  machine: Promise<{ busy: number; steal: number }>;
+  client: NodeJS.CpuUsage;
+}
+
+function mark(metrics: Record<string, string>): Mark {
+  return {
+    at: performance.now(),
+    counters: Promise.all(
+      Object.entries(metrics).map(async ([n, url]) => [n, await costCounters(url)] as const),
+    ).then(Object.fromEntries),
+    machine: machineCpuMs(),
+    client: process.cpuUsage(),
+  };
+}
+
 /** `n` payments with `inFlight` at once: completed per second, latencies, failures, cost per node. */
 async function run(
   alice: Pick<RpcClient, 'call'>,
@@ -250,9 +288,6 @@ async function run(
 ): Promise<RunResult> {
   // Before the profiles start, so that none of them records this busy loop's wait.
   const machineMulG = opsPerSecond(mulGOnce, 200);
-  const before = Object.fromEntries(
-    await Promise.all(Object.entries(metrics).map(async ([n, url]) => [n, await costCounters(url)] as const)),
-  );
   const profiles =
     PROFILE_SECS > 0 && (inFlight > 1 || PROFILE_ONE)
       ? Object.entries(rpcUrls).map(([n, url]) =>
@@ -261,39 +296,56 @@ async function run(
             .then((r: { path: string }) => `${n} ${r.path}`),
         )
       : [];
+  // The window: the payments that end after the lead-in and up to `PAYMENTS` more. With more
+  // than one in flight, payments go on starting until the window's last one ends, so every
+  // payment in it ran with the level full; the ramp before and the drain after are not measured.
+  const leadIn = leadInFor(inFlight);
+  const windowEnd = leadIn + PAYMENTS;
+  const starts = inFlight === 1 ? PAYMENTS : windowEnd + inFlight - 1;
   const lat: number[] = [];
-  /** When each payment ended, ms from the run's start (for `BENCH_LATENCIES`). */
+  /** When each payment ended, ms from the window's start (for `BENCH_LATENCIES`). */
   const ends: number[] = [];
   const failed: string[] = [];
-  const machine0 = await machineCpuMs();
-  const client0 = process.cpuUsage();
-  const t0 = performance.now();
-  await inFlightAtOnce(inFlight, PAYMENTS, () =>
+  let ended = 0;
+  let open: Mark | undefined = leadIn === 0 ? mark(metrics) : undefined;
+  let close: Mark | undefined;
+  const ending = (): number | undefined => {
+    const i = ++ended;
+    if (i === leadIn) open = mark(metrics);
+    if (i === windowEnd) close = mark(metrics);
+    return i > leadIn && i <= windowEnd ? i : undefined;
+  };
+  await inFlightAtOnce(inFlight, starts, () =>
     pay(alice, feed, target).then(
       (ms) => {
+        if (ending() === undefined) return;
         lat.push(ms);
-        ends.push(performance.now() - t0);
+        ends.push(performance.now() - (open as Mark).at);
       },
-      (e: Error) => void failed.push(e.message),
+      (e: Error) => {
+        ending();
+        failed.push(e.message);
+      },
     ),
   );
-  const rate = (lat.length * 1000) / (performance.now() - t0);
+  const [from, to] = [open as Mark, close as Mark];
+  const rate = (lat.length * 1000) / (to.at - from.at);
   if (LATENCIES_DIR) {
     const file = path.join(LATENCIES_DIR, `${label}-${inFlight}.json`);
     await writeFile(file, JSON.stringify(ends.map((t, i) => [+t.toFixed(2), +lat[i]!.toFixed(2)])));
     console.log(`    latencies: ${file}`);
   }
-  const client = process.cpuUsage(client0);
   const done = Math.max(1, lat.length);
-  const machine1 = await machineCpuMs();
+  const [machine0, machine1] = await Promise.all([from.machine, to.machine]);
   const machineMs = (machine1.busy - machine0.busy) / done;
   const stealMs = (machine1.steal - machine0.steal) / done;
-  const clientMs = (client.user + client.system) / 1000 / done;
+  const clientMs = (to.client.user - from.client.user + to.client.system - from.client.system) / 1000 / done;
+  const [before, after] = await Promise.all([from.counters, to.counters]);
   const cost: Record<string, Cost> = {};
-  for (const [n, url] of Object.entries(metrics)) {
-    const a = await costCounters(url);
+  for (const n of Object.keys(metrics)) {
+    const a = after[n] as Cost;
     const b = before[n] as Cost;
-    const per = (x: number, y: number) => (x - y) / Math.max(1, lat.length);
+    const per = (x: number, y: number) => (x - y) / done;
     cost[n] = {
       cpuMs: per(a.cpuMs, b.cpuMs),
       eventLoopMs: per(a.eventLoopMs, b.eventLoopMs),
@@ -318,6 +370,8 @@ async function run(
     stealMs,
     clientMs,
     machineMulG,
+    leadIn,
+    measured: lat.length,
   };
 }
 
@@ -337,7 +391,8 @@ function describe(r: RunResult): string {
     .join(' | ');
   return (
     `${String(r.inFlight).padStart(2)} in flight: ${r.rate.toFixed(1)}/s, p50 ${r.p50.toFixed(1)} ms, ` +
-    `p99 ${r.p99.toFixed(1)} ms (machine ${(r.machineMulG / 1000).toFixed(1)}k k·G/s before)\n` +
+    `p99 ${r.p99.toFixed(1)} ms${r.leadIn ? ` (${PAYMENTS} after ${r.leadIn} at this level)` : ''} ` +
+    `(machine ${(r.machineMulG / 1000).toFixed(1)}k k·G/s before)\n` +
     `      per payment: ${costs}\n` +
     `      per payment, whole machine: ${r.machineMs.toFixed(2)} ms cpu (this client ${r.clientMs.toFixed(2)}, stolen by other guests ${r.stealMs.toFixed(2)})`
   );
@@ -430,6 +485,7 @@ try {
     summary[key] = runs.map((r) => ({
       in_flight: r.inFlight,
       per_s: +r.rate.toFixed(1),
+      payments: r.measured,
       p50_ms: +r.p50.toFixed(1),
       p99_ms: +r.p99.toFixed(1),
       failed: r.failed,
@@ -437,6 +493,7 @@ try {
       machine_steal_ms: +r.stealMs.toFixed(2),
       client_cpu_ms: +r.clientMs.toFixed(2),
       machine_mul_g_per_s: Math.round(r.machineMulG),
+      lead_in: r.leadIn,
       per_payment: Object.fromEntries(
         Object.entries(r.cost).map(([n, c]) => [
           n,

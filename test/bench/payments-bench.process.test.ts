@@ -1,7 +1,8 @@
 /**
- * `bench:payments` itself, at a tiny size (a few payments, no warm-up): the script runs to the
- * end on a real devnet and its last line is the JSON summary the README's figures come from,
- * with a run per path and in-flight level, no failed payment, and the cost counters read from
+ * `bench:payments` itself, at a tiny size (a few payments, no warm-up, a lead-in of 4 at 3 in
+ * flight): the script runs to the end on a real devnet and its last line is the JSON summary the
+ * README's figures come from, with a run per path and in-flight level, each measuring its
+ * payments after its lead-in, no failed payment, and the cost counters read from
  * the nodes' metrics (one at a time, every payment flushes each node's store at least once), and
  * the machine's CPU with the part other guests took (steal).
  */
@@ -14,6 +15,8 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 interface Run {
   in_flight: number;
   per_s: number;
+  payments: number;
+  lead_in: number;
   p50_ms: number;
   failed: number;
   machine_cpu_ms: number;
@@ -56,6 +59,7 @@ describe('bench:payments', () => {
       BENCH_PAYMENTS: '6',
       BENCH_CONCURRENCY: '3',
       BENCH_WARMUP: '0',
+      BENCH_LEAD_IN: '4',
     });
     expect(code, out).toBe(0);
     const summary = JSON.parse(out.trim().split('\n').at(-1) as string) as {
@@ -72,6 +76,11 @@ describe('bench:payments', () => {
       [summary.two_hops, ['alice', 'bob', 'carol']],
     ] as const) {
       expect(runs.map((r) => r.in_flight)).toEqual([1, 3]);
+      // Each run measures its 6 payments; with 3 in flight only after 4 more at that level.
+      expect(runs.map((r) => [r.payments, r.lead_in])).toEqual([
+        [6, 0],
+        [6, 4],
+      ]);
       for (const r of runs) {
         expect(r.failed).toBe(0);
         expect(r.per_s).toBeGreaterThan(0);
