@@ -7,6 +7,9 @@
 // Request: { id, scalars: Uint8Array (n × 32), point?: Uint8Array (33) }. Answer: { id, kG, kP? }
 // (n × 33 bytes each); or { id, failed: reason } (a scalar out of range, a point that does not
 // decode); or { unavailable: reason } once, when the native binding cannot load here.
+// Request for the other way round, one scalar and many points (the onions' ECDH, `ecdh-ahead.ts`):
+// { id, scalar: Uint8Array (32), points: Uint8Array (n × 33) }. Answer: { id, kPs } (n × 33
+// bytes), with 33 zero bytes where a point does not decode: its user does that one itself.
 import { createRequire } from 'node:module';
 import { parentPort } from 'node:worker_threads';
 
@@ -17,8 +20,13 @@ try {
   parentPort.postMessage({ unavailable: `the native secp256k1 binding did not load: ${e.message}` });
 }
 
-parentPort.on('message', ({ id, scalars, point }) => {
+parentPort.on('message', (m) => {
   if (!lib) return;
+  if (m.points) {
+    timesPoints(m);
+    return;
+  }
+  const { id, scalars, point } = m;
   const n = scalars.length / 32;
   const kG = new Uint8Array(n * 33);
   const kP = point ? new Uint8Array(n * 33) : undefined;
@@ -34,3 +42,16 @@ parentPort.on('message', ({ id, scalars, point }) => {
   }
   parentPort.postMessage({ id, kG, kP }, kP ? [kG.buffer, kP.buffer] : [kG.buffer]);
 });
+
+function timesPoints({ id, scalar, points }) {
+  const n = points.length / 33;
+  const kPs = new Uint8Array(n * 33);
+  for (let i = 0; i < n; i++) {
+    try {
+      kPs.set(lib.publicKeyTweakMul(points.subarray(i * 33, i * 33 + 33), scalar, true), i * 33);
+    } catch {
+      // Left as zeros: not a point (or a scalar out of range), reported by the peel that follows.
+    }
+  }
+  parentPort.postMessage({ id, kPs }, [kPs.buffer]);
+}

@@ -16,8 +16,10 @@ export {
 } from './keyfile.ts';
 export {
   type CurveJob,
+  type CurveThread,
   type CurveWorkAnswer,
   type CurveWorker,
+  curveThread,
   MadeAhead,
   type MadeAheadOptions,
   startCurveWorker,

@@ -129,25 +129,42 @@ export class MadeAhead<T> {
   }
 }
 
-/** The worker thread, started at the first request; it does not keep the process alive. */
-export function startCurveWorker(): CurveWorker {
+/** A thread running `curve-worker.mjs`, started at the first message; it does not keep the process alive. */
+export interface CurveThread<A> {
+  send(message: object): void;
+  onAnswer(handler: (answer: A | { unavailable: string }) => void): void;
+  stop(): void;
+}
+
+export function curveThread<A>(): CurveThread<A> {
   let worker: Worker | undefined;
-  let handler: (a: CurveWorkAnswer) => void = () => {};
+  let handler: (a: A | { unavailable: string }) => void = () => {};
   const started = (): Worker => {
     if (worker) return worker;
     worker = new Worker(new URL('./curve-worker.mjs', import.meta.url));
     worker.unref();
-    worker.on('message', (a: CurveWorkAnswer) => handler(a));
+    worker.on('message', (a: A) => handler(a));
     // A worker that dies answers nothing more: its users do their work themselves.
     worker.on('error', (e) => handler({ unavailable: `the thread failed: ${e.message}` }));
     return worker;
   };
   return {
-    // Copied to the thread, not transferred: the job keeps its scalars to build the items.
-    post: (id, scalars, point) => started().postMessage({ id, scalars, point }),
+    // Copied to the thread, not transferred: the sender may keep using what it sent.
+    send: (message) => started().postMessage(message),
     onAnswer: (h) => {
       handler = h;
     },
     stop: () => void worker?.terminate(),
+  };
+}
+
+/** The worker thread of a `MadeAhead`. */
+export function startCurveWorker(): CurveWorker {
+  const thread = curveThread<CurveWorkAnswer>();
+  return {
+    // The job keeps its scalars to build the items.
+    post: (id, scalars, point) => thread.send({ id, scalars, point }),
+    onAnswer: (h) => thread.onAnswer(h),
+    stop: () => thread.stop(),
   };
 }

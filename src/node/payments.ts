@@ -13,6 +13,7 @@ import type { InvoiceService } from '../invoice/index.ts';
 import { payeeOf } from '../invoice/index.ts';
 import {
   channelTlcPort,
+  EcdhAhead,
   type IncomingTlc,
   OnionPrePeeler,
   PaymentRelay,
@@ -89,7 +90,10 @@ export function wirePayments(w: PaymentWiring): {
     logger: w.log,
   });
   const links = new TlcLinks(w.db);
-  const prePeeler = new OnionPrePeeler(w.nodeSecretKey, w.afterOutput ?? ((fn) => setImmediate(fn)));
+  const ecdh = new EcdhAhead(w.nodeSecretKey, undefined, (reason) =>
+    w.log.info({ reason }, 'onions are peeled on the node thread alone'),
+  );
+  const prePeeler = new OnionPrePeeler(w.nodeSecretKey, w.afterOutput ?? ((fn) => setImmediate(fn)), ecdh);
   relay = new PaymentRelay({
     prePeeled: prePeeler,
     nodeSecretKey: w.nodeSecretKey,
@@ -154,6 +158,7 @@ export function wirePayments(w: PaymentWiring): {
     relay,
     stop: () => {
       sessionKeys.stop();
+      ecdh.stop();
       clearInterval(holdTimer);
       stop();
       stopRecording();

@@ -6,6 +6,7 @@
 export { channelTlcPort } from './channel-port.ts';
 export { PAYMENT_ERROR_CODES, PaymentError, type PaymentErrorCode, SendPaymentError } from './errors.ts';
 export { paymentLinkSchema, TlcLinks } from './links.ts';
+export { EcdhAhead } from './onion/ecdh-ahead.ts';
 export { SessionKeyPool } from './onion/session-key-pool.ts';
 export { TLC_ERROR_CODES } from './onion/tlc-error.ts';
 export { OnionPrePeeler } from './onion-prepeel.ts';

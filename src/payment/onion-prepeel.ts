@@ -14,8 +14,14 @@
  * keeps the one it was received with) and the payment hash, and used once. Nothing is kept after
  * a restart (the relay peels again) and a TLC that never commits takes its entry away with it
  * (a WeakMap). The queue is bounded: past it, TLCs are peeled when they commit, as before.
+ *
+ * With a thread for the ECDH (`ecdh-ahead.ts`), each onion's k·α is asked for when the TLC is
+ * announced and the rest of the peel waits for it: an onion whose point has not come back is
+ * passed over, not multiplied here. A TLC that commits before its peel was made is peeled then,
+ * with its point if that came back.
  */
 import { hexToBytes } from '../codec/index.ts';
+import type { EcdhAhead } from './onion/ecdh-ahead.ts';
 import { type PeeledOnion, peelOnion } from './onion/packet.ts';
 
 /** At most this many onions wait to be peeled ahead (a peer's in-flight limit is 125 by default). */
@@ -30,6 +36,8 @@ export class OnionPrePeeler {
   /** Onions to peel, in the order announced, with their payment hashes. */
   private readonly queue = new Map<Uint8Array, string>();
   private readonly peeled = new WeakMap<Uint8Array, { paymentHash: string; result: PeeledOnion }>();
+  /** With a thread: each asked onion's k·α once it came back (null: none, multiply here). */
+  private readonly points = new WeakMap<Uint8Array, Uint8Array | null>();
   private scheduled = false;
 
   constructor(
@@ -39,27 +47,44 @@ export class OnionPrePeeler {
      * released it, then one turn later), so that a peel never delays an answer to the peer.
      */
     private readonly afterOutput: (fn: () => void) => void,
+    /** The ECDH on another thread; absent: each peel multiplies on this one. */
+    private readonly ecdh?: EcdhAhead,
   ) {}
 
   /** The peer announced a TLC: its onion is peeled once this turn's output is out. */
   announced(tlc: Announced): void {
-    if (tlc.onion.length === 0 || this.queue.size >= MAX_PREPEEL_QUEUE) return;
-    this.queue.set(tlc.onion, tlc.paymentHash);
-    if (this.scheduled) return;
-    this.scheduled = true;
-    this.afterOutput(() => this.peelNext());
+    if (tlc.onion.length < 34 || this.queue.size >= MAX_PREPEEL_QUEUE) return;
+    const onion = tlc.onion;
+    this.queue.set(onion, tlc.paymentHash);
+    this.ecdh?.ask(onion.subarray(1, 34), (point) => {
+      this.points.set(onion, point);
+      if (this.queue.has(onion)) this.schedule((fn) => setImmediate(fn));
+    });
+    this.schedule(this.afterOutput);
   }
 
   /**
-   * The peel of `onion` for `paymentHash`, if it was made ahead (taken: it is used once). One
-   * not made yet will not be: the caller peels it now.
+   * The peel of `onion` for `paymentHash`, if it was made ahead (taken: it is used once); else,
+   * when its ECDH came back from the thread, the peel made now with it (an `OnionError` for a bad
+   * onion, as `peelOnion` throws). Undefined: the caller peels it itself.
    */
   take(onion: Uint8Array, paymentHash: string): PeeledOnion | undefined {
     this.queue.delete(onion);
     const p = this.peeled.get(onion);
-    if (!p) return undefined;
-    this.peeled.delete(onion);
-    return p.paymentHash === paymentHash ? p.result : undefined;
+    if (p) {
+      this.peeled.delete(onion);
+      return p.paymentHash === paymentHash ? p.result : undefined;
+    }
+    const point = this.points.get(onion);
+    if (!point) return undefined;
+    this.points.delete(onion);
+    return peelOnion(onion, this.nodeSecretKey, hexToBytes(paymentHash), point);
+  }
+
+  private schedule(run: (fn: () => void) => void): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    run(() => this.peelNext());
   }
 
   /** Onions waiting to be peeled (the tests read it). */
@@ -72,20 +97,29 @@ export class OnionPrePeeler {
    * arrives meanwhile is taken after one peel, not after the whole queue.
    */
   private peelNext(): void {
-    const next = this.queue.entries().next();
-    if (next.done) {
+    const next = this.ready();
+    if (!next) {
+      // Nothing left, or only onions whose point is still on the thread: its answer schedules.
       this.scheduled = false;
       return;
     }
-    const [onion, paymentHash] = next.value;
+    const [onion, paymentHash] = next;
     this.queue.delete(onion);
+    const point = this.points.get(onion) ?? undefined;
+    this.points.delete(onion);
     try {
-      const result = peelOnion(onion, this.nodeSecretKey, hexToBytes(paymentHash));
+      const result = peelOnion(onion, this.nodeSecretKey, hexToBytes(paymentHash), point);
       this.peeled.set(onion, { paymentHash, result });
     } catch {
       // A bad onion is failed when its TLC commits, by the peel the relay makes then.
     }
     if (this.queue.size === 0) this.scheduled = false;
     else setImmediate(() => this.peelNext());
+  }
+
+  /** The first queued onion that can be peeled now: any, or with a thread, one whose ECDH is back. */
+  private ready(): [Uint8Array, string] | undefined {
+    for (const entry of this.queue) if (!this.ecdh || this.points.has(entry[0])) return entry;
+    return undefined;
   }
 }

@@ -6,6 +6,8 @@
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { describe, expect, it } from 'vitest';
 import { bytesToHex } from '../../src/codec/index.ts';
+import type { CurveThread } from '../../src/crypto/index.ts';
+import { EcdhAhead, type EcdhAnswer } from '../../src/payment/onion/ecdh-ahead.ts';
 import { buildOnion, peelOnion } from '../../src/payment/onion/packet.ts';
 import { MAX_PREPEEL_QUEUE, OnionPrePeeler } from '../../src/payment/onion-prepeel.ts';
 import { hop } from './hop-data-fixture.ts';
@@ -27,9 +29,9 @@ function tlcFor(n: number, forward = false) {
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** A pre-peeler whose "output has left" moment the test chooses. */
-function prePeeler() {
+function prePeeler(ecdh?: EcdhAhead) {
   const deferred: (() => void)[] = [];
-  const p = new OnionPrePeeler(SK_B, (fn) => deferred.push(fn));
+  const p = new OnionPrePeeler(SK_B, (fn) => deferred.push(fn), ecdh);
   const outputLeft = () => {
     for (const fn of deferred.splice(0)) fn();
   };
@@ -109,5 +111,83 @@ describe('onions peeled ahead', () => {
     for (let i = 0; i <= MAX_PREPEEL_QUEUE; i++)
       p.announced({ onion: t.onion.slice(), paymentHash: t.paymentHash });
     expect(p.waiting).toBe(MAX_PREPEEL_QUEUE);
+  });
+
+  describe('with the ECDH on a thread', () => {
+    /**
+     * A thread the test answers: `answer()` gives k·α for every request so far, with `wrong` a
+     * point of another key (a peel made with it fails its HMAC), or none at all (`null`).
+     */
+    function heldThread() {
+      let handler: (a: EcdhAnswer | { unavailable: string }) => void = () => {};
+      const requests: { id: number; points: Uint8Array }[] = [];
+      const thread: CurveThread<EcdhAnswer> = {
+        send: (m) => requests.push(m as { id: number; points: Uint8Array }),
+        onAnswer: (h) => {
+          handler = h;
+        },
+        stop: () => {},
+      };
+      const answer = (how: 'right' | 'none' = 'right') => {
+        for (const r of requests.splice(0)) {
+          const kPs = new Uint8Array(r.points.length);
+          if (how === 'right')
+            for (let i = 0; i < r.points.length / 33; i++)
+              kPs.set(secp256k1.getSharedSecret(SK_B, r.points.subarray(i * 33, i * 33 + 33), true), i * 33);
+          handler({ id: r.id, kPs });
+        }
+      };
+      return { ecdh: new EcdhAhead(SK_B, thread), requests, answer };
+    }
+
+    it('peels an onion only once its point is back, with the same result', async () => {
+      const { ecdh, requests, answer } = heldThread();
+      const { p, outputLeft } = prePeeler(ecdh);
+      const final = tlcFor(10);
+      const fwd = tlcFor(11, true);
+      p.announced(final);
+      p.announced(fwd);
+      await turn();
+      expect(requests).toHaveLength(1); // both α in one message
+      outputLeft();
+      await turn();
+      expect(p.waiting).toBe(2); // nothing multiplied here meanwhile
+      answer();
+      await turn();
+      await turn();
+      expect(p.waiting).toBe(0);
+      expect(p.take(final.onion, final.paymentHash)).toEqual(peelOnion(final.onion, SK_B, fill(10)));
+      expect(p.take(fwd.onion, fwd.paymentHash)).toEqual(peelOnion(fwd.onion, SK_B, fill(11)));
+    });
+
+    it('a TLC that commits before its peel is peeled then with its point, or left to the relay', async () => {
+      const { ecdh, answer } = heldThread();
+      const { p } = prePeeler(ecdh);
+      const a = tlcFor(12);
+      const b = tlcFor(13);
+      p.announced(a);
+      await turn();
+      answer();
+      p.announced(b);
+      // a's point is back, its peel not made (the output has not left): made now, the same.
+      expect(p.take(a.onion, a.paymentHash)).toEqual(peelOnion(a.onion, SK_B, fill(12)));
+      // b's point is still out: the relay peels it itself.
+      expect(p.take(b.onion, b.paymentHash)).toBeUndefined();
+    });
+
+    it('an onion with no point from the thread is peeled here; a wrong one is an OnionError', async () => {
+      const { ecdh, answer } = heldThread();
+      const { p, outputLeft } = prePeeler(ecdh);
+      const a = tlcFor(14);
+      p.announced(a);
+      await turn();
+      answer('none');
+      outputLeft();
+      await turn();
+      expect(p.take(a.onion, a.paymentHash)).toEqual(peelOnion(a.onion, SK_B, fill(14)));
+      // A point that is not k·α for this key cannot pass the HMAC check.
+      const wrong = secp256k1.getSharedSecret(fill(0x77), a.onion.subarray(1, 34), true);
+      expect(() => peelOnion(a.onion, SK_B, fill(14), wrong)).toThrow(/HMAC/);
+    });
   });
 });

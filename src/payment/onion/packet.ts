@@ -127,11 +127,17 @@ export interface PeeledOnion {
 }
 
 /** Peels one layer with this node's secret key; any failure is an OnionError. */
-export function peelOnion(packet: Bytes, secretKey: Bytes, paymentHash: Bytes): PeeledOnion {
+export function peelOnion(
+  packet: Bytes,
+  secretKey: Bytes,
+  paymentHash: Bytes,
+  /** k·α for the packet's α and `secretKey`, made ahead (`ecdh-ahead.ts`). */
+  ecdhPoint?: Bytes,
+): PeeledOnion {
   const version = packet[0];
   if (version !== 0 && version !== 1) throw new OnionError(`Unknown onion packet version: ${version}`);
   try {
-    const peeled = peelPacket(packet, secretKey, paymentHash, hopLength(version));
+    const peeled = peelPacket(packet, secretKey, paymentHash, hopLength(version), ecdhPoint);
     const raw = version === 1 ? peeled.hopData : peeled.hopData.subarray(8);
     return { current: decodeHopData(raw), next: peeled.next, sharedSecret: peeled.sharedSecret };
   } catch (e) {

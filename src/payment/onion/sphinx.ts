@@ -230,12 +230,16 @@ export interface Peeled {
   sharedSecret: Bytes;
 }
 
-/** Peels one layer with the hop's secret key (§1.3). */
+/**
+ * Peels one layer with the hop's secret key (§1.3). `ecdhPoint`: k·α for this packet's α and
+ * `secretKey`, made elsewhere (`ecdh-ahead.ts`); the shared secret is then its hash.
+ */
 export function peelPacket(
   packet: Bytes,
   secretKey: Bytes,
   assocData: Bytes | undefined,
   hopLength: HopLength,
+  ecdhPoint?: Bytes,
 ): Peeled {
   if (packet.length < 66) throw new SphinxError('PacketTooShort', `onion packet of ${packet.length} bytes`);
   const alpha = packet.subarray(1, 34);
@@ -244,7 +248,7 @@ export function peelPacket(
   const L = beta.length;
   const sk = toScalar(secretKey);
   if (sk === 0n || sk >= N) throw new SphinxError('InvalidSessionKey', 'secret key out of range');
-  const secret = ecdh(alpha, sk);
+  const secret = ecdhPoint ? sha256(ecdhPoint) : ecdh(alpha, sk);
   const mu = deriveKey('mu', secret);
   const expected = hmacSha256(mu, beta, assocData ?? new Uint8Array(0));
   if (!constantTimeEqual(expected, gamma)) throw new SphinxError('InvalidHmac', 'onion packet HMAC mismatch');
