@@ -1,7 +1,8 @@
 // The thread that does curve work made ahead (`made-ahead.ts` is its other side): for each
 // 32-byte scalar k of a request, k·G, and k·P when the request names a point P (compressed, 33
 // bytes each). The channels' nonces and the payer's onion session keys have their
-// multiplications made here, on the core the node's thread is not using.
+// multiplications made here, on the core the node's thread is not using; and the received
+// onions' ECDH, in a thread of its own (`ecdh-ahead.ts`).
 // Plain JavaScript: a worker does not get tsx's loader.
 //
 // Request: { id, scalars: Uint8Array (n × 32), point?: Uint8Array (33) }. Answer: { id, kG, kP? }

@@ -8,7 +8,8 @@
  *
  * Asks made in one turn go to the thread as one message, after the turn. An answer is a point, or
  * null when there is none (the thread could not load the curve library, failed, or the bytes are
- * not a point): the caller then multiplies itself, as without the thread.
+ * not a point): the caller then multiplies itself, as without the thread. The node's key goes to
+ * the thread with each batch: a thread of this process, holding it no longer than the node does.
  */
 import { type CurveThread, curveThread } from '../../crypto/index.ts';
 
