@@ -81,6 +81,12 @@ export class NodeMetrics {
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
     registers: [this.registry],
   });
+  private readonly flushSeconds = new Histogram({
+    name: 'strand_store_flush_duration_seconds',
+    help: "Duration of one flush of the store's WAL (fdatasync), which every message depending on a commit waits for",
+    buckets: [0.0002, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    registers: [this.registry],
+  });
   private readonly gossipReceived = new Counter({
     name: 'strand_gossip_messages_received_total',
     help: 'Gossip messages received from peers',
@@ -226,6 +232,10 @@ export class NodeMetrics {
 
   storeCommitted(ms: number): void {
     this.commitSeconds.observe(ms / 1000);
+  }
+
+  storeFlushed(ms: number): void {
+    this.flushSeconds.observe(ms / 1000);
   }
 
   gossipMessageReceived(): void {

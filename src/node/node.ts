@@ -286,6 +286,7 @@ export class StrandNode {
               : 'store flushes are slow: moved to the thread pool',
           ),
         beforeFlush: commitTurnFirst(() => turns.commitTurn()),
+        onFlushed: (ms) => node.observers.metrics?.storeFlushed(ms),
       });
     if (db instanceof PgDb) {
       // Postgres: one transaction per turn too; output waits for its COMMIT.

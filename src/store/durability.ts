@@ -92,6 +92,12 @@ export interface WalDurabilityOptions {
   /** Flushes moved to the event loop's thread (`inline`) or to the pool; their median, ms. */
   onPlacement?: (inline: boolean, medianMs: number) => void;
   /**
+   * A flush of the WAL file ended after `ms` (metrics). On this class of disk a flush takes
+   * ~0.2–0.5 ms and now and then 10–300 ms (another guest's writes): an inline one stops the
+   * node's thread that long, and every payment in flight waits for it.
+   */
+  onFlushed?: (ms: number) => void;
+  /**
    * Commits what the flush must cover and is not committed yet (`TurnTransactionDb.commitTurn`).
    * `true`: it ran effects whose promise jobs may commit more; the flush then starts one turn
    * later (once), covering them too.
@@ -261,6 +267,7 @@ export class WalDurability implements Durability {
       this.flushMs = this.medianWith(ms);
       if (this.flushesInline !== wasInline) this.opts.onPlacement?.(this.flushesInline, this.flushMs);
       this.syncs++;
+      this.opts.onFlushed?.(ms);
     }
     this.durableUpTo = upTo;
     this.release();

@@ -132,6 +132,11 @@ describe('metrics and events of a node', { timeout: 120_000 }, () => {
     expect(delta('carol', 'strand_forwarded_payments_total', { asset: 'ckb' })).toBe(0);
     // Every channel step of the payment was committed to the store.
     expect(delta('alice', 'strand_store_commit_duration_seconds_count')).toBeGreaterThan(0);
+    // Every store flush is timed: as many observations as flushes.
+    expect(delta('alice', 'strand_store_flush_duration_seconds_count')).toBe(
+      delta('alice', 'strand_store_syncs_total'),
+    );
+    expect(delta('alice', 'strand_store_flush_duration_seconds_count')).toBeGreaterThan(0);
 
     expect(sample(after.bob, 'strand_peers_connected')).toBe(2);
     expect(sample(after.bob, 'strand_channels', { state: 'CHANNEL_READY' })).toBe(2);

@@ -256,8 +256,11 @@ describe('WalDurability (group commit for SQLite)', () => {
       },
       fdatasync: (fd, done) => pool.flush(fd, done),
       onPlacement: (inline) => placements.push(inline),
+      onFlushed: (ms) => timed.push(ms),
     });
     const placements: boolean[] = [];
+    /** Every flush's time as told (`onFlushed`, the metrics' histogram). */
+    const timed: number[] = [];
     const out: number[] = [];
     const insert = db.prepare('INSERT INTO t (v) VALUES (?)');
     /** One write and its output; the flush starts at the end of the turn. */
@@ -277,6 +280,9 @@ describe('WalDurability (group commit for SQLite)', () => {
     await commitAndSpeak(11);
     expect(d.flushesInline).toBe(true);
     expect(inline.length).toBe(11);
+    // Each flush is told with its own time, the stall too.
+    expect(timed).toHaveLength(11);
+    expect(timed.map((ms) => Math.round(ms * 10) / 10)).toEqual([...Array(9).fill(0.1), 150, 0.1]);
     // The disk slows down: once most of the window is slow (the stall and four more), the next
     // flush goes to the pool.
     flushTakes = 20;
