@@ -177,6 +177,8 @@ async function costCounters(metricsUrl: string) {
     majorGcs: labelled('strand_gc_collections_total', 'kind', 'major'),
     gcPauseMs: gcPauseS * 1000,
     syncs: read('strand_store_syncs_total'),
+    // The WAL flushes' time (SQLite; absent on Postgres: 0).
+    flushMs: (Number(/^strand_store_flush_duration_seconds_sum (\S+)$/m.exec(text)?.[1] ?? 0) || 0) * 1000,
     diskKb: read('strand_disk_write_bytes_total') / 1024,
     commitments: sent('CommitmentSigned'),
     updates: sent('AddTlc') + sent('RemoveTlc'),
@@ -352,6 +354,7 @@ async function run(
       majorGcs: per(a.majorGcs, b.majorGcs),
       gcPauseMs: per(a.gcPauseMs, b.gcPauseMs),
       syncs: per(a.syncs, b.syncs),
+      flushMs: per(a.flushMs, b.flushMs),
       diskKb: per(a.diskKb, b.diskKb),
       commitments: per(a.commitments, b.commitments),
       updates: per(a.updates, b.updates),
@@ -385,7 +388,7 @@ function describe(r: RunResult): string {
   const costs = Object.entries(r.cost)
     .map(
       ([n, c]) =>
-        `${n} ${c.cpuMs.toFixed(1)} ms cpu (event loop ${c.eventLoopMs.toFixed(2)}, gc pauses ${c.gcPauseMs.toFixed(2)}, ${(c.majorGcs * 1000).toFixed(1)} full gc a 1,000), ${c.syncs.toFixed(2)} ${SYNC_LABEL}, ${c.diskKb.toFixed(0)} KB, ` +
+        `${n} ${c.cpuMs.toFixed(1)} ms cpu (event loop ${c.eventLoopMs.toFixed(2)}, gc pauses ${c.gcPauseMs.toFixed(2)}, ${(c.majorGcs * 1000).toFixed(1)} full gc a 1,000), ${c.syncs.toFixed(2)} ${SYNC_LABEL}${c.flushMs > 0 ? ` (${(c.flushMs / Math.max(c.syncs, 1e-9)).toFixed(2)} ms each)` : ''}, ${c.diskKb.toFixed(0)} KB, ` +
         `${c.commitments.toFixed(2)} CommitmentSigned (${updatesEach(c).toFixed(1)} updates each)`,
     )
     .join(' | ');
@@ -503,6 +506,7 @@ try {
             gc_pause_ms: +c.gcPauseMs.toFixed(3),
             full_gc_per_1000: +(c.majorGcs * 1000).toFixed(1),
             fsync: +c.syncs.toFixed(3),
+            fsync_ms: +c.flushMs.toFixed(3),
             disk_kb: +c.diskKb.toFixed(1),
             commitment_signed: +c.commitments.toFixed(3),
             updates_per_commitment_signed: +updatesEach(c).toFixed(1),
