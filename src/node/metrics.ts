@@ -87,6 +87,12 @@ export class NodeMetrics {
     buckets: [0.0002, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
     registers: [this.registry],
   });
+  private readonly onionPeels = new Counter({
+    name: 'strand_onion_peels_total',
+    help: "Received TLCs' onions peeled, by how: made ahead while the round went on (ahead), on commit with the ECDH made on the curve thread (point), on commit alone (none)",
+    labelNames: ['made'],
+    registers: [this.registry],
+  });
   private readonly gossipReceived = new Counter({
     name: 'strand_gossip_messages_received_total',
     help: 'Gossip messages received from peers',
@@ -232,6 +238,10 @@ export class NodeMetrics {
 
   storeCommitted(ms: number): void {
     this.commitSeconds.observe(ms / 1000);
+  }
+
+  onionPeeled(made: 'ahead' | 'point' | 'none'): void {
+    this.onionPeels.inc({ made });
   }
 
   storeFlushed(ms: number): void {

@@ -498,6 +498,7 @@ export class StrandNode {
       // After the flush that lets this turn's output out, then one turn more: the peel runs
       // once the answer to the peer has been written.
       afterOutput: (fn) => this.release(() => setImmediate(fn)),
+      onPeel: (made) => this.observers.metrics?.onionPeeled(made),
       log: this.log,
     });
     this.payments = wired.payments;

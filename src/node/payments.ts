@@ -19,6 +19,7 @@ import {
   PaymentRelay,
   PaymentService,
   PaymentStore,
+  type PeelMade,
   SessionKeyPool,
   TlcLinks,
 } from '../payment/index.ts';
@@ -42,6 +43,8 @@ export interface PaymentWiring {
    * next turn of the event loop.
    */
   afterOutput?: (fn: () => void) => void;
+  /** How each committed TLC's onion peel was made (metrics, `OnionPrePeeler`). */
+  onPeel?: (made: PeelMade) => void;
   log: Logger;
 }
 
@@ -93,7 +96,12 @@ export function wirePayments(w: PaymentWiring): {
   const ecdh = new EcdhAhead(w.nodeSecretKey, undefined, (reason) =>
     w.log.info({ reason }, 'onions are peeled on the node thread alone'),
   );
-  const prePeeler = new OnionPrePeeler(w.nodeSecretKey, w.afterOutput ?? ((fn) => setImmediate(fn)), ecdh);
+  const prePeeler = new OnionPrePeeler(
+    w.nodeSecretKey,
+    w.afterOutput ?? ((fn) => setImmediate(fn)),
+    ecdh,
+    w.onPeel,
+  );
   relay = new PaymentRelay({
     prePeeled: prePeeler,
     nodeSecretKey: w.nodeSecretKey,

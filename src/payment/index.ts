@@ -9,7 +9,7 @@ export { paymentLinkSchema, TlcLinks } from './links.ts';
 export { EcdhAhead } from './onion/ecdh-ahead.ts';
 export { SessionKeyPool } from './onion/session-key-pool.ts';
 export { TLC_ERROR_CODES } from './onion/tlc-error.ts';
-export { OnionPrePeeler } from './onion-prepeel.ts';
+export { OnionPrePeeler, type PeelMade } from './onion-prepeel.ts';
 export type { IncomingTlc } from './relay.ts';
 export { PaymentRelay } from './relay.ts';
 export { PaymentService } from './service.ts';

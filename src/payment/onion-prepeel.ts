@@ -27,6 +27,9 @@ import { type PeeledOnion, peelOnion } from './onion/packet.ts';
 /** At most this many onions wait to be peeled ahead (a peer's in-flight limit is 125 by default). */
 export const MAX_PREPEEL_QUEUE = 1024;
 
+/** How a committed TLC's peel was made: all ahead, on commit with its ECDH from the thread, or on commit alone. */
+export type PeelMade = 'ahead' | 'point' | 'none';
+
 interface Announced {
   onion: Uint8Array;
   paymentHash: string;
@@ -49,6 +52,8 @@ export class OnionPrePeeler {
     private readonly afterOutput: (fn: () => void) => void,
     /** The ECDH on another thread; absent: each peel multiplies on this one. */
     private readonly ecdh?: EcdhAhead,
+    /** How each taken TLC's peel was made (metrics): all ahead, on commit with its point, or not at all. */
+    private readonly onTake?: (made: PeelMade) => void,
   ) {}
 
   /** The peer announced a TLC: its onion is peeled once this turn's output is out. */
@@ -73,9 +78,12 @@ export class OnionPrePeeler {
     const p = this.peeled.get(onion);
     if (p) {
       this.peeled.delete(onion);
-      return p.paymentHash === paymentHash ? p.result : undefined;
+      const ahead = p.paymentHash === paymentHash;
+      this.onTake?.(ahead ? 'ahead' : 'none');
+      return ahead ? p.result : undefined;
     }
     const point = this.points.get(onion);
+    this.onTake?.(point ? 'point' : 'none');
     if (!point) return undefined;
     this.points.delete(onion);
     return peelOnion(onion, this.nodeSecretKey, hexToBytes(paymentHash), point);

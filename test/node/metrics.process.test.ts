@@ -132,6 +132,15 @@ describe('metrics and events of a node', { timeout: 120_000 }, () => {
     expect(delta('carol', 'strand_forwarded_payments_total', { asset: 'ckb' })).toBe(0);
     // Every channel step of the payment was committed to the store.
     expect(delta('alice', 'strand_store_commit_duration_seconds_count')).toBeGreaterThan(0);
+    // The forwarder and the payee each peeled the payment's onion once, and (the curve thread
+    // started by the first payment) with help: made ahead, or with its ECDH from the thread.
+    const peels = (who: Name, made: string) => delta(who, 'strand_onion_peels_total', { made });
+    for (const who of ['bob', 'carol'] as const)
+      expect(peels(who, 'ahead') + peels(who, 'point') + peels(who, 'none')).toBe(1);
+    expect(peels('alice', 'ahead') + peels('alice', 'point') + peels('alice', 'none')).toBe(0);
+    expect(
+      peels('bob', 'ahead') + peels('bob', 'point') + peels('carol', 'ahead') + peels('carol', 'point'),
+    ).toBeGreaterThan(0);
     // Every store flush is timed: as many observations as flushes.
     expect(delta('alice', 'strand_store_flush_duration_seconds_count')).toBe(
       delta('alice', 'strand_store_syncs_total'),

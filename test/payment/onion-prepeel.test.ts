@@ -9,7 +9,7 @@ import { bytesToHex } from '../../src/codec/index.ts';
 import type { CurveThread } from '../../src/crypto/index.ts';
 import { EcdhAhead, type EcdhAnswer } from '../../src/payment/onion/ecdh-ahead.ts';
 import { buildOnion, peelOnion } from '../../src/payment/onion/packet.ts';
-import { MAX_PREPEEL_QUEUE, OnionPrePeeler } from '../../src/payment/onion-prepeel.ts';
+import { MAX_PREPEEL_QUEUE, OnionPrePeeler, type PeelMade } from '../../src/payment/onion-prepeel.ts';
 import { hop } from './hop-data-fixture.ts';
 
 const fill = (v: number, n = 32) => new Uint8Array(n).fill(v);
@@ -28,14 +28,20 @@ function tlcFor(n: number, forward = false) {
 
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** A pre-peeler whose "output has left" moment the test chooses. */
+/** A pre-peeler whose "output has left" moment the test chooses; `made`: how each take was served. */
 function prePeeler(ecdh?: EcdhAhead) {
   const deferred: (() => void)[] = [];
-  const p = new OnionPrePeeler(SK_B, (fn) => deferred.push(fn), ecdh);
+  const made: PeelMade[] = [];
+  const p = new OnionPrePeeler(
+    SK_B,
+    (fn) => deferred.push(fn),
+    ecdh,
+    (m) => made.push(m),
+  );
   const outputLeft = () => {
     for (const fn of deferred.splice(0)) fn();
   };
-  return { p, outputLeft, deferred };
+  return { p, outputLeft, deferred, made };
 }
 
 describe('onions peeled ahead', () => {
@@ -142,7 +148,7 @@ describe('onions peeled ahead', () => {
 
     it('peels an onion only once its point is back, with the same result', async () => {
       const { ecdh, requests, answer } = heldThread();
-      const { p, outputLeft } = prePeeler(ecdh);
+      const { p, outputLeft, made } = prePeeler(ecdh);
       const final = tlcFor(10);
       const fwd = tlcFor(11, true);
       p.announced(final);
@@ -158,11 +164,12 @@ describe('onions peeled ahead', () => {
       expect(p.waiting).toBe(0);
       expect(p.take(final.onion, final.paymentHash)).toEqual(peelOnion(final.onion, SK_B, fill(10)));
       expect(p.take(fwd.onion, fwd.paymentHash)).toEqual(peelOnion(fwd.onion, SK_B, fill(11)));
+      expect(made).toEqual(['ahead', 'ahead']);
     });
 
     it('a TLC that commits before its peel is peeled then with its point, or left to the relay', async () => {
       const { ecdh, answer } = heldThread();
-      const { p } = prePeeler(ecdh);
+      const { p, made } = prePeeler(ecdh);
       const a = tlcFor(12);
       const b = tlcFor(13);
       p.announced(a);
@@ -173,6 +180,7 @@ describe('onions peeled ahead', () => {
       expect(p.take(a.onion, a.paymentHash)).toEqual(peelOnion(a.onion, SK_B, fill(12)));
       // b's point is still out: the relay peels it itself.
       expect(p.take(b.onion, b.paymentHash)).toBeUndefined();
+      expect(made).toEqual(['point', 'none']);
     });
 
     it('an onion with no point from the thread is peeled here; a wrong one is an OnionError', async () => {
