@@ -311,16 +311,17 @@ async function run(
   let ended = 0;
   let open: Mark | undefined = leadIn === 0 ? mark(metrics) : undefined;
   let close: Mark | undefined;
-  const ending = (): number | undefined => {
+  /** A payment ended: marks the window's ends; whether this one is in the window. */
+  const ending = (): boolean => {
     const i = ++ended;
     if (i === leadIn) open = mark(metrics);
     if (i === windowEnd) close = mark(metrics);
-    return i > leadIn && i <= windowEnd ? i : undefined;
+    return i > leadIn && i <= windowEnd;
   };
   await inFlightAtOnce(inFlight, starts, () =>
     pay(alice, feed, target).then(
       (ms) => {
-        if (ending() === undefined) return;
+        if (!ending()) return;
         lat.push(ms);
         ends.push(performance.now() - (open as Mark).at);
       },

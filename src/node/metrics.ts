@@ -9,6 +9,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Channel } from '../channel/index.ts';
+import type { PeelMade } from '../payment/index.ts';
 import { parseHostPort } from '../rpc/index.ts';
 import type { StoreChange } from '../store/index.ts';
 import { gcTotals } from './gc-stats.ts';
@@ -240,7 +241,7 @@ export class NodeMetrics {
     this.commitSeconds.observe(ms / 1000);
   }
 
-  onionPeeled(made: 'ahead' | 'point' | 'none'): void {
+  onionPeeled(made: PeelMade): void {
     this.onionPeels.inc({ made });
   }
 
