@@ -76,6 +76,16 @@ export function openDatabase(file: string, schemas: DomainSchema[], opts: OpenOp
       db.pragma('journal_mode = WAL');
       db.pragma(`synchronous = ${opts.synchronous ?? 'FULL'}`);
       db.pragma('foreign_keys = ON');
+      // Statement journals in memory. The node writes inside one transaction a turn
+      // (`turn-transaction.ts`), so every domain transaction is a savepoint and every page it
+      // changes is first copied into the savepoint's journal. Past 64 KiB SQLite spills that
+      // journal into a temporary file (`/var/tmp/etilqs_*`): at 64 payments in flight the payer
+      // opened ~5 such files a second and wrote more pages into them than into its WAL, each
+      // page one or two system calls on the node's thread. In memory it is a copy; nothing of it
+      // was ever to be durable (a crash discards it with the transaction). The same setting puts
+      // the temporary database of a VACUUM in memory: only the dev page quota runs one
+      // (`watchPageQuota`), on a devnet's small store.
+      db.pragma('temp_store = MEMORY');
     }
     db.pragma('busy_timeout = 5000');
     const hasVersions = () =>

@@ -33,6 +33,33 @@ describe('store', () => {
     db.close();
   });
 
+  it('keeps a savepoint journal past 64 KiB in memory, not in a temporary file', () => {
+    // The node's domain transactions are savepoints inside the turn's transaction: a large one
+    // journals every page it changes. On disk that journal is a deleted file held open.
+    const db = openDatabase(path.join(dir, 'a.db'), [v1]);
+    const fill = db.prepare('INSERT INTO things (name) VALUES (?)');
+    for (let i = 0; i < 100; i++) fill.run('x'.repeat(3000));
+    const tempFiles = () =>
+      fs
+        .readdirSync('/proc/self/fd')
+        .map((fd) => {
+          try {
+            return fs.readlinkSync(`/proc/self/fd/${fd}`);
+          } catch {
+            return '';
+          }
+        })
+        .filter((target) => target.includes('etilqs_'));
+    const before = tempFiles().length;
+    db.exec('BEGIN');
+    db.transaction(() => db.prepare("UPDATE things SET name = 'y' || name").run())();
+    const during = tempFiles().length;
+    db.exec('COMMIT');
+    expect(db.prepare("SELECT COUNT(*) AS n FROM things WHERE name LIKE 'yx%'").get()).toEqual({ n: 100 });
+    expect(during).toBe(before);
+    db.close();
+  });
+
   it('applies migrations in order and only once, keeping data', () => {
     const file = path.join(dir, 'a.db');
     let db = openDatabase(file, [v1]);
