@@ -18,6 +18,7 @@ import {
   STRAND_SPEC_TOML,
   startDevchainRpc,
 } from '../devchain/index.ts';
+import { onParentGone } from './parent-gone.ts';
 import { fail } from './util.ts';
 
 export function registerDevchainCommand(program: Command): void {
@@ -84,6 +85,7 @@ export function registerDevchainCommand(program: Command): void {
       };
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
+      onParentGone(() => void stop());
     });
 
   cmd

@@ -2,6 +2,7 @@
 
 import type { StrandNode } from '../node/index.ts';
 import { dropPendingLogs, flushLogsForExit } from '../node/index.ts';
+import { onParentGone } from './parent-gone.ts';
 
 /**
  * The first signal stops the node (bounded: see `StrandNode.stop`), flushes the log for at most
@@ -25,4 +26,5 @@ export function exitOnSignals(node: StrandNode): void {
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  onParentGone(() => void shutdown('parent gone'));
 }

@@ -38,8 +38,11 @@ export async function spawnStrand(
   const nodeFlags = (process.env.STRAND_DEVNET_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
   const proc = spawn(process.execPath, [...nodeFlags, STRAND_BIN, ...opts.args], {
     env: { ...process.env, ...opts.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    // A channel to the child, unused but for its closing: the child stops when this process
+    // ends, whatever ends it (`cli/shutdown.ts`, `onParentGone`). It keeps neither side alive.
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
+  proc.channel?.unref();
   const child: Child = { name: opts.name, proc, logFile: opts.logFile, stopping: false };
   let output = '';
   return new Promise((resolve, reject) => {

@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { scriptToAddress } from '../../src/chain/address.ts';
 import { formatCkb } from '../../src/cli/devnet-fund.ts';
 import { createRpcClient } from '../../src/rpc/client.ts';
-import { runStrand, tempDir } from '../helpers/node-process.ts';
+import { eventually, runStrand, tempDir } from '../helpers/node-process.ts';
 import { devnetBasePort } from '../helpers/ports.ts';
 import { interrupt, startDevnetCli } from './devnet-cli.ts';
 
@@ -107,4 +107,48 @@ describe('strand devnet', { timeout: 180_000 }, () => {
     expect(again.chain.chain_hash).toBe(desc.chain.chain_hash);
     expect(await interrupt(proc)).toBe(0);
   });
+
+  it('takes its chain and nodes with it when it is killed', async () => {
+    const started = await startDevnet();
+    proc = started.proc;
+    const children = childrenOf(proc.pid!);
+    // The dev chain and both nodes.
+    expect(children.length).toBe(3);
+    const killed = proc;
+    proc = undefined;
+    await new Promise((r) => {
+      killed.once('exit', r);
+      killed.kill('SIGKILL');
+    });
+    // Nothing tells them but the closing of their channel to the devnet: no signal reaches them.
+    await eventually(async () => children.every((pid) => !alive(pid)), 'the children to stop');
+    expect(children.filter(alive)).toEqual([]);
+  });
 });
+
+/** The pids of the processes whose parent is `pid` (from /proc). */
+function childrenOf(pid: number): number[] {
+  return fs
+    .readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        // stat: "pid (comm) state ppid …"; comm may hold spaces, so read after its ')'.
+        const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+/** Whether `pid` still runs (a zombie, its exit not yet collected, has ended). */
+function alive(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
