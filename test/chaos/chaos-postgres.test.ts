@@ -28,8 +28,12 @@ it('survives kill -9 of nodes on Postgres under a payment storm: nothing committ
     seed,
     gapMs: [1500, 3000],
     settleMs: 150_000,
-    // A short lease: a killed node's successor (itself, restarted) waits for it to run out.
-    store: (node) => ({ url: urls.get(node), lease_ms: 2000 }),
+    // A short lease: a killed node's successor (itself, restarted) waits for it to run out. Not
+    // shorter: a node that cannot renew in time stops, as it must, and at 2 s (renewed every
+    // 0.67 s, trusted for 1.5 s) a node's worker thread kept from the CPU for ~0.8 s while the
+    // whole suite ran beside a restart lost its lease once on CI (2026-12-03): a failure of the
+    // machine's load, not of what this test checks.
+    store: (node) => ({ url: urls.get(node), lease_ms: 5000 }),
     log: (l) => console.log(l),
   });
   console.log(JSON.stringify(report));
