@@ -287,6 +287,7 @@ export class StrandNode {
           ),
         beforeFlush: commitTurnFirst(() => turns.commitTurn()),
         onFlushed: (ms) => node.observers.metrics?.storeFlushed(ms),
+        afterFirst: () => node.peers?.flushReleased(),
       });
     if (db instanceof PgDb) {
       // Postgres: one transaction per turn too; output waits for its COMMIT.
@@ -294,6 +295,7 @@ export class StrandNode {
       node.durability = new WalDurability(db, {
         onFatal: storeFailed(log, 'store commit'),
         beforeFlush: commitTurnFirst(() => db.commitTurn()),
+        afterFirst: () => node.peers?.flushReleased(),
       });
     }
     if (turns)

@@ -654,8 +654,7 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
     for (const p of this.peers.values()) {
       if (p.pubkey === skip || !p.init || p.session.isClosed || !p.session.isOpen(GOSSIP_PROTOCOL_ID))
         continue;
-      const session = p.session;
-      this.release(() => session.send(GOSSIP_PROTOCOL_ID, payload));
+      this.releaseTo(p.session, GOSSIP_PROTOCOL_ID, payload);
       this.opts.onGossipSent?.();
       sent.push(p.pubkey);
     }
@@ -671,12 +670,34 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
       throw new PeerError('ProtocolNotOpen', `peer Pubkey(${pk}) has no open protocol /p2p/${protocolId}`);
     }
     checkFrameSize(payload);
-    const session = peer.session;
-    this.release(() => session.send(protocolId, payload));
+    this.releaseTo(peer.session, protocolId, payload);
   }
 
   private readonly release: (fn: () => void) => void = (fn) =>
     this.opts.release ? this.opts.release(fn) : fn();
+
+  /** Sessions that `release` gave a message whose bytes may still wait in their write queues. */
+  private readonly unflushed = new Set<PeerSession>();
+
+  /** `session.send(protocolId, payload)` through the output gate, noted for `flushReleased`. */
+  private releaseTo(session: PeerSession, protocolId: number, payload: Uint8Array): void {
+    this.release(() => {
+      session.send(protocolId, payload);
+      // Nobody may call `flushReleased`: the sessions' own microtasks write the bytes anyway.
+      if (this.unflushed.size === 0) queueMicrotask(() => this.unflushed.clear());
+      this.unflushed.add(session);
+    });
+  }
+
+  /**
+   * Writes to their sockets, now, the messages the output gate has just released (rather than
+   * at the microtasks that would): the gate calls it before it runs the RPC output of the same
+   * flush (`Durability`'s `afterFirst`).
+   */
+  flushReleased(): void {
+    for (const s of this.unflushed) s.flushWrites();
+    this.unflushed.clear();
+  }
 
   // ---- reconnection ----
 

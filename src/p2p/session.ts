@@ -210,6 +210,18 @@ export class PeerSession {
     p.stream.write(lengthPrefixed(payload));
   }
 
+  /**
+   * Writes now what `send` has queued in this tick (each stream's Data frames, then one sealed
+   * frame) instead of at the microtasks that would: the output gate uses it so that messages
+   * to peers reach their sockets before the RPC output released with them (`durability.ts`).
+   * Bytes beyond a stream's send window stay queued, as always.
+   */
+  flushWrites(): void {
+    if (this.closed) return;
+    for (const p of this.open.values()) p.stream.flush();
+    this.secure.flush();
+  }
+
   /** Bytes queued on a protocol stream but not yet allowed by the peer's window. */
   backlog(protocolId: number): number {
     return this.open.get(protocolId)?.stream.pendingBytes ?? 0;

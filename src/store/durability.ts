@@ -98,6 +98,13 @@ export interface WalDurabilityOptions {
    */
   onFlushed?: (ms: number) => void;
   /**
+   * Runs after a flush's `first` outputs and before the rest it releases. The peer transport
+   * queues what the `first` ones send and writes it at a microtask (`session.ts`), after the
+   * rest has run synchronously: the node hands it the peer manager's `flushReleased`, so that
+   * a peer's message reaches its socket before the RPC answers and pushes of the same flush.
+   */
+  afterFirst?: () => void;
+  /**
    * Commits what the flush must cover and is not committed yet (`TurnTransactionDb.commitTurn`).
    * `true`: it ran effects whose promise jobs may commit more; the flush then starts one turn
    * later (once), covering them too.
@@ -287,7 +294,17 @@ export class WalDurability implements Durability {
     let n = 0;
     while (n < this.held.length && this.held[n].changes <= this.durableUpTo) n++;
     const out = this.held.splice(0, n);
-    for (const h of out) if (h.first) run(h);
+    let firsts = 0;
+    for (const h of out)
+      if (h.first) {
+        run(h);
+        firsts++;
+      }
+    if (firsts === 0) {
+      for (const h of out) run(h);
+      return;
+    }
+    if (firsts < out.length) this.opts.afterFirst?.();
     for (const h of out) if (!h.first) run(h);
   }
 

@@ -7,6 +7,7 @@ import {
   featureNames,
   INIT_FEATURES,
 } from '../../src/p2p/fiber-message.ts';
+import type { PeerSession } from '../../src/p2p/session.ts';
 import {
   CHAIN_A,
   CHAIN_B,
@@ -132,6 +133,51 @@ describe('PeerManager on loopback', () => {
     await until(() => got.length === 1 && gossip.length === 1);
     expect(got[0]).toEqual({ type: 'TxAbort', raw: new Uint8Array([1, 2, 3]) });
     expect(gossip[0]).toEqual(new Uint8Array([9, 9]));
+  });
+
+  it('writes released messages to the socket when asked (flushReleased), not a microtask later', async () => {
+    // The node's output gate: messages are held until the store is durable, then released.
+    const held: (() => void)[] = [];
+    let holding = false;
+    const a = await startManager({
+      release: (fn) => {
+        if (holding) held.push(fn);
+        else fn();
+      },
+    });
+    const b = await startManager();
+    const got: FiberMessage[] = [];
+    b.onMessage('TxAbort', (_from, m) => {
+      got.push(m);
+    });
+    await a.connect(tcpAddr(b));
+    await until(
+      () => a.peerInit(b.identity.pubkeyHex) !== undefined && b.peerInit(a.identity.pubkeyHex) !== undefined,
+    );
+    holding = true;
+    const secure = (a as unknown as { peers: Map<string, { session: PeerSession }> }).peers.get(
+      b.identity.pubkeyHex,
+    )!.session.secure;
+    const payload = { type: 'TxAbort' as const, raw: new Uint8Array([7, 7, 7]) };
+    a.send(b.identity.pubkeyHex, payload);
+    a.sendGossip(b.identity.pubkeyHex, new Uint8Array([5]));
+    expect(held).toHaveLength(2);
+    const before = secure.bytesSent;
+    for (const fn of held.splice(0)) fn();
+    // Released: queued in the session, to be written at a microtask.
+    expect(secure.bytesSent).toBe(before);
+    a.flushReleased();
+    // Both messages in one sealed frame, written synchronously.
+    expect(secure.bytesSent).toBeGreaterThan(before);
+    const after = secure.bytesSent;
+    await Promise.resolve();
+    await new Promise((r) => setImmediate(r));
+    expect(secure.bytesSent).toBe(after);
+    await until(() => got.length === 1);
+    expect(got[0]).toEqual(payload);
+    // Nothing released since: nothing to write.
+    a.flushReleased();
+    expect(secure.bytesSent).toBe(after);
   });
 
   it('broadcasts gossip to every initialised peer but the one excluded', async () => {

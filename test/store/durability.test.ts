@@ -124,6 +124,37 @@ describe('WalDurability (group commit for SQLite)', () => {
     expect(out.at(-1)).toBe('peer a: Ping');
   });
 
+  it('between the peer output and the rest of a flush, lets the peer transport write (afterFirst)', async () => {
+    const { file, db } = tempDb();
+    const m = manualFlush();
+    const out: string[] = [];
+    const d = new WalDurability(db, {
+      walFile: `${file}-wal`,
+      onFatal: () => {},
+      fdatasync: m.flush,
+      syncFlushMaxMs: 0,
+      afterFirst: () => out.push('transport writes'),
+    });
+    const insert = db.prepare('INSERT INTO t (v) VALUES (?)');
+    insert.run(1);
+    d.whenDurable(() => out.push('push'));
+    d.whenDurable(() => out.push('peer: CommitmentSigned'), true);
+    await turn();
+    m.finish();
+    expect(out).toEqual(['peer: CommitmentSigned', 'transport writes', 'push']);
+    // A flush that releases one kind only: the transport's own microtask is soon enough.
+    out.length = 0;
+    insert.run(2);
+    d.whenDurable(() => out.push('peer: RevokeAndAck'), true);
+    await turn();
+    m.finish();
+    insert.run(3);
+    d.whenDurable(() => out.push('rpc answer'));
+    await turn();
+    m.finish();
+    expect(out).toEqual(['peer: RevokeAndAck', 'rpc answer']);
+  });
+
   it('shares one flush among every commit made in the turn it was asked for (group commit)', async () => {
     const { d, m, write } = setup();
     const out: number[] = [];
