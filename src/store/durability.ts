@@ -304,7 +304,13 @@ export class WalDurability implements Durability {
       for (const h of out) run(h);
       return;
     }
-    if (firsts < out.length) this.opts.afterFirst?.();
+    if (firsts < out.length) {
+      try {
+        this.opts.afterFirst?.();
+      } catch {
+        // The transport writes what it holds at its own microtask anyway.
+      }
+    }
     for (const h of out) if (!h.first) run(h);
   }
 
