@@ -300,11 +300,7 @@ export class WalDurability implements Durability {
         run(h);
         firsts++;
       }
-    if (firsts === 0) {
-      for (const h of out) run(h);
-      return;
-    }
-    if (firsts < out.length) {
+    if (firsts > 0 && firsts < out.length) {
       try {
         this.opts.afterFirst?.();
       } catch {
